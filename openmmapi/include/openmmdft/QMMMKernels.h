@@ -1,0 +1,33 @@
+#ifndef OPENMMDFT_QMMMKERNELS_H_
+#define OPENMMDFT_QMMMKERNELS_H_
+
+#include "openmmdft/QMMMForce.h"
+#include "openmm/KernelImpl.h"
+#include "openmm/Platform.h"
+#include "openmm/System.h"
+#include <string>
+
+namespace OpenMMDFT {
+
+/**
+ * The platform kernel that evaluates QMMMForce. Each platform (Reference, CPU,
+ * OpenCL, CUDA) provides one; QMMMForceImpl drives it.
+ */
+class CalcQMMMForceKernel : public OpenMM::KernelImpl {
+public:
+    static std::string Name() {
+        return "CalcQMMMForce";
+    }
+    CalcQMMMForceKernel(std::string name, const OpenMM::Platform& platform) : OpenMM::KernelImpl(name, platform) {
+    }
+    /** Called once, when the Context is created: build exclusions from the bond graph, upload parameters. */
+    virtual void initialize(const OpenMM::System& system, const QMMMForce& force) = 0;
+    /** Add forces (kJ/mol/nm) to the Context and return the energy (kJ/mol). */
+    virtual double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy) = 0;
+    /** Copy charges and the 1-4 scale from the Force (the bond graph is unchanged). */
+    virtual void copyParametersToContext(OpenMM::ContextImpl& context, const QMMMForce& force) = 0;
+};
+
+} // namespace OpenMMDFT
+
+#endif

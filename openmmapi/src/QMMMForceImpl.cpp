@@ -1,0 +1,113 @@
+#include "openmmdft/internal/QMMMForceImpl.h"
+#include "openmmdft/QMMMKernels.h"
+#include "openmm/OpenMMException.h"
+#include "openmm/System.h"
+#include "openmm/internal/ContextImpl.h"
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+using namespace OpenMM;
+using namespace OpenMMDFT;
+using namespace std;
+
+QMMMForceImpl::QMMMForceImpl(const QMMMForce& owner) : owner(owner) {
+}
+
+QMMMForceImpl::~QMMMForceImpl() {
+}
+
+static vector<pair<int, int> > bondsOf(const QMMMForce& force) {
+    vector<pair<int, int> > bonds(force.getNumBonds());
+    for (int i = 0; i < force.getNumBonds(); i++)
+        force.getBondParameters(i, bonds[i].first, bonds[i].second);
+    return bonds;
+}
+
+/** The smallest perpendicular width of a (reduced, triclinic) box. */
+static double smallestBoxWidth(const Vec3& a, const Vec3& b, const Vec3& c) {
+    // OpenMM's reduced form has a = (ax,0,0), b = (bx,by,0), c = (cx,cy,cz): widths are ax, by, cz.
+    return min(a[0], min(b[1], c[2]));
+}
+
+static void checkCutoffAgainstBox(const QMMMForce& force, const Vec3& a, const Vec3& b, const Vec3& c) {
+    if (force.getNonbondedMethod() != QMMMForce::CutoffPeriodic)
+        return;
+    double width = smallestBoxWidth(a, b, c);
+    if (force.getCutoffDistance() > 0.5 * width) {
+        stringstream msg;
+        msg << "QMMMForce: the cutoff distance (" << force.getCutoffDistance()
+            << " nm) cannot be larger than half the periodic box width (" << 0.5 * width << " nm)";
+        throw OpenMMException(msg.str());
+    }
+}
+
+void QMMMForceImpl::validate(const QMMMForce& force, const System& system) {
+    if (force.getNumParticles() != system.getNumParticles()) {
+        stringstream msg;
+        msg << "QMMMForce has " << force.getNumParticles() << " particles but the System has "
+            << system.getNumParticles() << ": call addParticle once per System particle";
+        throw OpenMMException(msg.str());
+    }
+    for (int i = 0; i < force.getNumBonds(); i++) {
+        int p1, p2;
+        force.getBondParameters(i, p1, p2);
+        if (p1 >= force.getNumParticles() || p2 >= force.getNumParticles()) {
+            stringstream msg;
+            msg << "QMMMForce: bond " << i << " (" << p1 << "-" << p2 << ") refers to a particle that does not exist (the Force has "
+                << force.getNumParticles() << " particles)";
+            throw OpenMMException(msg.str());
+        }
+    }
+    if (force.getNonbondedMethod() != QMMMForce::NoCutoff && !(force.getCutoffDistance() > 0))
+        throw OpenMMException("QMMMForce: the cutoff distance must be positive");
+    if (force.getNonbondedMethod() == QMMMForce::CutoffPeriodic) {
+        Vec3 a, b, c;
+        system.getDefaultPeriodicBoxVectors(a, b, c);
+        checkCutoffAgainstBox(force, a, b, c);
+    }
+}
+
+void QMMMForceImpl::initialize(ContextImpl& context) {
+    validate(owner, context.getSystem());
+    initialBonds = bondsOf(owner);
+    kernel = context.getPlatform().createKernel(CalcQMMMForceKernel::Name(), context);
+    kernel.getAs<CalcQMMMForceKernel>().initialize(context.getSystem(), owner);
+}
+
+double QMMMForceImpl::calcForcesAndEnergy(ContextImpl& context, bool includeForces, bool includeEnergy, int groups) {
+    if ((groups & (1 << owner.getForceGroup())) == 0)
+        return 0.0;
+    if (owner.getNonbondedMethod() == QMMMForce::CutoffPeriodic) {
+        // A barostat can shrink the box during a run, so this is checked every evaluation.
+        Vec3 a, b, c;
+        context.getPeriodicBoxVectors(a, b, c);
+        checkCutoffAgainstBox(owner, a, b, c);
+    }
+    double energy = kernel.getAs<CalcQMMMForceKernel>().execute(context, includeForces, includeEnergy);
+    if (includeEnergy && !std::isfinite(energy))
+        throw OpenMMException("QMMMForce: the energy is NaN or infinite; check the positions for NaN or overlapping charges");
+    return energy;
+}
+
+vector<string> QMMMForceImpl::getKernelNames() {
+    vector<string> names;
+    names.push_back(CalcQMMMForceKernel::Name());
+    return names;
+}
+
+vector<pair<int, int> > QMMMForceImpl::getBondedParticles() const {
+    // Tells the Context which particles belong to the same molecule (used to keep molecules whole).
+    return bondsOf(owner);
+}
+
+void QMMMForceImpl::updateParametersInContext(ContextImpl& context) {
+    if (owner.getNumParticles() != context.getSystem().getNumParticles())
+        throw OpenMMException("QMMMForce.updateParametersInContext: the number of particles has changed");
+    vector<pair<int, int> > bonds = bondsOf(owner);
+    if (bonds != initialBonds)
+        throw OpenMMException("QMMMForce.updateParametersInContext: the bond graph has changed since the Context was created; "
+                              "exclusions are fixed for the life of a Context, call Context.reinitialize() to rebuild them");
+    kernel.getAs<CalcQMMMForceKernel>().copyParametersToContext(context, owner);
+    context.systemChanged();
+}

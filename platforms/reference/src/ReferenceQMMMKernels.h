@@ -1,0 +1,27 @@
+#ifndef OPENMMDFT_REFERENCEQMMMKERNELS_H_
+#define OPENMMDFT_REFERENCEQMMMKERNELS_H_
+
+#include "openmmdft/QMMMKernels.h"
+#include "ReferenceBondScaledCoulomb.h"
+#include <memory>
+
+namespace OpenMMDFT {
+
+/**
+ * QMMMForce on the Reference platform and every platform derived from it (CPU):
+ * double precision, pair loop on the platform's thread pool.
+ */
+class ReferenceCalcQMMMForceKernel : public CalcQMMMForceKernel {
+public:
+    ReferenceCalcQMMMForceKernel(std::string name, const OpenMM::Platform& platform) : CalcQMMMForceKernel(name, platform) {
+    }
+    void initialize(const OpenMM::System& system, const QMMMForce& force);
+    double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
+    void copyParametersToContext(OpenMM::ContextImpl& context, const QMMMForce& force);
+private:
+    std::unique_ptr<ReferenceBondScaledCoulomb> coulomb;
+};
+
+} // namespace OpenMMDFT
+
+#endif
