@@ -23,6 +23,9 @@ ReferenceBondScaledCoulomb::ReferenceBondScaledCoulomb(int numParticles, const B
         exclusionIndex.insert(exclusionIndex.end(), row.begin(), row.end());
         exclusionStart.push_back(exclusionIndex.size());
     }
+    exclusionSets.resize(numParticles);
+    for (int i = 0; i < numParticles; i++)
+        exclusionSets[i].insert(partners[i].begin(), partners[i].end());
 }
 
 void ReferenceBondScaledCoulomb::setMethod(QMMMForce::NonbondedMethod method, double cutoff, double dielectric) {
@@ -35,6 +38,8 @@ void ReferenceBondScaledCoulomb::setMethod(QMMMForce::NonbondedMethod method, do
         // Reaction field, as in NonbondedForce: E = C qq (1/r + krf r^2 - crf), zero at the cutoff.
         krf = pow(cutoff, -3.0) * (dielectric - 1.0) / (2.0 * dielectric + 1.0);
         crf = (1.0 / cutoff) * (3.0 * dielectric) / (2.0 * dielectric + 1.0);
+        // A skin of 0.1 nm keeps the list valid for ~10-20 MD steps of thermal motion.
+        neighborList.reset(new VerletNeighborList(exclusionSets, cutoff, 0.1));
     }
 }
 
@@ -88,37 +93,44 @@ double ReferenceBondScaledCoulomb::pairsNoCutoff(const vector<Vec3>& positions, 
 
 double ReferenceBondScaledCoulomb::pairsWithCutoff(const vector<Vec3>& positions, const Vec3* boxVectors, vector<Vec3>& forces, ThreadPool& threads) {
     bool periodic = (method == QMMMForce::CutoffPeriodic);
-    vector<set<int> > exclusions(numParticles);
-    for (int i = 0; i < numParticles; i++)
-        exclusions[i].insert(exclusionIndex.begin() + exclusionStart[i], exclusionIndex.begin() + exclusionStart[i + 1]);
-    NeighborList neighbors;
-    computeNeighborListVoxelHash(neighbors, numParticles, positions, exclusions, boxVectors, periodic, cutoff, 0.0);
+    neighborList->update(positions, boxVectors, periodic);
+    const vector<int>& start = neighborList->rowStart();
+    const vector<int>& partners = neighborList->partners();
     int numThreads = threads.getNumThreads();
     vector<double> threadEnergy(numThreads, 0.0);
     const double cutoff2 = cutoff * cutoff;
+    atomic<int> nextBlock(0);
+    const int blockSize = 64;
     threads.execute([&](ThreadPool& pool, int thread) {
         vector<Vec3>& f = threadForces[thread];
         double energy = 0;
-        size_t begin = neighbors.size() * thread / numThreads, end = neighbors.size() * (thread + 1) / numThreads;
-        for (size_t n = begin; n < end; n++) {
-            int i = neighbors[n].first, j = neighbors[n].second;
-            Vec3 d = positions[j] - positions[i];
-            if (periodic) {
-                // Minimum image in OpenMM's reduced triclinic form.
-                d -= boxVectors[2] * floor(d[2] / boxVectors[2][2] + 0.5);
-                d -= boxVectors[1] * floor(d[1] / boxVectors[1][1] + 0.5);
-                d -= boxVectors[0] * floor(d[0] / boxVectors[0][0] + 0.5);
+        for (int block = nextBlock++; block * blockSize < numParticles; block = nextBlock++) {
+            int last = min(numParticles, (block + 1) * blockSize);
+            for (int i = block * blockSize; i < last; i++) {
+                Vec3 fi;
+                double qi = ONE_4PI_EPS0 * charges[i];
+                for (int k = start[i]; k < start[i + 1]; k++) {
+                    int j = partners[k];
+                    Vec3 d = positions[j] - positions[i];
+                    if (periodic) {
+                        // Minimum image in OpenMM's reduced triclinic form.
+                        d -= boxVectors[2] * floor(d[2] / boxVectors[2][2] + 0.5);
+                        d -= boxVectors[1] * floor(d[1] / boxVectors[1][1] + 0.5);
+                        d -= boxVectors[0] * floor(d[0] / boxVectors[0][0] + 0.5);
+                    }
+                    double r2 = d.dot(d);
+                    if (r2 >= cutoff2)
+                        continue;
+                    double r = sqrt(r2), inverseR = 1.0 / r;
+                    double qq = qi * charges[j];
+                    energy += qq * (inverseR + krf * r2 - crf);
+                    // -dE/dr / r, applied along d = r_j - r_i.
+                    Vec3 fij = d * (qq * (inverseR * inverseR * inverseR - 2.0 * krf));
+                    fi -= fij;
+                    f[j] += fij;
+                }
+                f[i] += fi;
             }
-            double r2 = d.dot(d);
-            if (r2 >= cutoff2)
-                continue;
-            double r = sqrt(r2), inverseR = 1.0 / r;
-            double qq = ONE_4PI_EPS0 * charges[i] * charges[j];
-            energy += qq * (inverseR + krf * r2 - crf);
-            // -dE/dr / r, applied along d = r_j - r_i.
-            Vec3 fij = d * (qq * (inverseR * inverseR * inverseR - 2.0 * krf));
-            f[i] -= fij;
-            f[j] += fij;
         }
         threadEnergy[thread] = energy;
     });

@@ -5,6 +5,9 @@
 #include "openmmdft/internal/BondGraph.h"
 #include "openmm/Vec3.h"
 #include "openmm/internal/ThreadPool.h"
+#include "VerletNeighborList.h"
+#include <memory>
+#include <set>
 #include <vector>
 
 namespace OpenMMDFT {
@@ -41,6 +44,8 @@ private:
     double scale14, cutoff, krf, crf;
     QMMMForce::NonbondedMethod method;
     std::vector<std::vector<OpenMM::Vec3> > threadForces;
+    std::vector<std::set<int> > exclusionSets;  // the same partners, in the form the neighbor list takes
+    std::unique_ptr<VerletNeighborList> neighborList;
 };
 
 } // namespace OpenMMDFT
