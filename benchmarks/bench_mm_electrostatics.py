@@ -65,6 +65,7 @@ def main():
     parser.add_argument("--sizes", default="1000,5000,20000")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--cutoff", type=float, default=1.0)
+    parser.add_argument("--methods", default="CutoffPeriodic,NoCutoff")
     args = parser.parse_args()
     names = args.platforms.split(",") if args.platforms else [
         mm.Platform.getPlatform(i).getName() for i in range(mm.Platform.getNumPlatforms())
@@ -75,7 +76,7 @@ def main():
         platform = mm.Platform.getPlatformByName(name)
         for size in [int(s) for s in args.sizes.split(",")]:
             positions, charges, bonds, box = waterBox(size)
-            for method in ("CutoffPeriodic",):
+            for method in args.methods.split(","):
                 nonbonded = mm.NonbondedForce()
                 qmmm = openmmdft.QMMMForce()
                 for q in charges:

@@ -56,9 +56,13 @@ int QMMMForce::addBond(int particle1, int particle2) {
         throw OpenMMException(msg.str());
     }
     pair<int, int> bond(min(particle1, particle2), max(particle1, particle2));
-    for (int i = 0; i < (int) bonds.size(); i++)
-        if (min(bonds[i].first, bonds[i].second) == bond.first && max(bonds[i].first, bonds[i].second) == bond.second)
-            return i;
+    if (bondSet.count(bond) != 0) {
+        // A duplicate: report the index of the bond already present.
+        for (int i = 0; i < (int) bonds.size(); i++)
+            if (min(bonds[i].first, bonds[i].second) == bond.first && max(bonds[i].first, bonds[i].second) == bond.second)
+                return i;
+    }
+    bondSet.insert(bond);
     bonds.push_back(make_pair(particle1, particle2));
     return bonds.size() - 1;
 }

@@ -12,6 +12,7 @@
 #include "openmm/Context.h"
 #include "openmm/Force.h"
 #include "openmmdft/internal/windowsExportDFT.h"
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -104,6 +105,7 @@ protected:
 private:
     std::vector<double> charges;
     std::vector<std::pair<int, int> > bonds;
+    std::set<std::pair<int, int> > bondSet;  // (min, max) of each bond, to ignore duplicates in O(log n)
     double coulomb14Scale, cutoffDistance, reactionFieldDielectric;
     NonbondedMethod nonbondedMethod;
 };

@@ -43,6 +43,75 @@ void ReferenceBondScaledCoulomb::setMethod(QMMMForce::NonbondedMethod method, do
     }
 }
 
+namespace {
+
+/** What the inner loop of the cutoff methods needs: the cutoff, reaction field and reduced box. */
+struct RowParameters {
+    bool periodic;
+    double cutoff2, krf, crf;
+    double ax = 0, bx = 0, by = 0, cx = 0, cy = 0, cz = 0, invA = 0, invB = 0, invC = 0;
+};
+
+/** Round to the nearest integer with plain SSE2 arithmetic (|x| < 2^51), so the loop vectorizes without SSE4.1's roundpd. */
+inline double roundNearest(double x) {
+    const double magic = 6755399441055744.0;  // 1.5 * 2^52
+    return (x + magic) - magic;
+}
+
+/**
+ * Minimum image, energy and force scale of one particle's partners. Built for AVX2 and for
+ * the x86-64 baseline, picked at load time, as OpenMM's own CPU kernels dispatch on the CPU.
+ * Returns the energy; fs[k] = -dE/dr / r for partner k (0 beyond the cutoff).
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+double cutoffRow(int n, double* dx, double* dy, double* dz, const double* qj, double* fs, double qi, const RowParameters& p) {
+    if (p.periodic) {
+        #pragma omp simd
+        for (int k = 0; k < n; k++) {
+            double sc = roundNearest(dz[k] * p.invC);
+            dx[k] -= sc * p.cx;
+            dy[k] -= sc * p.cy;
+            dz[k] -= sc * p.cz;
+            double sb = roundNearest(dy[k] * p.invB);
+            dx[k] -= sb * p.bx;
+            dy[k] -= sb * p.by;
+            dx[k] -= roundNearest(dx[k] * p.invA) * p.ax;
+        }
+    }
+    double energy = 0;
+    const double cutoff2 = p.cutoff2, krf = p.krf, crf = p.crf;
+    #pragma omp simd reduction(+:energy)
+    for (int k = 0; k < n; k++) {
+        double r2 = dx[k] * dx[k] + dy[k] * dy[k] + dz[k] * dz[k];
+        double inverseR = 1.0 / sqrt(r2);
+        double qq = (r2 < cutoff2 ? qi * qj[k] : 0.0);
+        energy += qq * (inverseR + krf * r2 - crf);
+        fs[k] = qq * (inverseR * inverseR * inverseR - 2.0 * krf);
+    }
+    return energy;
+}
+
+/** Energy and force scales of particle i with every j > i (no cutoff); weight[j] = 0 masks exclusions. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+double allPairsRow(int i, int n, const double* x, const double* y, const double* z, const double* q, const double* weight, double* fs, double qi) {
+    double energy = 0;
+    #pragma omp simd reduction(+:energy)
+    for (int j = i + 1; j < n; j++) {
+        double dx = x[j] - x[i], dy = y[j] - y[i], dz = z[j] - z[i];
+        double inverseR = 1.0 / sqrt(dx * dx + dy * dy + dz * dz);
+        double e = weight[j] * qi * q[j] * inverseR;
+        energy += e;
+        fs[j] = e * inverseR * inverseR;
+    }
+    return energy;
+}
+
+} // namespace
+
 double ReferenceBondScaledCoulomb::compute(const vector<Vec3>& positions, const Vec3* boxVectors, vector<Vec3>& forces, ThreadPool& threads) {
     int numThreads = threads.getNumThreads();
     threadForces.resize(numThreads);
@@ -57,30 +126,33 @@ double ReferenceBondScaledCoulomb::compute(const vector<Vec3>& positions, const 
 
 double ReferenceBondScaledCoulomb::pairsNoCutoff(const vector<Vec3>& positions, vector<Vec3>& forces, ThreadPool& threads) {
     int numThreads = threads.getNumThreads();
+    vector<double> x(numParticles), y(numParticles), z(numParticles);
+    for (int i = 0; i < numParticles; i++) {
+        x[i] = positions[i][0];
+        y[i] = positions[i][1];
+        z[i] = positions[i][2];
+    }
     vector<double> threadEnergy(numThreads, 0.0);
     atomic<int> nextRow(0);
     threads.execute([&](ThreadPool& pool, int thread) {
-        // A stamp per particle marks the partners of row i without clearing an array per row.
-        vector<int> stamp(numParticles, -1);
+        // A per-particle weight (1, or 0 for the partners of row i) masks exclusions inside a
+        // contiguous, vectorizable loop over j > i; it is reset after each row.
+        vector<double> weight(numParticles, 1.0), fs(numParticles);
         vector<Vec3>& f = threadForces[thread];
         double energy = 0;
         for (int i = nextRow++; i < numParticles; i = nextRow++) {
             for (int k = exclusionStart[i]; k < exclusionStart[i + 1]; k++)
-                stamp[exclusionIndex[k]] = i;
+                weight[exclusionIndex[k]] = 0.0;
+            energy += allPairsRow(i, numParticles, x.data(), y.data(), z.data(), charges.data(), weight.data(), fs.data(), ONE_4PI_EPS0 * charges[i]);
             Vec3 fi;
-            double qi = ONE_4PI_EPS0 * charges[i];
             for (int j = i + 1; j < numParticles; j++) {
-                if (stamp[j] == i)
-                    continue;
-                Vec3 d = positions[j] - positions[i];
-                double inverseR = 1.0 / sqrt(d.dot(d));
-                double e = qi * charges[j] * inverseR;
-                energy += e;
-                Vec3 fij = d * (e * inverseR * inverseR);
+                Vec3 fij = (positions[j] - positions[i]) * fs[j];
                 fi -= fij;
                 f[j] += fij;
             }
             f[i] += fi;
+            for (int k = exclusionStart[i]; k < exclusionStart[i + 1]; k++)
+                weight[exclusionIndex[k]] = 1.0;
         }
         threadEnergy[thread] = energy;
     });
@@ -91,6 +163,7 @@ double ReferenceBondScaledCoulomb::pairsNoCutoff(const vector<Vec3>& positions, 
     return energy;
 }
 
+
 double ReferenceBondScaledCoulomb::pairsWithCutoff(const vector<Vec3>& positions, const Vec3* boxVectors, vector<Vec3>& forces, ThreadPool& threads) {
     bool periodic = (method == QMMMForce::CutoffPeriodic);
     neighborList->update(positions, boxVectors, periodic);
@@ -98,36 +171,52 @@ double ReferenceBondScaledCoulomb::pairsWithCutoff(const vector<Vec3>& positions
     const vector<int>& partners = neighborList->partners();
     int numThreads = threads.getNumThreads();
     vector<double> threadEnergy(numThreads, 0.0);
-    const double cutoff2 = cutoff * cutoff;
+    const double cutoff2 = cutoff * cutoff, krf = this->krf, crf = this->crf;
+    RowParameters box{periodic, cutoff2, krf, crf};
+    if (periodic) {
+        box.ax = boxVectors[0][0];
+        box.bx = boxVectors[1][0];
+        box.by = boxVectors[1][1];
+        box.cx = boxVectors[2][0];
+        box.cy = boxVectors[2][1];
+        box.cz = boxVectors[2][2];
+        box.invA = 1 / box.ax;
+        box.invB = 1 / box.by;
+        box.invC = 1 / box.cz;
+    }
     atomic<int> nextBlock(0);
     const int blockSize = 64;
     threads.execute([&](ThreadPool& pool, int thread) {
         vector<Vec3>& f = threadForces[thread];
+        // Each row's partners are gathered into contiguous scratch arrays so cutoffRow is a
+        // plain loop the compiler vectorizes; forces are scattered afterwards.
+        vector<double> dx, dy, dz, fs, qj;
         double energy = 0;
         for (int block = nextBlock++; block * blockSize < numParticles; block = nextBlock++) {
             int last = min(numParticles, (block + 1) * blockSize);
             for (int i = block * blockSize; i < last; i++) {
+                int first = start[i], n = start[i + 1] - first;
+                if (n == 0)
+                    continue;
+                dx.resize(n);
+                dy.resize(n);
+                dz.resize(n);
+                fs.resize(n);
+                qj.resize(n);
+                const Vec3 pi = positions[i];  // partners are gathered: the arithmetic runs on contiguous arrays
+                for (int k = 0; k < n; k++) {
+                    const Vec3& pj = positions[partners[first + k]];
+                    dx[k] = pj[0] - pi[0];
+                    dy[k] = pj[1] - pi[1];
+                    dz[k] = pj[2] - pi[2];
+                    qj[k] = charges[partners[first + k]];
+                }
+                energy += cutoffRow(n, dx.data(), dy.data(), dz.data(), qj.data(), fs.data(), ONE_4PI_EPS0 * charges[i], box);
                 Vec3 fi;
-                double qi = ONE_4PI_EPS0 * charges[i];
-                for (int k = start[i]; k < start[i + 1]; k++) {
-                    int j = partners[k];
-                    Vec3 d = positions[j] - positions[i];
-                    if (periodic) {
-                        // Minimum image in OpenMM's reduced triclinic form.
-                        d -= boxVectors[2] * floor(d[2] / boxVectors[2][2] + 0.5);
-                        d -= boxVectors[1] * floor(d[1] / boxVectors[1][1] + 0.5);
-                        d -= boxVectors[0] * floor(d[0] / boxVectors[0][0] + 0.5);
-                    }
-                    double r2 = d.dot(d);
-                    if (r2 >= cutoff2)
-                        continue;
-                    double r = sqrt(r2), inverseR = 1.0 / r;
-                    double qq = qi * charges[j];
-                    energy += qq * (inverseR + krf * r2 - crf);
-                    // -dE/dr / r, applied along d = r_j - r_i.
-                    Vec3 fij = d * (qq * (inverseR * inverseR * inverseR - 2.0 * krf));
+                for (int k = 0; k < n; k++) {
+                    Vec3 fij(dx[k] * fs[k], dy[k] * fs[k], dz[k] * fs[k]);
                     fi -= fij;
-                    f[j] += fij;
+                    f[partners[first + k]] += fij;
                 }
                 f[i] += fi;
             }
