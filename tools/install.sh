@@ -47,5 +47,5 @@ then
 fi
 
 export PATH="$ROOT/.venv/bin:$PATH"
-echo "install.sh: building and installing openmm-dft into .venv"
-.venv/bin/pip install -q --no-build-isolation --no-deps "$ROOT" "$@"
+echo "install.sh: building and installing openmm-dft into .venv (CMake build in build-pip/, C++ tests included)"
+.venv/bin/pip install -q --no-build-isolation --no-deps -Ccmake.define.OPENMMDFT_BUILD_TESTS=ON "$ROOT" "$@"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of openmm-dft: the C++ tests (GoogleTest, through CTest, on every
 # platform present on this machine) and the Python tests (pytest, against the
-# installed plugin). Installs what is missing first (tools/install.sh).
+# installed plugin). Installs what is missing first (tools/install.sh); the C++ tests
+# are built in the same CMake build as the installed plugin (build-pip/), so nothing
+# is compiled twice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -9,11 +11,8 @@ ROOT=$PWD
 export PATH="$ROOT/.venv/bin:$PATH"
 JOBS=${JOBS:-$(nproc)}
 
-echo "run-tests.sh: building the C++ tests in build/"
-cmake -S . -B build -DPython3_EXECUTABLE="$ROOT/.venv/bin/python" -DOPENMMDFT_BUILD_PYTHON=OFF -DOPENMMDFT_BUILD_TESTS=ON >/dev/null
-cmake --build build -j "$JOBS" >/dev/null
 echo "run-tests.sh: C++ tests"
-(cd build && ctest --output-on-failure -j "$JOBS")
+ctest --test-dir build-pip --output-on-failure -j "$JOBS"
 
 echo "run-tests.sh: Python tests"
 cd "$ROOT/tests/python"

@@ -10,7 +10,14 @@ using namespace OpenMM;
 using namespace OpenMMDFT;
 using namespace std;
 
-QMMMForce::QMMMForce() : coulomb14Scale(0.5), cutoffDistance(1.0), reactionFieldDielectric(78.3), nonbondedMethod(NoCutoff) {
+QMMMForce::QMMMForce() : coulomb14Scale(0.5), cutoffDistance(1.0), reactionFieldDielectric(78.3), nonbondedMethod(NoCutoff),
+        qmCharge(0), basisSet("def2-SVP"), auxiliaryBasisSet("def2-universal-jfit"), functional("SVWN5"),
+        angularFunctions(BasisSetDefault), coulombMethod(DensityFitting), radialPoints(75), angularPoints(302),
+        radialScheme(TreutlerAhlrichs), atomicPartition(Becke), cubeEdge(0.15875), sphereShellFraction(0.6),
+        significanceThreshold(25.0), basisFunctionStorage(Precompute), scfConvergence(1e-7), maxSCFIterations(100),
+        diisSubspaceSize(8) {
+    // Grid-grouping defaults are those measured for the engine (qmengine/README.md): cubes of 3 bohr
+    // (0.15875 nm), spheres over the inner 60% of the radial shells, screening exponent 25.
 }
 
 static void checkParticleIndex(int index, int numParticles, const char* what) {
@@ -94,6 +101,153 @@ void QMMMForce::setReactionFieldDielectric(double dielectric) {
     if (!(dielectric > 0) || !std::isfinite(dielectric))
         throw OpenMMException("QMMMForce: the reaction-field dielectric must be positive");
     reactionFieldDielectric = dielectric;
+}
+
+int QMMMForce::addQMAtom(int particleIndex, int atomicNumber) {
+    if (particleIndex < 0) {
+        stringstream msg;
+        msg << "QMMMForce: QM atom particle index " << particleIndex << " is negative";
+        throw OpenMMException(msg.str());
+    }
+    if (atomicNumber < 1 || atomicNumber > 118) {
+        stringstream msg;
+        msg << "QMMMForce: unknown element with atomic number " << atomicNumber << " for particle " << particleIndex;
+        throw OpenMMException(msg.str());
+    }
+    for (auto& atom : qmAtoms)
+        if (atom.first == particleIndex) {
+            stringstream msg;
+            msg << "QMMMForce: particle " << particleIndex << " is already a QM atom";
+            throw OpenMMException(msg.str());
+        }
+    qmAtoms.push_back(make_pair(particleIndex, atomicNumber));
+    return qmAtoms.size() - 1;
+}
+
+void QMMMForce::getQMAtomParameters(int index, int& particleIndex, int& atomicNumber) const {
+    checkParticleIndex(index, qmAtoms.size(), "QM atom");
+    particleIndex = qmAtoms[index].first;
+    atomicNumber = qmAtoms[index].second;
+}
+
+void QMMMForce::setQMCharge(int charge) {
+    qmCharge = charge;
+}
+
+void QMMMForce::setBasisSet(const string& nameOrPath) {
+    if (nameOrPath.empty())
+        throw OpenMMException("QMMMForce: the basis set name is empty");
+    basisSet = nameOrPath;
+}
+
+void QMMMForce::setAngularFunctions(AngularFunctions functions) {
+    if (functions != BasisSetDefault && functions != Cartesian && functions != Spherical)
+        throw OpenMMException("QMMMForce: unknown angular-function convention");
+    angularFunctions = functions;
+}
+
+void QMMMForce::setCoulombMethod(CoulombMethod method) {
+    if (method != DensityFitting && method != Exact)
+        throw OpenMMException("QMMMForce: unknown Coulomb method");
+    coulombMethod = method;
+}
+
+void QMMMForce::setAuxiliaryBasisSet(const string& nameOrPath) {
+    if (nameOrPath.empty())
+        throw OpenMMException("QMMMForce: the auxiliary basis set name is empty");
+    auxiliaryBasisSet = nameOrPath;
+}
+
+void QMMMForce::setFunctional(const string& name) {
+    string upper;
+    for (char c : name)
+        upper += (c == '-' ? '_' : toupper(c));
+    if (upper == "SVWN" || upper == "SVWN5" || upper == "LDA")
+        functional = "SVWN5";
+    else if (upper == "SVWN_RPA" || upper == "SVWN3")
+        functional = "SVWN_RPA";
+    else
+        throw OpenMMException("QMMMForce: unknown functional '" + name + "' (supported: SVWN5, SVWN_RPA)");
+}
+
+void QMMMForce::setGrid(int radialPoints, int angularPoints) {
+    if (radialPoints < 10 || radialPoints > 500) {
+        stringstream msg;
+        msg << "QMMMForce: " << radialPoints << " radial points is outside the supported range 10 to 500";
+        throw OpenMMException(msg.str());
+    }
+    if (angularPoints < 6) {
+        stringstream msg;
+        msg << "QMMMForce: " << angularPoints << " angular points is not a Lebedev grid size";
+        throw OpenMMException(msg.str());
+    }
+    this->radialPoints = radialPoints;
+    this->angularPoints = angularPoints;
+}
+
+void QMMMForce::getGrid(int& radialPoints, int& angularPoints) const {
+    radialPoints = this->radialPoints;
+    angularPoints = this->angularPoints;
+}
+
+void QMMMForce::setRadialScheme(RadialScheme scheme) {
+    if (scheme != TreutlerAhlrichs && scheme != BeckeChebyshev)
+        throw OpenMMException("QMMMForce: unknown radial scheme");
+    radialScheme = scheme;
+}
+
+void QMMMForce::setAtomicPartition(AtomicPartition partition) {
+    if (partition != Becke && partition != StratmannScuseriaFrisch)
+        throw OpenMMException("QMMMForce: unknown atomic partition");
+    atomicPartition = partition;
+}
+
+void QMMMForce::setGridGrouping(double cubeEdge, double sphereShellFraction) {
+    if (!(cubeEdge > 0) || !std::isfinite(cubeEdge))
+        throw OpenMMException("QMMMForce: the grid cube edge must be a positive length (nm)");
+    if (!(sphereShellFraction >= 0 && sphereShellFraction <= 1))
+        throw OpenMMException("QMMMForce: the sphere shell fraction must lie in [0, 1]");
+    this->cubeEdge = cubeEdge;
+    this->sphereShellFraction = sphereShellFraction;
+}
+
+void QMMMForce::getGridGrouping(double& cubeEdge, double& sphereShellFraction) const {
+    cubeEdge = this->cubeEdge;
+    sphereShellFraction = this->sphereShellFraction;
+}
+
+void QMMMForce::setSignificanceThreshold(double threshold) {
+    if (!(threshold > 0) || !std::isfinite(threshold))
+        throw OpenMMException("QMMMForce: the significance threshold must be positive");
+    significanceThreshold = threshold;
+}
+
+void QMMMForce::setBasisFunctionStorage(BasisFunctionStorage storage) {
+    if (storage != Precompute && storage != Recompute)
+        throw OpenMMException("QMMMForce: unknown basis-function storage");
+    basisFunctionStorage = storage;
+}
+
+void QMMMForce::setSCFConvergence(double threshold) {
+    if (!(threshold > 0) || !std::isfinite(threshold))
+        throw OpenMMException("QMMMForce: the SCF convergence threshold must be positive");
+    scfConvergence = threshold;
+}
+
+void QMMMForce::setMaxSCFIterations(int iterations) {
+    if (iterations < 1)
+        throw OpenMMException("QMMMForce: the maximum number of SCF iterations must be at least 1");
+    maxSCFIterations = iterations;
+}
+
+void QMMMForce::setDIISSubspaceSize(int size) {
+    if (size < 1)
+        throw OpenMMException("QMMMForce: the DIIS subspace size must be at least 1");
+    diisSubspaceSize = size;
+}
+
+QMResults QMMMForce::getQMResults(const Context& context) const {
+    return dynamic_cast<const QMMMForceImpl&>(getImplInContext(context)).getQMResults();
 }
 
 ForceImpl* QMMMForce::createImpl() const {

@@ -42,6 +42,52 @@ static void checkCutoffAgainstBox(const QMMMForce& force, const Vec3& a, const V
     }
 }
 
+static vector<pair<int, int> > qmAtomsOf(const QMMMForce& force) {
+    vector<pair<int, int> > atoms(force.getNumQMAtoms());
+    for (int i = 0; i < force.getNumQMAtoms(); i++)
+        force.getQMAtomParameters(i, atoms[i].first, atoms[i].second);
+    return atoms;
+}
+
+/** The QM region: particles exist, the electron count is even, and no bond crosses into the MM region. */
+static void validateQMRegion(const QMMMForce& force) {
+    if (force.getNumQMAtoms() == 0)
+        return;
+    vector<bool> isQM(force.getNumParticles(), false);
+    int electrons = -force.getQMCharge();
+    for (auto& atom : qmAtomsOf(force)) {
+        if (atom.first >= force.getNumParticles()) {
+            stringstream msg;
+            msg << "QMMMForce: QM atom particle index " << atom.first << " is out of range (the Force has "
+                << force.getNumParticles() << " particles)";
+            throw OpenMMException(msg.str());
+        }
+        isQM[atom.first] = true;
+        electrons += atom.second;
+    }
+    if (electrons <= 0) {
+        stringstream msg;
+        msg << "QMMMForce: the QM region has " << electrons << " electrons (QM charge " << force.getQMCharge() << ")";
+        throw OpenMMException(msg.str());
+    }
+    if (electrons % 2 != 0) {
+        stringstream msg;
+        msg << "QMMMForce: the QM region has an odd number of electrons (" << electrons
+            << "); open-shell systems are not supported (restricted Kohn-Sham only)";
+        throw OpenMMException(msg.str());
+    }
+    for (int i = 0; i < force.getNumBonds(); i++) {
+        int p1, p2;
+        force.getBondParameters(i, p1, p2);
+        if (isQM[p1] != isQM[p2]) {
+            stringstream msg;
+            msg << "QMMMForce: bond " << p1 << "-" << p2 << " connects a QM atom with an MM particle; the QM region "
+                << "must consist of whole molecules (link atoms are not supported)";
+            throw OpenMMException(msg.str());
+        }
+    }
+}
+
 void QMMMForceImpl::validate(const QMMMForce& force, const System& system) {
     if (force.getNumParticles() != system.getNumParticles()) {
         stringstream msg;
@@ -59,6 +105,7 @@ void QMMMForceImpl::validate(const QMMMForce& force, const System& system) {
             throw OpenMMException(msg.str());
         }
     }
+    validateQMRegion(force);
     if (force.getNonbondedMethod() != QMMMForce::NoCutoff && !(force.getCutoffDistance() > 0))
         throw OpenMMException("QMMMForce: the cutoff distance must be positive");
     if (force.getNonbondedMethod() == QMMMForce::CutoffPeriodic) {
@@ -71,7 +118,11 @@ void QMMMForceImpl::validate(const QMMMForce& force, const System& system) {
 void QMMMForceImpl::initialize(ContextImpl& context) {
     validate(owner, context.getSystem());
     initialBonds = bondsOf(owner);
+    initialQMAtoms = qmAtomsOf(owner);
     kernel = context.getPlatform().createKernel(CalcQMMMForceKernel::Name(), context);
+    if (owner.getNumQMAtoms() > 0 && !kernel.getAs<CalcQMMMForceKernel>().supportsQMRegion())
+        throw OpenMMException("QMMMForce: the QM region is computed on the Reference and CPU platforms only (not yet on " +
+                              context.getPlatform().getName() + ")");
     kernel.getAs<CalcQMMMForceKernel>().initialize(context.getSystem(), owner);
 }
 
@@ -108,6 +159,13 @@ void QMMMForceImpl::updateParametersInContext(ContextImpl& context) {
     if (bonds != initialBonds)
         throw OpenMMException("QMMMForce.updateParametersInContext: the bond graph has changed since the Context was created; "
                               "exclusions are fixed for the life of a Context, call Context.reinitialize() to rebuild them");
+    if (qmAtomsOf(owner) != initialQMAtoms)
+        throw OpenMMException("QMMMForce.updateParametersInContext: the QM atoms have changed since the Context was created; "
+                              "call Context.reinitialize()");
     kernel.getAs<CalcQMMMForceKernel>().copyParametersToContext(context, owner);
     context.systemChanged();
+}
+
+QMResults QMMMForceImpl::getQMResults() const {
+    return kernel.getAs<const CalcQMMMForceKernel>().getQMResults();
 }

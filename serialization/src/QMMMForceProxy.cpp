@@ -9,7 +9,8 @@ using namespace OpenMM;
 using namespace OpenMMDFT;
 using namespace std;
 
-static const int CURRENT_VERSION = 1;
+// Version 1: MM electrostatics. Version 2 adds the QM region and its settings.
+static const int CURRENT_VERSION = 2;
 
 QMMMForceProxy::QMMMForceProxy() : SerializationProxy("QMMMForce") {
 }
@@ -35,6 +36,43 @@ void QMMMForceProxy::serialize(const void* object, SerializationNode& node) cons
         force.getBondParameters(i, p1, p2);
         bonds.createChildNode("Bond").setIntProperty("p1", p1).setIntProperty("p2", p2);
     }
+    SerializationNode& qm = node.createChildNode("QMRegion");
+    qm.setIntProperty("charge", force.getQMCharge());
+    qm.setStringProperty("basis", force.getBasisSet());
+    qm.setStringProperty("auxiliaryBasis", force.getAuxiliaryBasisSet());
+    qm.setIntProperty("angularFunctions", (int) force.getAngularFunctions());
+    qm.setIntProperty("coulombMethod", (int) force.getCoulombMethod());
+    qm.setStringProperty("functional", force.getFunctional());
+    int radial, angular;
+    force.getGrid(radial, angular);
+    qm.setIntProperty("radialPoints", radial).setIntProperty("angularPoints", angular);
+    qm.setIntProperty("radialScheme", (int) force.getRadialScheme());
+    qm.setIntProperty("atomicPartition", (int) force.getAtomicPartition());
+    double cubeEdge, sphereFraction;
+    force.getGridGrouping(cubeEdge, sphereFraction);
+    qm.setDoubleProperty("cubeEdge", cubeEdge).setDoubleProperty("sphereShellFraction", sphereFraction);
+    qm.setDoubleProperty("significanceThreshold", force.getSignificanceThreshold());
+    qm.setIntProperty("basisFunctionStorage", (int) force.getBasisFunctionStorage());
+    qm.setDoubleProperty("scfConvergence", force.getSCFConvergence());
+    qm.setIntProperty("maxSCFIterations", force.getMaxSCFIterations());
+    qm.setIntProperty("diisSubspaceSize", force.getDIISSubspaceSize());
+    SerializationNode& atoms = qm.createChildNode("Atoms");
+    for (int i = 0; i < force.getNumQMAtoms(); i++) {
+        int particle, z;
+        force.getQMAtomParameters(i, particle, z);
+        atoms.createChildNode("Atom").setIntProperty("particle", particle).setIntProperty("Z", z);
+    }
+}
+
+/** Reads an enum stored as an int, refusing values outside [0, last]. */
+static int enumProperty(const SerializationNode& node, const string& name, int last) {
+    int value = node.getIntProperty(name);
+    if (value < 0 || value > last) {
+        stringstream msg;
+        msg << "the value " << value << " of '" << name << "' is out of range";
+        throw OpenMMException(msg.str());
+    }
+    return value;
 }
 
 void* QMMMForceProxy::deserialize(const SerializationNode& node) const {
@@ -62,6 +100,26 @@ void* QMMMForceProxy::deserialize(const SerializationNode& node) const {
             force->addParticle(particle.getDoubleProperty("q"));
         for (const SerializationNode& bond : node.getChildNode("Bonds").getChildren())
             force->addBond(bond.getIntProperty("p1"), bond.getIntProperty("p2"));
+        if (version >= 2) {
+            const SerializationNode& qm = node.getChildNode("QMRegion");
+            force->setQMCharge(qm.getIntProperty("charge"));
+            force->setBasisSet(qm.getStringProperty("basis"));
+            force->setAuxiliaryBasisSet(qm.getStringProperty("auxiliaryBasis"));
+            force->setAngularFunctions((QMMMForce::AngularFunctions) enumProperty(qm, "angularFunctions", 2));
+            force->setCoulombMethod((QMMMForce::CoulombMethod) enumProperty(qm, "coulombMethod", 1));
+            force->setFunctional(qm.getStringProperty("functional"));
+            force->setGrid(qm.getIntProperty("radialPoints"), qm.getIntProperty("angularPoints"));
+            force->setRadialScheme((QMMMForce::RadialScheme) enumProperty(qm, "radialScheme", 1));
+            force->setAtomicPartition((QMMMForce::AtomicPartition) enumProperty(qm, "atomicPartition", 1));
+            force->setGridGrouping(qm.getDoubleProperty("cubeEdge"), qm.getDoubleProperty("sphereShellFraction"));
+            force->setSignificanceThreshold(qm.getDoubleProperty("significanceThreshold"));
+            force->setBasisFunctionStorage((QMMMForce::BasisFunctionStorage) enumProperty(qm, "basisFunctionStorage", 1));
+            force->setSCFConvergence(qm.getDoubleProperty("scfConvergence"));
+            force->setMaxSCFIterations(qm.getIntProperty("maxSCFIterations"));
+            force->setDIISSubspaceSize(qm.getIntProperty("diisSubspaceSize"));
+            for (const SerializationNode& atom : qm.getChildNode("Atoms").getChildren())
+                force->addQMAtom(atom.getIntProperty("particle"), atom.getIntProperty("Z"));
+        }
     }
     catch (const OpenMMException& e) {
         throw OpenMMException(string("QMMMForce XML is malformed: ") + e.what());

@@ -106,7 +106,7 @@ def test_malformed_xml_is_reported():
     force.addParticle(1.0)
     xml = mm.XmlSerializer.serialize(force)
     with pytest.raises(mm.OpenMMException, match="version"):
-        mm.XmlSerializer.deserialize(xml.replace('version="1"', 'version="99"'))
+        mm.XmlSerializer.deserialize(xml.replace('version="2"', 'version="99"'))
     with pytest.raises(mm.OpenMMException, match="malformed"):
         mm.XmlSerializer.deserialize(xml.replace("<Bonds", "<Bondz").replace("</Bonds>", "</Bondz>"))
 

@@ -37,7 +37,24 @@ import openmm.unit as unit
     }
 }
 
+namespace std {
+%template(vectord) vector<double>;
+}
+
 namespace OpenMMDFT {
+
+struct QMResults {
+    double totalEnergy;
+    double oneElectronEnergy;
+    double coulombEnergy;
+    double exchangeCorrelationEnergy;
+    double nuclearRepulsionEnergy;
+    double qmmmEnergy;
+    int scfIterations;
+    int numMMCharges;
+    std::vector<double> orbitalEnergies;
+    double homoLumoGap;
+};
 
 class QMMMForce : public OpenMM::Force {
 public:
@@ -45,6 +62,27 @@ public:
         NoCutoff = 0,
         CutoffNonPeriodic = 1,
         CutoffPeriodic = 2
+    };
+    enum CoulombMethod {
+        DensityFitting = 0,
+        Exact = 1
+    };
+    enum RadialScheme {
+        TreutlerAhlrichs = 0,
+        BeckeChebyshev = 1
+    };
+    enum AtomicPartition {
+        Becke = 0,
+        StratmannScuseriaFrisch = 1
+    };
+    enum BasisFunctionStorage {
+        Precompute = 0,
+        Recompute = 1
+    };
+    enum AngularFunctions {
+        BasisSetDefault = 0,
+        Cartesian = 1,
+        Spherical = 2
     };
     QMMMForce();
     int getNumParticles() const;
@@ -70,6 +108,54 @@ public:
     void setCutoffDistance(double distance);
     double getReactionFieldDielectric() const;
     void setReactionFieldDielectric(double dielectric);
+    int addQMAtom(int particleIndex, int atomicNumber);
+    int getNumQMAtoms() const;
+    %apply int& OUTPUT {int& particleIndex};
+    %apply int& OUTPUT {int& atomicNumber};
+    void getQMAtomParameters(int index, int& particleIndex, int& atomicNumber) const;
+    %clear int& particleIndex;
+    %clear int& atomicNumber;
+    void setQMCharge(int charge);
+    int getQMCharge() const;
+    void setBasisSet(const std::string& nameOrPath);
+    const std::string& getBasisSet() const;
+    void setSphericalBasis(bool spherical);
+    void setAngularFunctions(AngularFunctions functions);
+    AngularFunctions getAngularFunctions() const;
+    void setCoulombMethod(CoulombMethod method);
+    CoulombMethod getCoulombMethod() const;
+    void setAuxiliaryBasisSet(const std::string& nameOrPath);
+    const std::string& getAuxiliaryBasisSet() const;
+    void setFunctional(const std::string& name);
+    const std::string& getFunctional() const;
+    void setGrid(int radialPoints, int angularPoints);
+    %apply int& OUTPUT {int& radialPoints};
+    %apply int& OUTPUT {int& angularPoints};
+    void getGrid(int& radialPoints, int& angularPoints) const;
+    %clear int& radialPoints;
+    %clear int& angularPoints;
+    void setRadialScheme(RadialScheme scheme);
+    RadialScheme getRadialScheme() const;
+    void setAtomicPartition(AtomicPartition partition);
+    AtomicPartition getAtomicPartition() const;
+    void setGridGrouping(double cubeEdge, double sphereShellFraction);
+    %apply double& OUTPUT {double& cubeEdge};
+    %apply double& OUTPUT {double& sphereShellFraction};
+    void getGridGrouping(double& cubeEdge, double& sphereShellFraction) const;
+    %clear double& cubeEdge;
+    %clear double& sphereShellFraction;
+    void setSignificanceThreshold(double threshold);
+    double getSignificanceThreshold() const;
+    void setBasisFunctionStorage(BasisFunctionStorage storage);
+    BasisFunctionStorage getBasisFunctionStorage() const;
+    void setSCFConvergence(double threshold);
+    double getSCFConvergence() const;
+    void setMaxSCFIterations(int iterations);
+    int getMaxSCFIterations() const;
+    void setDIISSubspaceSize(int size);
+    int getDIISSubspaceSize() const;
+    OpenMMDFT::QMResults getQMResults(const OpenMM::Context& context) const;
+
     void updateParametersInContext(OpenMM::Context& context);
     bool usesPeriodicBoundaryConditions() const;
 
@@ -101,5 +187,30 @@ def _withUnit(method, unitOf):
 
 QMMMForce.getParticleParameters = _withUnit(QMMMForce.getParticleParameters, lambda q: q * unit.elementary_charge)
 QMMMForce.getCutoffDistance = _withUnit(QMMMForce.getCutoffDistance, lambda d: d * unit.nanometer)
+QMMMForce.getGridGrouping = _withUnit(QMMMForce.getGridGrouping, lambda g: [g[0] * unit.nanometer, g[1]])
+
+
+def _qmResults(self, context):
+    """What the last QM computation in ``context`` produced: a dict of energies (kJ/mol
+    Quantities), SCF iterations, the number of MM charges in the QM Hamiltonian, orbital
+    energies and the HOMO-LUMO gap."""
+    r = QMMMForce._getQMResultsRaw(self, context)
+    energy = unit.kilojoule_per_mole
+    return {
+        "totalEnergy": r.totalEnergy * energy,
+        "oneElectronEnergy": r.oneElectronEnergy * energy,
+        "coulombEnergy": r.coulombEnergy * energy,
+        "exchangeCorrelationEnergy": r.exchangeCorrelationEnergy * energy,
+        "nuclearRepulsionEnergy": r.nuclearRepulsionEnergy * energy,
+        "qmmmEnergy": r.qmmmEnergy * energy,
+        "scfIterations": r.scfIterations,
+        "numMMCharges": r.numMMCharges,
+        "orbitalEnergies": list(r.orbitalEnergies) * energy,
+        "homoLumoGap": r.homoLumoGap * energy,
+    }
+
+
+QMMMForce._getQMResultsRaw = QMMMForce.getQMResults
+QMMMForce.getQMResults = _qmResults
 del _withUnit
 %}

@@ -13,10 +13,29 @@
 #include "openmm/Force.h"
 #include "openmmdft/internal/windowsExportDFT.h"
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
 namespace OpenMMDFT {
+
+/**
+ * What the last QM computation of a Context produced, in OpenMM units (kJ/mol).
+ * totalEnergy = oneElectronEnergy + coulombEnergy + exchangeCorrelationEnergy
+ *             + nuclearRepulsionEnergy + qmmmEnergy.
+ */
+struct QMResults {
+    double totalEnergy = 0;
+    double oneElectronEnergy = 0;         ///< electrons in the field of the QM nuclei, plus kinetic
+    double coulombEnergy = 0;             ///< electron-electron Hartree energy
+    double exchangeCorrelationEnergy = 0;
+    double nuclearRepulsionEnergy = 0;    ///< QM nuclei among themselves
+    double qmmmEnergy = 0;                ///< QM electrons and nuclei with the MM charges
+    int scfIterations = 0;
+    int numMMCharges = 0;                 ///< MM charges that entered the QM Hamiltonian
+    std::vector<double> orbitalEnergies;  ///< kJ/mol, ascending
+    double homoLumoGap = 0;               ///< kJ/mol (0 when there is no virtual orbital)
+};
 
 /**
  * QMMMForce computes, for every pair of particles i < j,
@@ -45,6 +64,35 @@ public:
         CutoffNonPeriodic = 1,
         /** Reaction field within a cutoff, minimum-image periodic boundary conditions. */
         CutoffPeriodic = 2
+    };
+    /** How the electron-electron Coulomb energy is computed. */
+    enum CoulombMethod {
+        /** Density fitting with an auxiliary basis (the default). */
+        DensityFitting = 0,
+        /** Exact four-center integrals. */
+        Exact = 1
+    };
+    /** Radial quadrature of the atomic grids. */
+    enum RadialScheme {
+        TreutlerAhlrichs = 0,
+        /** Becke's Gauss-Chebyshev (second kind) mapping. */
+        BeckeChebyshev = 1
+    };
+    /** How grid points are shared between atoms. */
+    enum AtomicPartition {
+        Becke = 0,
+        StratmannScuseriaFrisch = 1
+    };
+    /** Whether basis-function values on the grid are kept between SCF iterations or recomputed. */
+    enum BasisFunctionStorage {
+        Precompute = 0,
+        Recompute = 1
+    };
+    /** Shells with l >= 2 as in the basis file, or forced cartesian or spherical. */
+    enum AngularFunctions {
+        BasisSetDefault = 0,
+        Cartesian = 1,
+        Spherical = 2
     };
     QMMMForce();
     /** Number of particles; must equal the System's when a Context is created. */
@@ -88,6 +136,95 @@ public:
     }
     void setReactionFieldDielectric(double dielectric);
 
+    // ---- The QM region (restricted Kohn-Sham LDA, electrostatically embedded) ----
+
+    /**
+     * Make a particle a QM atom with the given atomic number. Its MM charge then takes part
+     * in no interaction: the QM region interacts with the MM charges through its electrons
+     * and nuclei. The QM region must consist of whole molecules (no bond to an MM particle).
+     */
+    int addQMAtom(int particleIndex, int atomicNumber);
+    int getNumQMAtoms() const {
+        return qmAtoms.size();
+    }
+    void getQMAtomParameters(int index, int& particleIndex, int& atomicNumber) const;
+    /** Net charge of the QM region (e); electrons = sum of atomic numbers - charge (must be even). */
+    void setQMCharge(int charge);
+    int getQMCharge() const {
+        return qmCharge;
+    }
+    /** A shipped basis set (STO-3G, 6-31G, 6-31G*, def2-SVP, DZVP, ...) or a path to an NWChem-format file. */
+    void setBasisSet(const std::string& nameOrPath);
+    const std::string& getBasisSet() const {
+        return basisSet;
+    }
+    /** Force spherical (true) or cartesian (false) shells, overriding the basis set's convention. */
+    void setSphericalBasis(bool spherical) {
+        angularFunctions = spherical ? Spherical : Cartesian;
+    }
+    void setAngularFunctions(AngularFunctions functions);
+    AngularFunctions getAngularFunctions() const {
+        return angularFunctions;
+    }
+    void setCoulombMethod(CoulombMethod method);
+    CoulombMethod getCoulombMethod() const {
+        return coulombMethod;
+    }
+    /** Auxiliary basis of density fitting: a shipped name (def2-universal-jfit, DGauss-A1/A2 fitting) or a path. */
+    void setAuxiliaryBasisSet(const std::string& nameOrPath);
+    const std::string& getAuxiliaryBasisSet() const {
+        return auxiliaryBasisSet;
+    }
+    /** "SVWN5" (default: Slater + VWN5) or "SVWN_RPA" (Slater + VWN's RPA parametrization). */
+    void setFunctional(const std::string& name);
+    const std::string& getFunctional() const {
+        return functional;
+    }
+    /** Points per atom: radial shells and Lebedev angular points (6 ... 1202). */
+    void setGrid(int radialPoints, int angularPoints);
+    void getGrid(int& radialPoints, int& angularPoints) const;
+    void setRadialScheme(RadialScheme scheme);
+    RadialScheme getRadialScheme() const {
+        return radialScheme;
+    }
+    void setAtomicPartition(AtomicPartition partition);
+    AtomicPartition getAtomicPartition() const {
+        return atomicPartition;
+    }
+    /**
+     * Grouping of grid points (seed 001, section 3.2): points within the first sphereShellFraction
+     * of each atom's radial shells form a sphere group, the others go to cubes of edge cubeEdge (nm).
+     */
+    void setGridGrouping(double cubeEdge, double sphereShellFraction);
+    void getGridGrouping(double& cubeEdge, double& sphereShellFraction) const;
+    /**
+     * Screening of basis functions per group: a shell is significant for a group when
+     * alpha_min * d^2 < threshold (d in bohr). Larger keeps more functions; 0 < threshold.
+     */
+    void setSignificanceThreshold(double threshold);
+    double getSignificanceThreshold() const {
+        return significanceThreshold;
+    }
+    void setBasisFunctionStorage(BasisFunctionStorage storage);
+    BasisFunctionStorage getBasisFunctionStorage() const {
+        return basisFunctionStorage;
+    }
+    /** SCF convergence: largest element of the orbital gradient FDS - SDF (atomic units). */
+    void setSCFConvergence(double threshold);
+    double getSCFConvergence() const {
+        return scfConvergence;
+    }
+    void setMaxSCFIterations(int iterations);
+    int getMaxSCFIterations() const {
+        return maxSCFIterations;
+    }
+    void setDIISSubspaceSize(int size);
+    int getDIISSubspaceSize() const {
+        return diisSubspaceSize;
+    }
+    /** What the last QM computation in a Context produced (throws if there has been none). */
+    QMResults getQMResults(const OpenMM::Context& context) const;
+
     /**
      * Copy per-particle charges and the 1-4 scale into a Context. The bond graph of a
      * live Context cannot change here (it fixes the exclusions the Context was built
@@ -108,6 +245,18 @@ private:
     std::set<std::pair<int, int> > bondSet;  // (min, max) of each bond, to ignore duplicates in O(log n)
     double coulomb14Scale, cutoffDistance, reactionFieldDielectric;
     NonbondedMethod nonbondedMethod;
+    std::vector<std::pair<int, int> > qmAtoms;  // (particle, atomic number)
+    int qmCharge;
+    std::string basisSet, auxiliaryBasisSet, functional;
+    AngularFunctions angularFunctions;
+    CoulombMethod coulombMethod;
+    int radialPoints, angularPoints;
+    RadialScheme radialScheme;
+    AtomicPartition atomicPartition;
+    double cubeEdge, sphereShellFraction, significanceThreshold;
+    BasisFunctionStorage basisFunctionStorage;
+    double scfConvergence;
+    int maxSCFIterations, diisSubspaceSize;
 };
 
 } // namespace OpenMMDFT

@@ -3,6 +3,7 @@
 
 #include "openmmdft/QMMMForce.h"
 #include "openmm/KernelImpl.h"
+#include "openmm/OpenMMException.h"
 #include "openmm/Platform.h"
 #include "openmm/System.h"
 #include <string>
@@ -26,6 +27,14 @@ public:
     virtual double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy) = 0;
     /** Copy charges and the 1-4 scale from the Force (the bond graph is unchanged). */
     virtual void copyParametersToContext(OpenMM::ContextImpl& context, const QMMMForce& force) = 0;
+    /** Whether this platform's kernel computes a QM region (QMMMForceImpl refuses QM atoms otherwise). */
+    virtual bool supportsQMRegion() const {
+        return false;
+    }
+    /** The last QM computation's results. */
+    virtual QMResults getQMResults() const {
+        throw OpenMM::OpenMMException("QMMMForce: this platform does not compute a QM region");
+    }
 };
 
 } // namespace OpenMMDFT

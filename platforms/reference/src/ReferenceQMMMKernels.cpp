@@ -13,10 +13,16 @@ static ReferencePlatform::PlatformData& platformData(ContextImpl& context) {
     return *reinterpret_cast<ReferencePlatform::PlatformData*>(context.getPlatformData());
 }
 
-static vector<double> chargesOf(const QMMMForce& force) {
+/** The charges the MM pair kernel uses: a QM atom's MM charge takes part in no interaction. */
+static vector<double> mmChargesOf(const QMMMForce& force) {
     vector<double> charges(force.getNumParticles());
     for (int i = 0; i < force.getNumParticles(); i++)
         force.getParticleParameters(i, charges[i]);
+    for (int i = 0; i < force.getNumQMAtoms(); i++) {
+        int particle, z;
+        force.getQMAtomParameters(i, particle, z);
+        charges[particle] = 0.0;
+    }
     return charges;
 }
 
@@ -26,9 +32,11 @@ void ReferenceCalcQMMMForceKernel::initialize(const System& system, const QMMMFo
         force.getBondParameters(i, bonds[i].first, bonds[i].second);
     EllpackAdjacency adjacency(force.getNumParticles(), bonds);
     coulomb.reset(new ReferenceBondScaledCoulomb(force.getNumParticles(), classifyBondPaths(adjacency)));
-    coulomb->setCharges(chargesOf(force));
+    coulomb->setCharges(mmChargesOf(force));
     coulomb->setScale14(force.getCoulomb14Scale());
     coulomb->setMethod(force.getNonbondedMethod(), force.getCutoffDistance(), force.getReactionFieldDielectric());
+    if (force.getNumQMAtoms() > 0)
+        qmRegion.reset(new ReferenceQMRegion(force));
 }
 
 double ReferenceCalcQMMMForceKernel::execute(ContextImpl& context, bool includeForces, bool includeEnergy) {
@@ -40,10 +48,27 @@ double ReferenceCalcQMMMForceKernel::execute(ContextImpl& context, bool includeF
             msg << "QMMMForce: the position of particle " << i << " is NaN or infinite";
             throw OpenMMException(msg.str());
         }
-    return coulomb->compute(positions, data.periodicBoxVectors, *data.forces, data.threads);
+    double energy = coulomb->compute(positions, data.periodicBoxVectors, *data.forces, data.threads);
+    if (qmRegion) {
+        if (includeForces)
+            throw OpenMMException("QMMMForce: forces of the QM region are not implemented yet (only its energy is); "
+                                  "ask the Context for the energy alone, e.g. getState(getEnergy=True)");
+        energy += qmRegion->computeEnergy(positions, data.periodicBoxVectors);
+    }
+    return energy;
+}
+
+QMResults ReferenceCalcQMMMForceKernel::getQMResults() const {
+    if (!qmRegion)
+        throw OpenMMException("QMMMForce.getQMResults: the Force has no QM atoms");
+    if (!qmRegion->hasResults())
+        throw OpenMMException("QMMMForce.getQMResults: no QM computation has been done in this Context yet");
+    return qmRegion->getResults();
 }
 
 void ReferenceCalcQMMMForceKernel::copyParametersToContext(ContextImpl& context, const QMMMForce& force) {
-    coulomb->setCharges(chargesOf(force));
+    coulomb->setCharges(mmChargesOf(force));
     coulomb->setScale14(force.getCoulomb14Scale());
+    if (qmRegion)
+        qmRegion->setParameters(force);
 }

@@ -3,6 +3,7 @@
 
 #include "openmmdft/QMMMKernels.h"
 #include "ReferenceBondScaledCoulomb.h"
+#include "ReferenceQMRegion.h"
 #include <memory>
 
 namespace OpenMMDFT {
@@ -18,8 +19,13 @@ public:
     void initialize(const OpenMM::System& system, const QMMMForce& force);
     double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
     void copyParametersToContext(OpenMM::ContextImpl& context, const QMMMForce& force);
+    bool supportsQMRegion() const {
+        return true;
+    }
+    QMResults getQMResults() const;
 private:
     std::unique_ptr<ReferenceBondScaledCoulomb> coulomb;
+    std::unique_ptr<ReferenceQMRegion> qmRegion;  // absent when the Force has no QM atoms
 };
 
 } // namespace OpenMMDFT

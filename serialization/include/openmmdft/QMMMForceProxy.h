@@ -8,7 +8,8 @@ namespace OpenMMDFT {
 
 /**
  * XML serialization of QMMMForce. Version 1 holds the charges, the bond graph,
- * the nonbonded settings, the force group and the name.
+ * the nonbonded settings, the force group and the name; version 2 adds the QM
+ * region (atoms, charge) and every QM setting. Both versions are read.
  */
 class OPENMM_EXPORT_DFT QMMMForceProxy : public OpenMM::SerializationProxy {
 public:

@@ -29,6 +29,7 @@ public:
     std::vector<std::string> getKernelNames();
     std::vector<std::pair<int, int> > getBondedParticles() const;
     void updateParametersInContext(OpenMM::ContextImpl& context);
+    QMResults getQMResults() const;
     /**
      * Check a Force against a System and the Context's periodic box; throws
      * OpenMMException naming the problem. Shared by initialization and tests.
@@ -38,6 +39,7 @@ private:
     const QMMMForce& owner;
     OpenMM::Kernel kernel;
     std::vector<std::pair<int, int> > initialBonds;
+    std::vector<std::pair<int, int> > initialQMAtoms;
 };
 
 } // namespace OpenMMDFT

@@ -1,0 +1,47 @@
+#ifndef OPENMMDFT_LEASTSQUARESKERNELS_H_
+#define OPENMMDFT_LEASTSQUARESKERNELS_H_
+
+#include "openmmdft/LeastSquares.h"
+#include "openmm/KernelImpl.h"
+#include "openmm/Platform.h"
+#include <string>
+
+namespace OpenMMDFT {
+
+/**
+ * A least-squares problem as the kernels see it: already validated by LeastSquaresSolver
+ * (sizes, m + p >= n, finite values, option ranges). All matrices are row-major, as
+ * documented in LeastSquares.h; C and d are null when p == 0.
+ */
+struct LeastSquaresProblem {
+    int m = 0, n = 0, nrhs = 0, p = 0;
+    const double* A = nullptr;
+    const double* b = nullptr;
+    const double* C = nullptr;
+    const double* d = nullptr;
+};
+
+/**
+ * The platform kernel that solves dense least-squares problems (issue 4). Each platform
+ * provides one; LeastSquaresSolver drives it. The kernel fills x, lagrangeMultipliers (when
+ * p > 0), iterations, relativeNormalResidual, rank, rankDeficient, conditionEstimate and
+ * precision of the result; the solver fills the rest (residual norms, sizes, names).
+ * Numerical failures (rank deficiency, non-convergence, ...) are reported by throwing
+ * OpenMM::OpenMMException with a message that names the problem.
+ */
+class SolveLeastSquaresKernel : public OpenMM::KernelImpl {
+public:
+    static std::string Name() {
+        return "SolveLeastSquares";
+    }
+    SolveLeastSquaresKernel(std::string name, const OpenMM::Platform& platform) : OpenMM::KernelImpl(name, platform) {
+    }
+    /** Called once after the kernel is created. */
+    virtual void initialize() = 0;
+    /** Solve one problem. */
+    virtual void solve(const LeastSquaresProblem& problem, const LeastSquaresOptions& options, LeastSquaresResult& result) = 0;
+};
+
+} // namespace OpenMMDFT
+
+#endif
