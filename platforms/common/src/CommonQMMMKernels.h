@@ -1,0 +1,57 @@
+#ifndef OPENMMDFT_COMMONQMMMKERNELS_H_
+#define OPENMMDFT_COMMONQMMMKERNELS_H_
+
+#include "openmmdft/QMMMKernels.h"
+#include "openmmdft/internal/BondGraph.h"
+#include "openmm/common/ComputeArray.h"
+#include "openmm/common/ComputeContext.h"
+#include "openmm/common/ComputeKernel.h"
+#include <utility>
+#include <vector>
+
+namespace OpenMMDFT {
+
+/**
+ * QMMMForce on the GPU platforms (OpenCL and CUDA), written once against OpenMM's
+ * Compute API.  When the Context is created, the bond graph is uploaded as an
+ * ELLPACK adjacency matrix and classified on the device (A^2, A^3, see
+ * classifyBondPathsOnDevice()).  Then:
+ *  - the Coulomb / reaction-field pair term is added to OpenMM's NonbondedUtilities,
+ *    whose tiles carry exclusion bit masks for the excluded and the 1-4 pairs (so the
+ *    pair kernel pays nothing per excluded pair), exactly as NonbondedForce does;
+ *  - the scaled 1-4 pairs are a sparse list evaluated by BondedUtilities, like
+ *    NonbondedForce exceptions.
+ * Both run inside the platform's own force computation, so execute() adds nothing
+ * itself (it only checks for non-finite positions when the energy is requested).
+ */
+class CommonCalcQMMMForceKernel : public CalcQMMMForceKernel {
+public:
+    CommonCalcQMMMForceKernel(std::string name, const OpenMM::Platform& platform, OpenMM::ComputeContext& cc, const OpenMM::System& system);
+    ~CommonCalcQMMMForceKernel();
+    void initialize(const OpenMM::System& system, const QMMMForce& force);
+    double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
+    void copyParametersToContext(OpenMM::ContextImpl& context, const QMMMForce& force);
+private:
+    class ForceInfo;
+    void uploadParameters(const QMMMForce& force);
+    OpenMM::ComputeContext& cc;
+    ForceInfo* info;
+    int numParticles;
+    std::vector<std::pair<int, int> > pairs14;
+    OpenMM::ComputeArray charges, pairPrefactors, nonfiniteFlag;
+    OpenMM::ComputeKernel checkPositionsKernel;
+};
+
+/**
+ * Classify the bond paths on the device of a ComputeContext: uploads the ELLPACK
+ * adjacency matrix (column-major, N x K, K = largest degree), computes the sparse
+ * boolean products A^2 = A*A and A^3 = A^2*A with one thread per row, classifies
+ * every partner of every particle (1-2 or 1-3: excluded; exactly 3 bonds: scaled
+ * 1-4) and downloads the result.  It returns exactly what classifyBondPaths()
+ * returns on the CPU: pairs (i, j), i < j, sorted.
+ */
+BondPathClasses classifyBondPathsOnDevice(OpenMM::ComputeContext& cc, const EllpackAdjacency& adjacency);
+
+} // namespace OpenMMDFT
+
+#endif

@@ -1,0 +1,28 @@
+#ifndef OPENMMDFT_OPENCLQMMMKERNELFACTORY_H_
+#define OPENMMDFT_OPENCLQMMMKERNELFACTORY_H_
+
+#include "openmmdft/internal/BondGraph.h"
+#include "openmm/Context.h"
+#include "openmm/KernelFactory.h"
+
+namespace OpenMMDFT {
+
+/** Creates the plugin's kernels for OpenMM's OpenCL platform (the common Compute API kernels). */
+class OpenCLQMMMKernelFactory : public OpenMM::KernelFactory {
+public:
+    OpenMM::KernelImpl* createKernelImpl(std::string name, const OpenMM::Platform& platform, OpenMM::ContextImpl& context) const;
+};
+
+} // namespace OpenMMDFT
+
+/** Register the kernel factories with the OpenCL platform (for programs that link this library; tests). */
+extern "C" void registerQMMMOpenCLKernelFactories();
+
+/**
+ * Run the device classification of the bond graph (classifyBondPathsOnDevice) on the
+ * OpenCL device of an existing Context; for tests that compare it with classifyBondPaths().
+ */
+extern "C" void openmmdftClassifyBondPathsOpenCL(OpenMM::Context& context, const OpenMMDFT::EllpackAdjacency& adjacency,
+                                                 OpenMMDFT::BondPathClasses& classes);
+
+#endif
