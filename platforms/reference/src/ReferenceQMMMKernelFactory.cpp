@@ -1,5 +1,6 @@
 #include "ReferenceQMMMKernelFactory.h"
 #include "ReferenceQMMMKernels.h"
+#include "ReferenceLeastSquaresKernel.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/internal/windowsExport.h"
 #include "openmm/reference/ReferencePlatform.h"
@@ -19,6 +20,7 @@ static void registerReferenceFactories() {
         if (dynamic_cast<ReferencePlatform*>(&platform) != NULL) {
             ReferenceQMMMKernelFactory* factory = new ReferenceQMMMKernelFactory();
             platform.registerKernelFactory(CalcQMMMForceKernel::Name(), factory);
+            platform.registerKernelFactory(SolveLeastSquaresKernel::Name(), factory);
         }
     }
 }
@@ -34,5 +36,7 @@ extern "C" OPENMM_EXPORT void registerQMMMReferenceKernelFactories() {
 KernelImpl* ReferenceQMMMKernelFactory::createKernelImpl(std::string name, const Platform& platform, ContextImpl& context) const {
     if (name == CalcQMMMForceKernel::Name())
         return new ReferenceCalcQMMMForceKernel(name, platform);
+    if (name == SolveLeastSquaresKernel::Name())
+        return new ReferenceSolveLeastSquaresKernel(name, platform);
     throw OpenMMException((std::string("openmm-dft: tried to create kernel with illegal kernel name '") + name + "'").c_str());
 }

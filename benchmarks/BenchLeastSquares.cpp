@@ -1,0 +1,326 @@
+/*
+ * Least-squares benchmark (issue 4): each method of openmm-dft's SolveLeastSquares kernel
+ * against LAPACK on the same machine, in the same run, on the same data.
+ *
+ *   BenchLeastSquares [--sizes 1000,2000,3000,4000,5000] [--rows-per-column 2] [--repeat 1]
+ *                     [--platforms Reference,OpenCL] [--markdown out.md]
+ *
+ * Problem for each N: A is m x N with m = 2N (default) and independent standard normal entries,
+ * b = A x_true with x_true standard normal (a consistent system, so the optimal residual is 0 and
+ * ||A x - b|| measures the error of the method, as in Table 1 of the seed paper).
+ * Baselines (OpenBLAS/LAPACK, column-major data prepared outside the timing):
+ *   dgels                       for QR
+ *   dsyrk + dgemm + dposv       for Cholesky (normal equations)
+ *   dsyrk + dgemm + dgesv       for Gauss (normal equations)
+ * Our timings include the whole public entry point (validation, layout conversion from row-major,
+ * residual norms recomputed in double on the host). Gauss-Seidel has no LAPACK counterpart; it is
+ * shown against dposv.
+ */
+#include "openmmdft/LeastSquares.h"
+#include "openmm/OpenMMException.h"
+#include "openmm/Platform.h"
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern "C" void registerQMMMReferenceKernelFactories();
+#ifdef OPENMMDFT_BENCH_OPENCL
+#include "OpenCLQMMMKernelFactory.h"
+#endif
+extern "C" {
+void dgels_(const char* trans, const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b, const int* ldb,
+            double* work, const int* lwork, int* info, size_t);
+void dposv_(const char* uplo, const int* n, const int* nrhs, double* a, const int* lda, double* b, const int* ldb, int* info, size_t);
+void dgesv_(const int* n, const int* nrhs, double* a, const int* lda, int* ipiv, double* b, const int* ldb, int* info);
+void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k, const double* alpha, const double* a, const int* lda,
+            const double* beta, double* c, const int* ldc, size_t, size_t);
+void dgemv_(const char* trans, const int* m, const int* n, const double* alpha, const double* a, const int* lda, const double* x,
+            const int* incx, const double* beta, double* y, const int* incy, size_t);
+}
+
+using namespace OpenMM;
+using namespace OpenMMDFT;
+using namespace std;
+
+static double now() {
+    return chrono::duration<double>(chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+static vector<string> split(const string& s) {
+    vector<string> out;
+    stringstream ss(s);
+    string item;
+    while (getline(ss, item, ','))
+        if (!item.empty())
+            out.push_back(item);
+    return out;
+}
+
+struct Row {
+    int n;
+    string method, platform, precision;
+    double residual, relResidual, relError, seconds, lapackSeconds;
+    string lapackName, note;
+};
+
+/* ||A x - b|| and ||x - xTrue||/||xTrue|| for a column-major solution. */
+static void measure(int m, int n, const vector<double>& Arm, const vector<double>& b, const vector<double>& x, const vector<double>& xTrue,
+                    double& res, double& relErr) {
+    double r2 = 0;
+    for (int i = 0; i < m; i++) {
+        double r = -b[i];
+        const double* row = &Arm[(size_t) i * n];
+        for (int j = 0; j < n; j++)
+            r += row[j] * x[j];
+        r2 += r * r;
+    }
+    res = sqrt(r2);
+    double e = 0, t = 0;
+    for (int j = 0; j < n; j++) {
+        e += (x[j] - xTrue[j]) * (x[j] - xTrue[j]);
+        t += xTrue[j] * xTrue[j];
+    }
+    relErr = sqrt(e / t);
+}
+
+int main(int argc, char** argv) {
+    vector<int> sizes{1000, 2000, 3000, 4000, 5000};
+    double rowsPerColumn = 2.0;
+    int repeat = 1;
+    vector<string> platformNames{"Reference"};
+    string markdown;
+    for (int i = 1; i < argc; i++) {
+        string a = argv[i];
+        auto next = [&]() -> string {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "missing value after %s\n", a.c_str());
+                exit(2);
+            }
+            return argv[++i];
+        };
+        if (a == "--sizes") {
+            sizes.clear();
+            for (const string& s : split(next()))
+                sizes.push_back(stoi(s));
+        }
+        else if (a == "--rows-per-column")
+            rowsPerColumn = stod(next());
+        else if (a == "--repeat")
+            repeat = max(1, stoi(next()));
+        else if (a == "--platforms")
+            platformNames = split(next());
+        else if (a == "--markdown")
+            markdown = next();
+        else {
+            fprintf(stderr, "unknown argument %s\n", a.c_str());
+            return 2;
+        }
+    }
+    // OpenMM's own platform plugins, by file, so that no installed copy of openmm-dft is picked up; this build's
+    // OpenCL/CUDA kernels are linked in when built (see benchmarks/CMakeLists.txt).
+    for (const char* lib : {"libOpenMMCPU.so", "libOpenMMOpenCL.so"}) {
+        try {
+            Platform::loadPluginLibrary(string(OPENMM_PLUGIN_DIR) + "/" + lib);
+        }
+        catch (const exception&) {
+        }
+    }
+    registerQMMMReferenceKernelFactories(); // after the CPU platform exists, so that it gets the kernels too
+#ifdef OPENMMDFT_BENCH_OPENCL
+    registerQMMMOpenCLKernelFactories();
+#endif
+
+    struct Config {
+        string platform, precision;
+        map<string, string> props;
+    };
+    vector<Config> configs;
+    for (const string& name : platformNames) {
+        if (name == "Reference" || name == "CPU")
+            configs.push_back({name, "double", {}});
+        else
+            for (string prec : {"double", "mixed", "single"})
+                configs.push_back({name, prec, {{"Precision", prec}}});
+    }
+    vector<Row> rows;
+    for (int n : sizes) {
+        int m = (int) llround(rowsPerColumn * n);
+        mt19937_64 rng(12345 + n);
+        normal_distribution<double> g;
+        vector<double> Arm((size_t) m * n), xTrue(n), b(m, 0.0);
+        for (double& v : Arm)
+            v = g(rng);
+        for (double& v : xTrue)
+            v = g(rng);
+        for (int i = 0; i < m; i++) {
+            double s = 0;
+            for (int j = 0; j < n; j++)
+                s += Arm[(size_t) i * n + j] * xTrue[j];
+            b[i] = s;
+        }
+        vector<double> Acm((size_t) m * n);
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++)
+                Acm[i + (size_t) j * m] = Arm[(size_t) i * n + j];
+        printf("N = %d (A is %d x %d)\n", n, m, n);
+        fflush(stdout);
+
+        // ---- LAPACK baselines, one run each.
+        auto runLapack = [&](const string& name, vector<double>& x) -> double {
+            int info, one = 1;
+            if (name == "dgels") {
+                vector<double> a(Acm), bb(b);
+                int lwork = -1;
+                double q;
+                dgels_("N", &m, &n, &one, a.data(), &m, bb.data(), &m, &q, &lwork, &info, 1);
+                vector<double> work((size_t) q + 1);
+                lwork = (int) work.size();
+                double t0 = now();
+                dgels_("N", &m, &n, &one, a.data(), &m, bb.data(), &m, work.data(), &lwork, &info, 1);
+                double t = now() - t0;
+                x.assign(bb.begin(), bb.begin() + n);
+                return t;
+            }
+            vector<double> G((size_t) n * n), h(n);
+            double dOne = 1.0, zero = 0.0;
+            double t0 = now();
+            dsyrk_("U", "T", &n, &m, &dOne, Acm.data(), &m, &zero, G.data(), &n, 1, 1);
+            dgemv_("T", &m, &n, &dOne, Acm.data(), &m, b.data(), &one, &zero, h.data(), &one, 1);
+            if (name == "dposv")
+                dposv_("U", &n, &one, G.data(), &n, h.data(), &n, &info, 1);
+            else {
+                for (int j = 0; j < n; j++)
+                    for (int i = j + 1; i < n; i++)
+                        G[i + (size_t) j * n] = G[j + (size_t) i * n];
+                vector<int> ipiv(n);
+                dgesv_(&n, &one, G.data(), &n, ipiv.data(), h.data(), &n, &info);
+            }
+            double t = now() - t0;
+            x = h;
+            return t;
+        };
+        struct MethodSpec {
+            string label;
+            LeastSquaresMethod method;
+            double tolerance;
+            string baseline;
+        };
+        vector<MethodSpec> methods{{"QR", LeastSquaresMethod::QR, 0, "dgels"},
+                                   {"Cholesky", LeastSquaresMethod::Cholesky, 0, "dposv"},
+                                   {"Gauss", LeastSquaresMethod::Gauss, 0, "dgesv"},
+                                   {"GaussSeidel(1e-3)", LeastSquaresMethod::GaussSeidel, 1e-3, "dposv"},
+                                   {"GaussSeidel(1e-10)", LeastSquaresMethod::GaussSeidel, 1e-10, "dposv"}};
+        vector<unique_ptr<LeastSquaresSolver>> solvers(configs.size());
+        for (size_t c = 0; c < configs.size(); c++) {
+            try {
+                solvers[c].reset(new LeastSquaresSolver(Platform::getPlatformByName(configs[c].platform), configs[c].props));
+            }
+            catch (const exception& e) {
+                printf("  %s (%s): not available: %s\n", configs[c].platform.c_str(), configs[c].precision.c_str(), e.what());
+            }
+        }
+        // Rounds alternate baselines and our solves, so that load from elsewhere on the machine hits both alike;
+        // each time reported is the best over the rounds.
+        map<string, double> lapackTime;
+        map<string, vector<double>> lapackX;
+        vector<vector<double>> best(configs.size(), vector<double>(methods.size(), 1e300));
+        vector<vector<LeastSquaresResult>> results(configs.size(), vector<LeastSquaresResult>(methods.size()));
+        vector<vector<string>> errors(configs.size(), vector<string>(methods.size()));
+        for (int round = 0; round < repeat; round++) {
+            for (string name : {"dgels", "dposv", "dgesv"}) {
+                vector<double> x;
+                double t = runLapack(name, x);
+                if (round == 0 || t < lapackTime[name])
+                    lapackTime[name] = t;
+                lapackX[name] = x;
+            }
+            for (size_t c = 0; c < configs.size(); c++) {
+                if (!solvers[c])
+                    continue;
+                for (size_t k = 0; k < methods.size(); k++) {
+                    if (!errors[c][k].empty())
+                        continue;
+                    if (configs[c].precision == "single" && methods[k].tolerance > 0 && methods[k].tolerance < 1e-6) {
+                        errors[c][k] = "skipped: tolerance below single precision";
+                        continue;
+                    }
+                    LeastSquaresOptions o;
+                    o.method = methods[k].method;
+                    if (methods[k].tolerance > 0)
+                        o.tolerance = methods[k].tolerance;
+                    o.maxIterations = 100000;
+                    try {
+                        double t0 = now();
+                        results[c][k] = solvers[c]->solve(m, n, 1, Arm, b, o);
+                        best[c][k] = min(best[c][k], now() - t0);
+                    }
+                    catch (const OpenMMException& e) {
+                        errors[c][k] = string("error: ") + e.what();
+                    }
+                }
+            }
+        }
+        double bnorm = sqrt(inner_product(b.begin(), b.end(), b.begin(), 0.0));
+        for (auto& kv : lapackX) {
+            Row row{n, "LAPACK " + kv.first, "OpenBLAS", "double", 0, 0, 0, lapackTime[kv.first], lapackTime[kv.first], kv.first, ""};
+            measure(m, n, Arm, b, kv.second, xTrue, row.residual, row.relError);
+            row.relResidual = row.residual / bnorm;
+            rows.push_back(row);
+            printf("  %-22s %-10s %-7s time %8.3f s  ||Ax-b|| %.3e  rel.err(x) %.2e\n", row.method.c_str(), "", "double", row.seconds,
+                   row.residual, row.relError);
+        }
+        for (size_t c = 0; c < configs.size(); c++) {
+            if (!solvers[c])
+                continue;
+            for (size_t k = 0; k < methods.size(); k++) {
+                const MethodSpec& ms = methods[k];
+                Row row{n, ms.label, configs[c].platform, configs[c].precision, 0, 0, 0, best[c][k], lapackTime[ms.baseline], ms.baseline, ""};
+                if (!errors[c][k].empty()) {
+                    row.seconds = -1;
+                    row.note = errors[c][k];
+                    printf("  %-22s %-10s %-7s %s\n", row.method.c_str(), row.platform.c_str(), row.precision.c_str(), row.note.c_str());
+                }
+                else {
+                    measure(m, n, Arm, b, results[c][k].x, xTrue, row.residual, row.relError);
+                    row.relResidual = row.residual / bnorm;
+                    if (ms.method == LeastSquaresMethod::GaussSeidel)
+                        row.note = to_string(results[c][k].iterations) + " sweeps";
+                    printf("  %-22s %-10s %-7s time %8.3f s  ||Ax-b|| %.3e  rel.err(x) %.2e  ratio to %s %.2f %s\n", row.method.c_str(),
+                           row.platform.c_str(), row.precision.c_str(), row.seconds, row.residual, row.relError, row.lapackName.c_str(),
+                           row.seconds / row.lapackSeconds, row.note.c_str());
+                }
+                rows.push_back(row);
+            }
+        }
+        fflush(stdout);
+    }
+    if (!markdown.empty()) {
+        ofstream out(markdown);
+        out << "| N (A is " << rowsPerColumn << "N x N) | method | platform | precision | ‖Ax−b‖ | ‖Ax−b‖/‖b‖ | ‖x−x_true‖/‖x_true‖ | time (s) | LAPACK baseline | baseline time (s) | ratio | note |\n";
+        out << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+        char buf[1024];
+        for (const Row& r : rows) {
+            if (r.seconds < 0) {
+                snprintf(buf, sizeof(buf), "| %d | %s | %s | %s | – | – | – | – | %s | %.3f | – | %s |\n", r.n, r.method.c_str(), r.platform.c_str(),
+                         r.precision.c_str(), r.lapackName.c_str(), r.lapackSeconds, r.note.c_str());
+            }
+            else
+                snprintf(buf, sizeof(buf), "| %d | %s | %s | %s | %.2e | %.2e | %.2e | %.3f | %s | %.3f | %.2f | %s |\n", r.n, r.method.c_str(),
+                         r.platform.c_str(), r.precision.c_str(), r.residual, r.relResidual, r.relError, r.seconds, r.lapackName.c_str(),
+                         r.lapackSeconds, r.seconds / r.lapackSeconds, r.note.c_str());
+            out << buf;
+        }
+        printf("wrote %s\n", markdown.c_str());
+    }
+    return 0;
+}

@@ -1,0 +1,510 @@
+/*
+ * Least squares (issue 4) on the Reference and CPU platforms.
+ *
+ * Test problems are built from an SVD with chosen singular values, A = U diag(s) V^T with
+ * s log-spaced from 1 to 1/cond, so cond_2(A) = cond exactly (up to rounding of A). The
+ * independent reference solution is LAPACK dgelsd (SVD-based), computed here in the test.
+ *
+ * Tolerances (eps = 2.2e-16; errors are relative 2-norm errors of x against dgelsd):
+ *   QR                 <= 20 * cond * eps * sqrt(n) * (1 + cond * rho),   rho = ||r_opt|| / (||A|| ||x||)
+ *   Gauss, Cholesky    <= 20 * cond^2 * eps * sqrt(n)  (normal equations square the condition number),
+ *                      tested for cond <= 1e6; for cond = 1e8, A^T A is singular in double and both must
+ *                      raise an OpenMMException that names the problem.
+ *   GaussSeidel        relative normal-equation residual <= tolerance, so ||x - x*|| / ||x*|| <= cond^2 * tolerance.
+ */
+#include "openmmdft/LeastSquares.h"
+#include "openmm/OpenMMException.h"
+#include "openmm/Platform.h"
+#include <gtest/gtest.h>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+extern "C" void registerQMMMReferenceKernelFactories();
+
+extern "C" {
+void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work, const int* lwork, int* info);
+void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau, double* work, const int* lwork,
+             int* info);
+void dgelsd_(const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b, const int* ldb, double* s,
+             const double* rcond, int* rank, double* work, const int* lwork, int* iwork, int* info);
+void dgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const double* alpha, const double* a,
+            const int* lda, const double* b, const int* ldb, const double* beta, double* c, const int* ldc, size_t, size_t);
+}
+
+using namespace OpenMM;
+using namespace OpenMMDFT;
+using namespace std;
+
+namespace {
+
+const double EPS = numeric_limits<double>::epsilon();
+
+Platform& platform(const string& name) {
+    static bool registered = false;
+    if (!registered) {
+        try {
+            Platform::loadPluginLibrary(string(OPENMM_PLUGIN_DIR) + "/libOpenMMCPU.so");
+        }
+        catch (const OpenMMException&) {
+        }
+        registerQMMMReferenceKernelFactories();
+        registered = true;
+    }
+    return Platform::getPlatformByName(name);
+}
+
+/* Column-major m x n matrix with orthonormal columns. */
+vector<double> orthonormal(int m, int n, mt19937_64& rng) {
+    normal_distribution<double> g;
+    vector<double> a((size_t) m * n), tau(n);
+    for (double& v : a)
+        v = g(rng);
+    int info, lwork = -1;
+    double q;
+    dgeqrf_(&m, &n, a.data(), &m, tau.data(), &q, &lwork, &info);
+    vector<double> work((size_t) q + 1);
+    lwork = (int) work.size();
+    dgeqrf_(&m, &n, a.data(), &m, tau.data(), work.data(), &lwork, &info);
+    lwork = -1;
+    dorgqr_(&m, &n, &n, a.data(), &m, tau.data(), &q, &lwork, &info);
+    work.resize((size_t) q + 1);
+    lwork = (int) work.size();
+    dorgqr_(&m, &n, &n, a.data(), &m, tau.data(), work.data(), &lwork, &info);
+    return a;
+}
+
+struct Problem {
+    int m, n, nrhs;
+    vector<double> A, b;   // row-major
+    vector<double> xTrue;  // row-major n x nrhs
+    double rho = 0;        // ||r_opt|| / (||A|| ||x||), largest over right-hand sides
+};
+
+double norm(const vector<double>& v) {
+    double s = 0;
+    for (double x : v)
+        s += x * x;
+    return sqrt(s);
+}
+
+/* A = U diag(s) V^T with cond(A) = cond; b = A xTrue + r, r orthogonal to range(A) with ||r|| = residual * ||A xTrue||. */
+Problem makeProblem(int m, int n, int nrhs, double cond, double residual, unsigned seed) {
+    mt19937_64 rng(seed);
+    normal_distribution<double> g;
+    Problem p;
+    p.m = m;
+    p.n = n;
+    p.nrhs = nrhs;
+    vector<double> U = orthonormal(m, n + 1, rng); // last column: a direction orthogonal to range(A)
+    vector<double> V = orthonormal(n, n, rng);
+    vector<double> s(n);
+    for (int i = 0; i < n; i++)
+        s[i] = (n == 1 ? 1.0 : pow(cond, -(double) i / (n - 1)));
+    // US = U(:, :n) diag(s); A^T (column-major n x m) = V * US^T is A in row-major order.
+    vector<double> US((size_t) m * n);
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++)
+            US[i + (size_t) j * m] = U[i + (size_t) j * m] * s[j];
+    p.A.assign((size_t) m * n, 0.0);
+    double one = 1.0, zero = 0.0;
+    dgemm_("N", "T", &n, &m, &n, &one, V.data(), &n, US.data(), &m, &zero, p.A.data(), &n, 1, 1);
+    p.xTrue.resize((size_t) n * nrhs);
+    for (double& v : p.xTrue)
+        v = g(rng);
+    p.b.assign((size_t) m * nrhs, 0.0);
+    for (int k = 0; k < nrhs; k++) {
+        vector<double> ax(m, 0.0);
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++)
+                ax[i] += p.A[(size_t) i * n + j] * p.xTrue[(size_t) j * nrhs + k];
+        double axn = norm(ax);
+        vector<double> xk(n);
+        for (int j = 0; j < n; j++)
+            xk[j] = p.xTrue[(size_t) j * nrhs + k];
+        for (int i = 0; i < m; i++)
+            p.b[(size_t) i * nrhs + k] = ax[i] + residual * axn * U[i + (size_t) n * m] * (k + 1.0) / nrhs;
+        p.rho = max(p.rho, residual * axn * (k + 1.0) / nrhs / (1.0 * norm(xk)));
+    }
+    return p;
+}
+
+/* Minimum-norm least-squares solution by LAPACK dgelsd (row-major in and out). */
+vector<double> dgelsd(int m, int n, int nrhs, const vector<double>& A, const vector<double>& b, int* rankOut = nullptr) {
+    vector<double> a((size_t) m * n), bb((size_t) max(m, n) * nrhs, 0.0), s(min(m, n));
+    int ldb = max(m, n);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++)
+            a[i + (size_t) j * m] = A[(size_t) i * n + j];
+    for (int i = 0; i < m; i++)
+        for (int k = 0; k < nrhs; k++)
+            bb[i + (size_t) k * ldb] = b[(size_t) i * nrhs + k];
+    double rcond = -1, q;
+    int rank, info, lwork = -1, iq;
+    dgelsd_(&m, &n, &nrhs, a.data(), &m, bb.data(), &ldb, s.data(), &rcond, &rank, &q, &lwork, &iq, &info);
+    vector<double> work((size_t) q + 1);
+    vector<int> iwork(max(1, iq));
+    lwork = (int) work.size();
+    dgelsd_(&m, &n, &nrhs, a.data(), &m, bb.data(), &ldb, s.data(), &rcond, &rank, work.data(), &lwork, iwork.data(), &info);
+    EXPECT_EQ(0, info);
+    if (rankOut)
+        *rankOut = rank;
+    vector<double> x((size_t) n * nrhs);
+    for (int j = 0; j < n; j++)
+        for (int k = 0; k < nrhs; k++)
+            x[(size_t) j * nrhs + k] = bb[j + (size_t) k * ldb];
+    return x;
+}
+
+double relativeError(const vector<double>& x, const vector<double>& ref) {
+    double d = 0, r = 0;
+    for (size_t i = 0; i < x.size(); i++) {
+        d += (x[i] - ref[i]) * (x[i] - ref[i]);
+        r += ref[i] * ref[i];
+    }
+    return sqrt(d / r);
+}
+
+LeastSquaresOptions withMethod(LeastSquaresMethod method) {
+    LeastSquaresOptions o;
+    o.method = method;
+    return o;
+}
+
+template <class F>
+string errorMessage(F f) {
+    try {
+        f();
+    }
+    catch (const OpenMMException& e) {
+        return e.what();
+    }
+    return "";
+}
+
+#define EXPECT_ERROR_CONTAINS(call, text)                                                     \
+    do {                                                                                      \
+        string msg_ = errorMessage([&]() { call; });                                          \
+        EXPECT_NE(string::npos, msg_.find(text)) << "expected an error containing '" << text \
+                                                 << "', got '" << msg_ << "'";               \
+    } while (0)
+
+struct AccuracyCase {
+    int m, n;
+    vector<double> conds;
+};
+
+} // namespace
+
+/* Every direct method against dgelsd, from 10x3 to 5000x1000, cond 1 ... 1e8. */
+class LeastSquaresAccuracy : public ::testing::TestWithParam<AccuracyCase> {};
+
+TEST_P(LeastSquaresAccuracy, DirectMethodsAgainstDgelsd) {
+    const AccuracyCase& c = GetParam();
+    LeastSquaresSolver solver(platform("Reference"));
+    int seed = 1;
+    for (double cond : c.conds) {
+        // Consistent (zero residual) problems isolate the cond (QR) and cond^2 (normal equations) behaviour;
+        // a small residual adds the cond^2 * rho term that every solver, dgelsd included, has.
+        for (double residual : {0.0, 1e-3}) {
+            Problem p = makeProblem(c.m, c.n, 1, cond, residual, seed++);
+            vector<double> ref = dgelsd(c.m, c.n, 1, p.A, p.b);
+            double sq = sqrt((double) c.n);
+            SCOPED_TRACE("m=" + to_string(c.m) + " n=" + to_string(c.n) + " cond=" + to_string(cond) + " residual=" + to_string(residual));
+            // QR: backward stable, error ~ cond*eps (+ cond^2 * eps * rho).
+            LeastSquaresResult qr = solver.solve(c.m, c.n, 1, p.A, p.b);
+            double tolQR = 20 * cond * EPS * sq * (1 + cond * p.rho);
+            EXPECT_LE(relativeError(qr.x, ref), tolQR);
+            EXPECT_LE(relativeError(qr.x, p.xTrue), tolQR + 20 * cond * EPS * sq * (1 + cond * p.rho));
+            EXPECT_EQ(c.n, qr.rank);
+            EXPECT_FALSE(qr.rankDeficient);
+            EXPECT_GT(qr.conditionEstimate, 0.1 * cond);
+            EXPECT_LT(qr.conditionEstimate, 10 * cond * sq);
+            printf("[ accuracy ] %5d x %4d cond %7.0e residual %4.0e: QR %.1e (tol %.1e)", c.m, c.n, cond, residual,
+                   relativeError(qr.x, ref), tolQR);
+            for (LeastSquaresMethod method : {LeastSquaresMethod::Gauss, LeastSquaresMethod::Cholesky}) {
+                SCOPED_TRACE(leastSquaresMethodName(method));
+                if (cond * cond * EPS < 1e-3) {
+                    LeastSquaresResult r = solver.solve(c.m, c.n, 1, p.A, p.b, withMethod(method));
+                    EXPECT_LE(relativeError(r.x, ref), 20 * cond * cond * EPS * sq);
+                    printf("  %s %.1e (tol %.1e)", leastSquaresMethodName(method).c_str(), relativeError(r.x, ref),
+                           20 * cond * cond * EPS * sq);
+                    // The residual norm is nearly insensitive: within cond^2*eps of the optimum's scale.
+                    EXPECT_LE(r.residualNorms[0], qr.residualNorms[0] + 20 * cond * cond * EPS * sq * norm(p.b));
+                }
+                else if (cond >= 1e8) {
+                    EXPECT_ERROR_CONTAINS(solver.solve(c.m, c.n, 1, p.A, p.b, withMethod(method)), "normal equations");
+                    printf("  %s: error raised", leastSquaresMethodName(method).c_str());
+                }
+            }
+            printf("\n");
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, LeastSquaresAccuracy,
+                         ::testing::Values(AccuracyCase{10, 3, {1, 1e2, 1e4, 1e6, 1e8}}, AccuracyCase{100, 20, {1, 1e2, 1e4, 1e6, 1e8}},
+                                           AccuracyCase{500, 100, {1, 1e4, 1e6, 1e8}}, AccuracyCase{2000, 300, {1, 1e4, 1e8}},
+                                           AccuracyCase{5000, 1000, {1, 1e6, 1e8}}),
+                         [](const ::testing::TestParamInfo<AccuracyCase>& info) {
+                             return to_string(info.param.m) + "x" + to_string(info.param.n);
+                         });
+
+TEST(LeastSquares, ResidualNormsAndMultipleRightHandSides) {
+    Problem p = makeProblem(300, 40, 3, 1e3, 1e-2, 7);
+    vector<double> ref = dgelsd(300, 40, 3, p.A, p.b);
+    for (LeastSquaresMethod method : {LeastSquaresMethod::QR, LeastSquaresMethod::Gauss, LeastSquaresMethod::Cholesky}) {
+        LeastSquaresResult r = solveLeastSquares(platform("Reference"), 300, 40, 3, p.A, p.b, withMethod(method));
+        ASSERT_EQ(40u * 3, r.x.size());
+        ASSERT_EQ(3u, r.residualNorms.size());
+        EXPECT_LE(relativeError(r.x, ref), 1e-8);
+        EXPECT_EQ("double", r.precision);
+        EXPECT_EQ("Reference", r.platformName);
+        for (int k = 0; k < 3; k++) {
+            // Each column alone gives the same answer.
+            vector<double> bk(300);
+            for (int i = 0; i < 300; i++)
+                bk[i] = p.b[i * 3 + k];
+            LeastSquaresResult single = solveLeastSquares(platform("Reference"), 300, 40, 1, p.A, bk, withMethod(method));
+            for (int j = 0; j < 40; j++)
+                EXPECT_NEAR(single.x[j], r.x[j * 3 + k], 1e-10 * (1 + fabs(single.x[j])));
+            // The optimal residual of column k is residual * ||A x_k|| * (k+1)/3 (r was built orthogonal to range(A)).
+            vector<double> ax(300, 0.0);
+            for (int i = 0; i < 300; i++)
+                for (int j = 0; j < 40; j++)
+                    ax[i] += p.A[i * 40 + j] * p.xTrue[j * 3 + k];
+            EXPECT_NEAR(1e-2 * norm(ax) * (k + 1) / 3.0, r.residualNorms[k], 1e-8 * norm(ax));
+        }
+    }
+}
+
+TEST(LeastSquares, CpuPlatform) {
+    Problem p = makeProblem(400, 50, 2, 1e2, 1e-3, 11);
+    vector<double> ref = dgelsd(400, 50, 2, p.A, p.b);
+    LeastSquaresSolver solver(platform("CPU"), {{"Threads", "2"}});
+    EXPECT_EQ("CPU", solver.getPlatformName());
+    for (LeastSquaresMethod method : {LeastSquaresMethod::QR, LeastSquaresMethod::Gauss, LeastSquaresMethod::Cholesky}) {
+        LeastSquaresResult r = solver.solve(400, 50, 2, p.A, p.b, withMethod(method));
+        EXPECT_LE(relativeError(r.x, ref), 1e-10);
+    }
+}
+
+/* Gauss-Seidel converges on well-conditioned problems to its tolerance, and reports its iterations. */
+TEST(LeastSquares, GaussSeidelConvergence) {
+    LeastSquaresSolver solver(platform("Reference"));
+    for (int n : {3, 50, 400}) {
+        int m = 4 * n;
+        double cond = 3.0;
+        Problem p = makeProblem(m, n, 2, cond, 1e-2, 100 + n);
+        vector<double> ref = dgelsd(m, n, 2, p.A, p.b);
+        int previousIterations = 0;
+        double previousError = 1e300;
+        for (double tol : {1e-3, 1e-6, 1e-9, 1e-12}) {
+            LeastSquaresOptions o = withMethod(LeastSquaresMethod::GaussSeidel);
+            o.tolerance = tol;
+            LeastSquaresResult r = solver.solve(m, n, 2, p.A, p.b, o);
+            double err = relativeError(r.x, ref);
+            SCOPED_TRACE("n=" + to_string(n) + " tol=" + to_string(tol));
+            EXPECT_GT(r.iterations, 0);
+            EXPECT_GE(r.iterations, previousIterations);
+            EXPECT_LE(r.relativeNormalResidual, tol);
+            EXPECT_LE(err, cond * cond * tol * 10);
+            EXPECT_LE(err, previousError * 1.0001);
+            previousIterations = r.iterations;
+            previousError = err;
+        }
+        // Over-relaxation converges too; a converged initial guess needs no sweep.
+        LeastSquaresOptions o = withMethod(LeastSquaresMethod::GaussSeidel);
+        o.tolerance = 1e-10;
+        o.relaxation = 1.3;
+        LeastSquaresResult sor = solver.solve(m, n, 2, p.A, p.b, o);
+        EXPECT_LE(relativeError(sor.x, ref), cond * cond * 1e-9);
+        o.relaxation = 1.0;
+        o.initialGuess = ref;
+        EXPECT_EQ(0, solver.solve(m, n, 2, p.A, p.b, o).iterations);
+    }
+}
+
+TEST(LeastSquares, GaussSeidelNonConvergence) {
+    Problem p = makeProblem(200, 50, 1, 1e4, 0.0, 5);
+    LeastSquaresOptions o = withMethod(LeastSquaresMethod::GaussSeidel);
+    o.maxIterations = 50;
+    o.tolerance = 1e-12;
+    EXPECT_ERROR_CONTAINS(solveLeastSquares(platform("Reference"), 200, 50, 1, p.A, p.b, o), "did not converge in 50 iterations");
+}
+
+/* Equality constraints: sum of x fixed (as for ESP charges), and a general p = 3 case. */
+TEST(LeastSquares, SumConstraintAgainstElimination) {
+    int m = 200, n = 12;
+    Problem p = makeProblem(m, n, 1, 1e3, 1e-2, 21);
+    double total = -1.5;
+    vector<double> C(n, 1.0), d{total};
+    // Independent solution: eliminate x_{n-1} = total - sum(others) and solve the reduced problem by dgelsd.
+    vector<double> Ar((size_t) m * (n - 1)), br(m);
+    for (int i = 0; i < m; i++) {
+        for (int j = 0; j < n - 1; j++)
+            Ar[(size_t) i * (n - 1) + j] = p.A[(size_t) i * n + j] - p.A[(size_t) i * n + n - 1];
+        br[i] = p.b[i] - p.A[(size_t) i * n + n - 1] * total;
+    }
+    vector<double> y = dgelsd(m, n - 1, 1, Ar, br);
+    vector<double> ref(y);
+    double s = 0;
+    for (double v : y)
+        s += v;
+    ref.push_back(total - s);
+    for (LeastSquaresMethod method :
+         {LeastSquaresMethod::QR, LeastSquaresMethod::Gauss, LeastSquaresMethod::Cholesky, LeastSquaresMethod::GaussSeidel}) {
+        SCOPED_TRACE(leastSquaresMethodName(method));
+        LeastSquaresOptions o = withMethod(method);
+        o.tolerance = 1e-14;
+        o.maxIterations = 200000;
+        LeastSquaresResult r;
+        if (method == LeastSquaresMethod::GaussSeidel) {
+            // Gauss-Seidel needs a well-conditioned problem.
+            Problem q = makeProblem(m, n, 1, 2.0, 1e-2, 22);
+            LeastSquaresResult qr = solveConstrainedLeastSquares(platform("Reference"), m, n, 1, q.A, q.b, 1, C, d);
+            o.tolerance = 1e-13;
+            r = solveConstrainedLeastSquares(platform("Reference"), m, n, 1, q.A, q.b, 1, C, d, o);
+            EXPECT_GT(r.iterations, 0);
+            EXPECT_LE(relativeError(r.x, qr.x), 1e-11);
+            EXPECT_NEAR(qr.lagrangeMultipliers[0], r.lagrangeMultipliers[0], 1e-9 * (1 + fabs(qr.lagrangeMultipliers[0])));
+            continue;
+        }
+        r = solveConstrainedLeastSquares(platform("Reference"), m, n, 1, p.A, p.b, 1, C, d, o);
+        double tol = (method == LeastSquaresMethod::QR ? 1e-11 : 1e-8);
+        EXPECT_LE(relativeError(r.x, ref), tol);
+        double sum = 0;
+        for (double v : r.x)
+            sum += v;
+        EXPECT_NEAR(total, sum, 1e-12);
+        ASSERT_EQ(1u, r.lagrangeMultipliers.size());
+        // Stationarity: A^T (A x - b) + C^T lambda = 0.
+        for (int j = 0; j < n; j++) {
+            double g = 0;
+            for (int i = 0; i < m; i++) {
+                double ri = -p.b[i];
+                for (int k = 0; k < n; k++)
+                    ri += p.A[(size_t) i * n + k] * r.x[k];
+                g += p.A[(size_t) i * n + j] * ri;
+            }
+            EXPECT_NEAR(0.0, g + r.lagrangeMultipliers[0], 1e-8 * (1 + fabs(r.lagrangeMultipliers[0])));
+        }
+    }
+}
+
+TEST(LeastSquares, GeneralConstraintsKKT) {
+    int m = 150, n = 20, pc = 3, nrhs = 2;
+    Problem p = makeProblem(m, n, nrhs, 1e2, 1e-2, 31);
+    mt19937_64 rng(32);
+    normal_distribution<double> g;
+    vector<double> C((size_t) pc * n), d((size_t) pc * nrhs);
+    for (double& v : C)
+        v = g(rng);
+    for (double& v : d)
+        v = g(rng);
+    vector<LeastSquaresResult> results;
+    for (LeastSquaresMethod method : {LeastSquaresMethod::QR, LeastSquaresMethod::Gauss, LeastSquaresMethod::Cholesky}) {
+        SCOPED_TRACE(leastSquaresMethodName(method));
+        LeastSquaresResult r = solveConstrainedLeastSquares(platform("Reference"), m, n, nrhs, p.A, p.b, pc, C, d, withMethod(method));
+        ASSERT_EQ((size_t) pc * nrhs, r.lagrangeMultipliers.size());
+        EXPECT_EQ(n - pc, r.rank);
+        for (int k = 0; k < nrhs; k++) {
+            for (int c = 0; c < pc; c++) {
+                double cx = 0;
+                for (int j = 0; j < n; j++)
+                    cx += C[(size_t) c * n + j] * r.x[(size_t) j * nrhs + k];
+                EXPECT_NEAR(d[(size_t) c * nrhs + k], cx, 1e-11);
+            }
+            for (int j = 0; j < n; j++) {
+                double grad = 0;
+                for (int i = 0; i < m; i++) {
+                    double ri = -p.b[(size_t) i * nrhs + k];
+                    for (int l = 0; l < n; l++)
+                        ri += p.A[(size_t) i * n + l] * r.x[(size_t) l * nrhs + k];
+                    grad += p.A[(size_t) i * n + j] * ri;
+                }
+                for (int c = 0; c < pc; c++)
+                    grad += C[(size_t) c * n + j] * r.lagrangeMultipliers[(size_t) c * nrhs + k];
+                EXPECT_NEAR(0.0, grad, 1e-9);
+            }
+        }
+        results.push_back(r);
+    }
+    EXPECT_LE(relativeError(results[1].x, results[0].x), 1e-10);
+    EXPECT_LE(relativeError(results[2].x, results[0].x), 1e-10);
+    EXPECT_LE(relativeError(results[1].lagrangeMultipliers, results[0].lagrangeMultipliers), 1e-9);
+    EXPECT_LE(relativeError(results[2].lagrangeMultipliers, results[0].lagrangeMultipliers), 1e-9);
+    // p == n: the constraints alone fix x.
+    Problem sq = makeProblem(30, 4, 1, 10, 0.1, 33);
+    vector<double> I{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}, dd{1, 2, 3, 4};
+    LeastSquaresResult fixedX = solveConstrainedLeastSquares(platform("Reference"), 30, 4, 1, sq.A, sq.b, 4, I, dd);
+    for (int j = 0; j < 4; j++)
+        EXPECT_NEAR(dd[j], fixedX.x[j], 1e-13);
+}
+
+/* Rank deficiency: an error by default, the minimum-norm solution with allowRankDeficient (QR). */
+TEST(LeastSquares, RankDeficient) {
+    int m = 60, n = 8;
+    Problem p = makeProblem(m, n, 1, 10, 0.1, 41);
+    for (int i = 0; i < m; i++)
+        p.A[(size_t) i * n + 5] = 2.0 * p.A[(size_t) i * n + 2]; // column 5 = 2 * column 2
+    for (LeastSquaresMethod method : {LeastSquaresMethod::QR, LeastSquaresMethod::Gauss, LeastSquaresMethod::Cholesky}) {
+        SCOPED_TRACE(leastSquaresMethodName(method));
+        string msg = errorMessage([&]() { solveLeastSquares(platform("Reference"), m, n, 1, p.A, p.b, withMethod(method)); });
+        EXPECT_TRUE(msg.find("rank deficient") != string::npos || msg.find("singular") != string::npos) << msg;
+    }
+    LeastSquaresOptions o;
+    o.allowRankDeficient = true;
+    LeastSquaresResult r = solveLeastSquares(platform("Reference"), m, n, 1, p.A, p.b, o);
+    int rank;
+    vector<double> ref = dgelsd(m, n, 1, p.A, p.b, &rank);
+    EXPECT_EQ(n - 1, rank);
+    EXPECT_TRUE(r.rankDeficient);
+    EXPECT_EQ(n - 1, r.rank);
+    EXPECT_LE(relativeError(r.x, ref), 1e-10); // both are the minimum-norm solution
+    // A zero column: Gauss-Seidel names it.
+    for (int i = 0; i < m; i++)
+        p.A[(size_t) i * n + 3] = 0.0;
+    EXPECT_ERROR_CONTAINS(solveLeastSquares(platform("Reference"), m, n, 1, p.A, p.b, withMethod(LeastSquaresMethod::GaussSeidel)),
+                          "column 3 of A");
+    // Linearly dependent constraints.
+    Problem q = makeProblem(m, n, 1, 10, 0.1, 42);
+    vector<double> C(2 * n, 1.0), d{1.0, 1.0};
+    EXPECT_ERROR_CONTAINS(solveConstrainedLeastSquares(platform("Reference"), m, n, 1, q.A, q.b, 2, C, d), "linearly dependent");
+}
+
+TEST(LeastSquares, BadInput) {
+    Platform& ref = platform("Reference");
+    Problem p = makeProblem(20, 4, 1, 10, 0.1, 51);
+    EXPECT_ERROR_CONTAINS(solveLeastSquares(ref, 3, 4, 1, vector<double>(12, 1.0), vector<double>(3, 1.0)), "m < n");
+    EXPECT_ERROR_CONTAINS(solveLeastSquares(ref, 20, 4, 1, vector<double>(79, 1.0), p.b), "mismatched sizes: A");
+    EXPECT_ERROR_CONTAINS(solveLeastSquares(ref, 20, 4, 1, p.A, vector<double>(19, 1.0)), "mismatched sizes: b");
+    EXPECT_ERROR_CONTAINS(solveLeastSquares(ref, 20, 4, 2, p.A, p.b), "mismatched sizes: b");
+    EXPECT_ERROR_CONTAINS(solveLeastSquares(ref, 0, 4, 1, p.A, p.b), "must be positive");
+    vector<double> A = p.A, b = p.b;
+    A[13] = numeric_limits<double>::quiet_NaN();
+    EXPECT_ERROR_CONTAINS(solveLeastSquares(ref, 20, 4, 1, A, b), "A contains NaN or Inf at (3, 1)");
+    b[7] = numeric_limits<double>::infinity();
+    EXPECT_ERROR_CONTAINS(solveLeastSquares(ref, 20, 4, 1, p.A, b), "b contains NaN or Inf at (7, 0)");
+    EXPECT_ERROR_CONTAINS(solveConstrainedLeastSquares(ref, 20, 4, 1, p.A, p.b, 1, vector<double>(3, 1.0), {0.0}),
+                          "mismatched sizes: C");
+    EXPECT_ERROR_CONTAINS(solveConstrainedLeastSquares(ref, 20, 4, 1, p.A, p.b, 1, vector<double>(4, 1.0), {}), "mismatched sizes: d");
+    EXPECT_ERROR_CONTAINS(solveConstrainedLeastSquares(ref, 20, 4, 1, p.A, p.b, 5, vector<double>(20, 1.0), vector<double>(5, 1.0)),
+                          "more constraints than unknowns");
+    EXPECT_ERROR_CONTAINS(solveConstrainedLeastSquares(ref, 20, 4, 1, p.A, p.b, 1, {1.0, NAN, 1.0, 1.0}, {0.0}), "C contains NaN");
+    LeastSquaresOptions o = withMethod(LeastSquaresMethod::GaussSeidel);
+    o.tolerance = 0;
+    EXPECT_ERROR_CONTAINS(solveLeastSquares(ref, 20, 4, 1, p.A, p.b, o), "tolerance");
+    o.tolerance = 1e-8;
+    o.initialGuess = {1.0};
+    EXPECT_ERROR_CONTAINS(solveLeastSquares(ref, 20, 4, 1, p.A, p.b, o), "mismatched sizes: initialGuess");
+    EXPECT_ERROR_CONTAINS(leastSquaresMethodFromName("svd"), "unknown method");
+    EXPECT_EQ(LeastSquaresMethod::GaussSeidel, leastSquaresMethodFromName("gauss-seidel"));
+    EXPECT_EQ(LeastSquaresMethod::QR, leastSquaresMethodFromName("qr"));
+    EXPECT_EQ("Cholesky", leastSquaresMethodName(leastSquaresMethodFromName("CHOLESKY")));
+}
