@@ -402,6 +402,7 @@ inline void testSerializationRoundTrip() {
     force->setSCFConvergence(1e-8);
     force->setMaxSCFIterations(55);
     force->setDIISSubspaceSize(5);
+    force->setQMEnergyOnly(true);
     std::stringstream buffer;
     XmlSerializer::serialize<QMMMForce>(force.get(), "Force", buffer);
     std::unique_ptr<QMMMForce> copy(XmlSerializer::deserialize<QMMMForce>(buffer));
@@ -445,6 +446,7 @@ inline void testSerializationRoundTrip() {
     EXPECT_EQ(copy->getSCFConvergence(), 1e-8);
     EXPECT_EQ(copy->getMaxSCFIterations(), 55);
     EXPECT_EQ(copy->getDIISSubspaceSize(), 5);
+    EXPECT_TRUE(copy->getQMEnergyOnly());
     for (int i = 0; i < force->getNumBonds(); i++) {
         int a0, b0, a1, b1;
         force->getBondParameters(i, a0, b0);

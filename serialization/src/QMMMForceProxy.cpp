@@ -56,6 +56,7 @@ void QMMMForceProxy::serialize(const void* object, SerializationNode& node) cons
     qm.setDoubleProperty("scfConvergence", force.getSCFConvergence());
     qm.setIntProperty("maxSCFIterations", force.getMaxSCFIterations());
     qm.setIntProperty("diisSubspaceSize", force.getDIISSubspaceSize());
+    qm.setIntProperty("energyOnly", force.getQMEnergyOnly() ? 1 : 0);
     SerializationNode& atoms = qm.createChildNode("Atoms");
     for (int i = 0; i < force.getNumQMAtoms(); i++) {
         int particle, z;
@@ -117,6 +118,7 @@ void* QMMMForceProxy::deserialize(const SerializationNode& node) const {
             force->setSCFConvergence(qm.getDoubleProperty("scfConvergence"));
             force->setMaxSCFIterations(qm.getIntProperty("maxSCFIterations"));
             force->setDIISSubspaceSize(qm.getIntProperty("diisSubspaceSize"));
+            force->setQMEnergyOnly(qm.getIntProperty("energyOnly", 0) != 0);
             for (const SerializationNode& atom : qm.getChildNode("Atoms").getChildren())
                 force->addQMAtom(atom.getIntProperty("particle"), atom.getIntProperty("Z"));
         }

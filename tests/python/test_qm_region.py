@@ -62,6 +62,7 @@ def buildSystem(mmWaters, method=openmmdft.QMMMForce.NoCutoff, cutoff=1.0, box=N
     force.setSCFConvergence(1e-9)
     force.setNonbondedMethod(method)
     force.setCutoffDistance(cutoff)
+    force.setQMEnergyOnly(True)  # QM forces are not implemented yet
     if box is not None:
         system.setDefaultPeriodicBoxVectors(mm.Vec3(box, 0, 0), mm.Vec3(0, box, 0), mm.Vec3(0, 0, box))
     system.addForce(force)
@@ -120,13 +121,13 @@ def test_embedded_water_matches_pyscf(exact):
     assert results["homoLumoGap"].value_in_unit(unit.kilojoule_per_mole) > 0
     # The Context's energy is the QM energy plus the MM-MM Coulomb energy, in which the QM
     # atoms' own MM charges take no part: the same Force without QM atoms and with those charges zeroed.
-    mmOnly, mmForce, _ = buildSystem(waters)
-    mmOnly.removeForce(0)
+    mmOnly = mm.System()
     plain = openmmdft.QMMMForce()
-    for i in range(mmForce.getNumParticles()):
-        plain.addParticle(0.0 if i < 3 else mmForce.getParticleParameters(i))
-    for i in range(mmForce.getNumBonds()):
-        plain.addBond(*mmForce.getBondParameters(i))
+    for i in range(force.getNumParticles()):
+        mmOnly.addParticle(1.0)
+        plain.addParticle(0.0 if i < 3 else force.getParticleParameters(i))
+    for i in range(force.getNumBonds()):
+        plain.addBond(*force.getBondParameters(i))
     mmOnly.addForce(plain)
     context = mm.Context(mmOnly, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
     context.setPositions(positions)
@@ -214,11 +215,17 @@ def test_qm_errors_name_the_problem():
         contextFor(lambda f: f.setBasisSet("no-such-basis"))
     with pytest.raises(mm.OpenMMException, match="Lebedev"):
         contextFor(lambda f: f.setGrid(50, 7))
+    system, force, positions = buildSystem(watersAround([(0.3, 0, 0)]))
+    force.setQMEnergyOnly(False)
+    context = mm.Context(system, mm.VerletIntegrator(0.001), reference)
+    context.setPositions(positions)
     with pytest.raises(mm.OpenMMException, match="not implemented yet"):
-        system, force, positions = buildSystem(watersAround([(0.3, 0, 0)]))
-        context = mm.Context(system, mm.VerletIntegrator(0.001), reference)
-        context.setPositions(positions)
-        context.getState(getForces=True)
+        context.getState(getEnergy=True)
+    force.setQMEnergyOnly(True)
+    force.updateParametersInContext(context)
+    context.getState(getEnergy=True)
+    with pytest.raises(mm.OpenMMException, match="cannot be used for dynamics"):
+        context.getIntegrator().step(1)
 
 
 def test_scf_that_does_not_converge_fails_closed():
@@ -254,3 +261,4 @@ def test_qm_settings_round_trip_through_xml():
     assert copy.getBasisFunctionStorage() == openmmdft.QMMMForce.Recompute
     assert copy.getCoulombMethod() == openmmdft.QMMMForce.DensityFitting
     assert copy.getBasisSet() == force.getBasisSet()
+    assert copy.getQMEnergyOnly()

@@ -16,6 +16,7 @@
 #include "openmm/RPMDIntegrator.h"
 #include "openmm/RPMDMonteCarloBarostat.h"
 #include "openmmdft/QMMMForce.h"
+#include "openmmdft/LeastSquares.h"
 %}
 
 %pythoncode %{
@@ -154,6 +155,8 @@ public:
     int getMaxSCFIterations() const;
     void setDIISSubspaceSize(int size);
     int getDIISSubspaceSize() const;
+    void setQMEnergyOnly(bool energyOnly);
+    bool getQMEnergyOnly() const;
     OpenMMDFT::QMResults getQMResults(const OpenMM::Context& context) const;
 
     void updateParametersInContext(OpenMM::Context& context);
@@ -175,6 +178,48 @@ public:
 };
 
 }
+
+/* Least squares: a flat interface here, the numpy-facing one in openmmdft/leastsquares.py. */
+%inline %{
+struct LeastSquaresOutput {
+    std::vector<double> x, residualNorms, lagrangeMultipliers;
+    int iterations, rank;
+    bool rankDeficient;
+    double conditionEstimate, relativeNormalResidual;
+    std::string platformName, precision;
+};
+
+LeastSquaresOutput _solveLeastSquares(const std::string& platformName, const std::string& precision, const std::string& method,
+                                      int m, int n, int nrhs, const std::vector<double>& A, const std::vector<double>& b,
+                                      int p, const std::vector<double>& C, const std::vector<double>& d,
+                                      double tolerance, int maxIterations, double relaxation, bool allowRankDeficient) {
+    OpenMMDFT::LeastSquaresOptions options;
+    options.method = OpenMMDFT::leastSquaresMethodFromName(method);
+    options.tolerance = tolerance;
+    options.maxIterations = maxIterations;
+    options.relaxation = relaxation;
+    options.allowRankDeficient = allowRankDeficient;
+    std::map<std::string, std::string> properties;
+    if (!precision.empty())
+        properties["Precision"] = precision;
+    OpenMM::Platform& platform = OpenMM::Platform::getPlatformByName(platformName);
+    OpenMMDFT::LeastSquaresResult r = (p > 0
+        ? OpenMMDFT::solveConstrainedLeastSquares(platform, m, n, nrhs, A, b, p, C, d, options, properties)
+        : OpenMMDFT::solveLeastSquares(platform, m, n, nrhs, A, b, options, properties));
+    LeastSquaresOutput out;
+    out.x = r.x;
+    out.residualNorms = r.residualNorms;
+    out.lagrangeMultipliers = r.lagrangeMultipliers;
+    out.iterations = r.iterations;
+    out.rank = r.rank;
+    out.rankDeficient = r.rankDeficient;
+    out.conditionEstimate = r.conditionEstimate;
+    out.relativeNormalResidual = r.relativeNormalResidual;
+    out.platformName = r.platformName;
+    out.precision = r.precision;
+    return out;
+}
+%}
 
 /* Units on the values returned, as OpenMM's wrappers give them. */
 %pythoncode %{

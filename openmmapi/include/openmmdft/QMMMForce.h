@@ -222,6 +222,19 @@ public:
     int getDIISSubspaceSize() const {
         return diisSubspaceSize;
     }
+    /**
+     * Analytic forces of the QM region are not implemented yet. Until they are, a Context with
+     * QM atoms refuses every evaluation (OpenMM always asks for forces with the energy) unless
+     * energy-only mode is set: then the QM energy is added to the potential energy and the QM
+     * region contributes NO forces, and an evaluation that asks for forces without the energy
+     * (an integrator step) is refused. Use it for single points, scans and comparisons, never MD.
+     */
+    void setQMEnergyOnly(bool energyOnly) {
+        qmEnergyOnly = energyOnly;
+    }
+    bool getQMEnergyOnly() const {
+        return qmEnergyOnly;
+    }
     /** What the last QM computation in a Context produced (throws if there has been none). */
     QMResults getQMResults(const OpenMM::Context& context) const;
 
@@ -257,6 +270,7 @@ private:
     BasisFunctionStorage basisFunctionStorage;
     double scfConvergence;
     int maxSCFIterations, diisSubspaceSize;
+    bool qmEnergyOnly;
 };
 
 } // namespace OpenMMDFT

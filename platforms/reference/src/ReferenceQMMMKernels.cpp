@@ -37,6 +37,7 @@ void ReferenceCalcQMMMForceKernel::initialize(const System& system, const QMMMFo
     coulomb->setMethod(force.getNonbondedMethod(), force.getCutoffDistance(), force.getReactionFieldDielectric());
     if (force.getNumQMAtoms() > 0)
         qmRegion.reset(new ReferenceQMRegion(force));
+    qmEnergyOnly = force.getQMEnergyOnly();
 }
 
 double ReferenceCalcQMMMForceKernel::execute(ContextImpl& context, bool includeForces, bool includeEnergy) {
@@ -50,9 +51,13 @@ double ReferenceCalcQMMMForceKernel::execute(ContextImpl& context, bool includeF
         }
     double energy = coulomb->compute(positions, data.periodicBoxVectors, *data.forces, data.threads);
     if (qmRegion) {
-        if (includeForces)
+        // OpenMM asks for forces with every energy; without QM forces only an explicit energy-only mode may proceed.
+        if (!qmEnergyOnly)
             throw OpenMMException("QMMMForce: forces of the QM region are not implemented yet (only its energy is); "
-                                  "ask the Context for the energy alone, e.g. getState(getEnergy=True)");
+                                  "call setQMEnergyOnly(true) to evaluate energies without QM forces (not for dynamics)");
+        if (!includeEnergy)
+            throw OpenMMException("QMMMForce: in energy-only mode the QM region has no forces, so it cannot be used for "
+                                  "dynamics or minimization");
         energy += qmRegion->computeEnergy(positions, data.periodicBoxVectors);
     }
     return energy;
@@ -71,4 +76,5 @@ void ReferenceCalcQMMMForceKernel::copyParametersToContext(ContextImpl& context,
     coulomb->setScale14(force.getCoulomb14Scale());
     if (qmRegion)
         qmRegion->setParameters(force);
+    qmEnergyOnly = force.getQMEnergyOnly();
 }

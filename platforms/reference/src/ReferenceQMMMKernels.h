@@ -26,6 +26,7 @@ public:
 private:
     std::unique_ptr<ReferenceBondScaledCoulomb> coulomb;
     std::unique_ptr<ReferenceQMRegion> qmRegion;  // absent when the Force has no QM atoms
+    bool qmEnergyOnly = false;
 };
 
 } // namespace OpenMMDFT

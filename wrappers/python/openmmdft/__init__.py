@@ -8,9 +8,10 @@ System or from XmlSerializer come out as QMMMForce, not as a bare openmm.Force.
 import openmm as _mm
 
 from .core import QMMMForce
+from .leastsquares import solveLeastSquares
 from .mm import coulomb14ScaleOf, replaceCoulomb
 
-__all__ = ["QMMMForce", "replaceCoulomb", "coulomb14ScaleOf"]
+__all__ = ["QMMMForce", "replaceCoulomb", "coulomb14ScaleOf", "solveLeastSquares"]
 __version__ = "@PROJECT_VERSION@"
 
 

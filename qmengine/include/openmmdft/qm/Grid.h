@@ -1,0 +1,66 @@
+#pragma once
+// Molecular integration grid (seed 001 §1.4.2.2, §3.2): atom-centred radial x Lebedev
+// shells, Becke or Stratmann-Scuseria-Frisch partition, points grouped into atom
+// spheres and cubes, each group with its list of significant shells.
+#include "openmmdft/qm/Basis.h"
+#include "openmmdft/qm/Settings.h"
+#include "openmmdft/qm/Types.h"
+#include <array>
+#include <vector>
+
+namespace OpenMMDFT {
+namespace QM {
+
+/// Radial quadrature of integral f(r) r^2 dr (weights include r^2 dr, not 4 pi).
+struct RadialGrid {
+    std::vector<double> r, w; ///< increasing r
+};
+/// Treutler-Ahlrichs M4 mapping with alpha = 0.6 (JCP 102, 346 (1995)), xi per element if asked.
+RadialGrid treutlerAhlrichsGrid(int n, int Z, bool atomicXi);
+/// Becke's Gauss-Chebyshev (second kind) grid, r = rm (1+x)/(1-x), rm = half the Bragg radius (H: full).
+RadialGrid beckeGrid(int n, int Z);
+
+/// Lebedev-Laikov grid on the unit sphere; weights sum to 1.
+struct AngularGrid {
+    std::vector<std::array<double, 3>> xyz;
+    std::vector<double> w;
+};
+/// Throws OpenMMException if npoints is not a tabulated size (6 ... 1202).
+const AngularGrid& lebedevGrid(int npoints);
+std::vector<int> lebedevSizes();
+
+/// Becke (3 iterations of p(x) = 1.5x - 0.5x^3) or SSF (a = 0.64) cell function s(nu).
+double cellFunction(AtomicPartition partition, double nu);
+
+/// A group of grid points sharing one list of significant shells.
+struct GridBatch {
+    bool sphere = false;          ///< an atom sphere (else a cube)
+    int atom = -1;                ///< the sphere's atom
+    std::array<double, 3> center{}; ///< sphere centre / cube centre
+    double radius = 0;            ///< sphere radius / half cube diagonal
+    std::array<double, 3> lo{}, hi{}; ///< tight bounding box of the points
+    std::vector<double> x, y, z, w;   ///< points and total weights (quadrature x partition)
+    std::vector<int> parentAtom;      ///< atom whose grid each point came from (for weight gradients)
+    std::vector<int> shells;          ///< significant shells
+    std::vector<int> functions;       ///< their basis functions, in basis order
+    size_t size() const { return w.size(); }
+};
+
+class MolecularGrid {
+public:
+    MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& basis, const GridSettings& settings,
+                  int threads = 1);
+    const std::vector<GridBatch>& batches() const { return batches_; }
+    size_t numPoints() const { return numPoints_; }
+    /// Average number of significant functions per point (a screening statistic).
+    double averageFunctionsPerPoint() const;
+private:
+    std::vector<GridBatch> batches_;
+    size_t numPoints_ = 0;
+};
+
+/// The partition weight P_A(r) / sum_B P_B(r) of atom A at point r.
+double partitionWeight(const std::vector<QMAtom>& atoms, int A, const double r[3], const GridSettings& settings);
+
+} // namespace QM
+} // namespace OpenMMDFT

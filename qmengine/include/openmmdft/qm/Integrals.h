@@ -1,0 +1,56 @@
+#pragma once
+// Gaussian integrals through Libint2. All functions return matrices in the basis of
+// the BasisSet (pure where its shells are pure); internally libint works on
+// cartesian shells only and the engine transforms (see Angular.h).
+#include "openmmdft/qm/Basis.h"
+#include "openmmdft/qm/Types.h"
+#include <Eigen/Dense>
+#include <memory>
+#include <vector>
+
+namespace OpenMMDFT {
+namespace QM {
+
+/// Overlap S.
+Eigen::MatrixXd overlapMatrix(const BasisSet& basis);
+/// Kinetic energy T.
+Eigen::MatrixXd kineticMatrix(const BasisSet& basis);
+/// Potential energy of an electron in the field of point charges: V_uv = -sum_C q_C <u| 1/|r-R_C| |v>.
+/// With the nuclei as charges this is the nuclear attraction. Shell pairs whose overlap bound
+/// is below threshold are skipped.
+Eigen::MatrixXd pointChargeMatrix(const BasisSet& basis, const std::vector<PointCharge>& charges,
+                                  double threshold, int threads = 1);
+
+/// Exact (four-center) Coulomb matrix J_uv = sum_ls (uv|ls) D_ls, integral-direct with
+/// Schwarz and density screening; D is the total (alpha+beta) density.
+class ExactCoulomb {
+public:
+    ExactCoulomb(const BasisSet& basis, double threshold, int threads = 1);
+    ~ExactCoulomb();
+    Eigen::MatrixXd compute(const Eigen::MatrixXd& density) const;
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+/// Density-fitted Coulomb: c = (P|Q)^-1 sum (Q|uv) D_uv, J_uv = sum_Q (uv|Q) c_Q.
+/// The three-center integrals of significant shell pairs are computed once and kept;
+/// the metric is factored once through solveSymmetricPositiveDefinite's solver.
+class DensityFittedCoulomb {
+public:
+    DensityFittedCoulomb(const BasisSet& basis, const BasisSet& auxiliary, double threshold, int threads = 1);
+    ~DensityFittedCoulomb();
+    Eigen::MatrixXd compute(const Eigen::MatrixXd& density) const;
+    /// Coefficients c of the last compute() (auxiliary basis, pure where it is pure).
+    const Eigen::VectorXd& fitCoefficients() const;
+    /// Two-center metric (P|Q).
+    const Eigen::MatrixXd& metric() const;
+    /// Memory held by the stored three-center integrals.
+    size_t storedBytes() const;
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace QM
+} // namespace OpenMMDFT

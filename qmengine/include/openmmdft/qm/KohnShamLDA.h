@@ -1,0 +1,77 @@
+#pragma once
+// Restricted Kohn-Sham LDA with electrostatic embedding in MM point charges.
+// Data flow: atoms -> basis on atoms -> one-electron integrals (S, T, V_nuc, V_mm)
+// -> Coulomb (exact or density fitted) -> grid -> SCF (guess, DIIS, level shift) -> result.
+#include "openmmdft/qm/Basis.h"
+#include "openmmdft/qm/Grid.h"
+#include "openmmdft/qm/Integrals.h"
+#include "openmmdft/qm/XCIntegrator.h"
+#include "openmmdft/qm/Settings.h"
+#include "openmmdft/qm/Types.h"
+#include <Eigen/Dense>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace OpenMMDFT {
+namespace QM {
+
+/// A density to start from (e.g. the previous MD step's). Used when its size matches the basis.
+struct DensityGuess {
+    Eigen::MatrixXd density;
+};
+
+/// Everything in hartree / bohr / e. total = oneElectron + coulomb + xc + nuclearRepulsion + qmmm.
+struct QMResult {
+    double total = 0;
+    double oneElectron = 0;      ///< tr(D (T + V_nuclei))
+    double coulomb = 0;          ///< 1/2 tr(D J)
+    double xc = 0;
+    double nuclearRepulsion = 0; ///< QM nuclei among themselves
+    double qmmm = 0;             ///< qmmmElectronic + qmmmNuclear
+    double qmmmElectronic = 0;   ///< tr(D V_mm)
+    double qmmmNuclear = 0;      ///< QM nuclei - MM charges
+    int iterations = 0;
+    int levelShiftIteration = 0;  ///< first iteration with the level-shift fallback (0: not needed)
+    std::vector<double> orbitalEnergies;
+    double homoLumoGap = 0;      ///< 0 if there is no virtual orbital
+    int occupiedOrbitals = 0;
+    Eigen::MatrixXd density;                ///< total density matrix D (AO basis)
+    Eigen::MatrixXd orbitals;               ///< MO coefficients, columns by increasing energy
+    Eigen::MatrixXd energyWeightedDensity;  ///< W = 2 sum_occ eps_i C_i C_i^T (for gradients)
+    std::vector<double> energyHistory, errorHistory; ///< per SCF iteration
+    double gridElectrons = 0;    ///< integral of rho on the grid
+    size_t gridPoints = 0;
+    /// Wall-clock seconds: "setup.integrals", "setup.grid", "setup.xc", "setup.coulomb",
+    /// "guess", "scf.coulomb", "scf.xc", "scf.diagonalization", "total".
+    std::map<std::string, double> timings;
+    DensityGuess guess() const { return {density}; }
+};
+
+class KohnShamLDA {
+public:
+    explicit KohnShamLDA(const QMSettings& settings);
+    ~KohnShamLDA();
+    /// Throws OpenMMException for bad input (odd electron count, atoms closer than 0.1 A,
+    /// unknown element, basis without the element) and if the SCF does not converge.
+    QMResult compute(const std::vector<QMAtom>& atoms, int charge, const std::vector<PointCharge>& mmCharges,
+                     const DensityGuess* previous = nullptr);
+    const QMSettings& settings() const { return settings_; }
+    /// The last computation's basis and grid (kept for analysis and future gradients).
+    const BasisSet& basis() const;
+    const MolecularGrid& grid() const;
+    const XCIntegrator& xcIntegrator() const;
+    /// Null when the Coulomb method is Exact.
+    const DensityFittedCoulomb* densityFitting() const;
+private:
+    struct System;
+    QMSettings settings_;
+    BasisDefinition basisDefinition_, auxiliaryDefinition_;
+    std::unique_ptr<System> last_;
+    std::map<int, Eigen::MatrixXd> atomicDensities_; ///< SAD cache by element
+    const Eigen::MatrixXd& atomicDensity(int Z);
+};
+
+} // namespace QM
+} // namespace OpenMMDFT

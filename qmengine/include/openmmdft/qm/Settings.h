@@ -1,0 +1,71 @@
+#pragma once
+// All knobs of the QM engine in one struct, so that the plugin can forward its
+// QMMMForce setters one to one. Defaults are documented in qmengine/README.md.
+#include <string>
+
+namespace OpenMMDFT {
+namespace QM {
+
+enum class CoulombMethod { DensityFitting, Exact };
+enum class Functional { SVWN5, SVWN_RPA };
+enum class RadialScheme { TreutlerAhlrichs, BeckeChebyshev };
+enum class AtomicPartition { Becke, StratmannScuseriaFrisch };
+/// Becke's atomic-size adjustment of the cell boundaries (Becke 1988 appendix).
+enum class AtomicSizeAdjustment { None, TreutlerRadii, BraggRadii };
+/// Seed 001 §4.5: keep basis values of every group between SCF iterations, or recompute them.
+enum class BasisFunctionStorage { Precompute, Recompute };
+enum class InitialGuess { Core, SuperpositionOfAtomicDensities };
+/// Whether shells with l >= 2 are pure (spherical) or cartesian.
+enum class AngularConvention { BasisDefault, Cartesian, Spherical };
+
+struct GridSettings {
+    int radialPoints = 75;
+    int angularPoints = 302;             ///< a Lebedev size: 6, 14, 26, ..., 590, 770, 974, 1202
+    RadialScheme radialScheme = RadialScheme::TreutlerAhlrichs;
+    bool treutlerAtomicXi = true;        ///< element-specific xi of Treutler-Ahlrichs (else xi = 1)
+    AtomicPartition partition = AtomicPartition::Becke;
+    AtomicSizeAdjustment sizeAdjustment = AtomicSizeAdjustment::None;
+    /// Grouping (seed 001 §3.2.2): points of an atom inside a sphere whose radius is that of
+    /// radial shell floor(sphereShellFraction * radialPoints) form one group (0 disables spheres);
+    /// the radius is also capped at sphereNeighbourFraction x nearest-neighbour distance.
+    double sphereShellFraction = 0.6;
+    double sphereNeighbourFraction = 0.5;
+    /// The other points go to axis-aligned cubes of this edge (bohr).
+    double cubeEdge = 3.0;
+    /// Significant-function criterion (seed 001 eq. 3.1): a shell is kept for a group when
+    /// alpha_min * d^2 < significanceExponent, d = distance from its centre to the group.
+    double significanceExponent = 25.0;
+    bool screening = true;               ///< false: every function in every group (reference)
+    /// Points with partition-times-quadrature weight below this are dropped.
+    double weightThreshold = 1e-15;
+    /// Largest number of points handled in one dense block of a group.
+    int blockSize = 256;
+    /// Precompute keeps basis values of blocks up to this many MiB; later blocks are recomputed
+    /// (same arithmetic, so the energy does not change).
+    double maxStoredBasisMiB = 2048;
+};
+
+struct QMSettings {
+    std::string basisSet = "def2-SVP";             ///< shipped name or path to an NWChem file
+    AngularConvention angular = AngularConvention::BasisDefault;
+    CoulombMethod coulomb = CoulombMethod::DensityFitting;
+    std::string auxiliaryBasisSet = "def2-universal-jfit"; ///< same angular convention as basisSet
+    Functional functional = Functional::SVWN5;
+    GridSettings grid;
+    BasisFunctionStorage storage = BasisFunctionStorage::Precompute;
+    InitialGuess guess = InitialGuess::SuperpositionOfAtomicDensities;
+    double convergence = 1e-7;        ///< max |FDS - SDF| (orthonormal basis) at convergence
+    double energyConvergence = 1e-9;  ///< |E(n) - E(n-1)| at convergence, hartree
+    int maxIterations = 100;
+    int diisSubspace = 8;
+    double levelShift = 0.5;          ///< hartree, used when DIIS stalls or diverges
+    double integralThreshold = 1e-12; ///< Schwarz / overlap screening of integrals
+    double linearDependenceThreshold = 1e-7; ///< overlap eigenvalues below this are dropped
+    /// Worker threads of the engine (integrals, grid, XC); 0 = all hardware threads.
+    int threads = 0;
+    /// Folder with basis/*.nw; empty: $OPENMMDFT_QM_DATA_DIR, then the source tree's data folder.
+    std::string dataDirectory;
+};
+
+} // namespace QM
+} // namespace OpenMMDFT

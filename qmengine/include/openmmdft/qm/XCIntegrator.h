@@ -1,0 +1,51 @@
+#pragma once
+// Exchange-correlation energy and Kohn-Sham XC matrix on the molecular grid, group by
+// group (seed 001 ch. 4): gather the group's significant block of D, basis values
+// Phi (points x functions), rho = rowsum((Phi D) o Phi), V += Phi^T diag(w v) Phi.
+#include "openmmdft/qm/Basis.h"
+#include "openmmdft/qm/Grid.h"
+#include "openmmdft/qm/Settings.h"
+#include <Eigen/Dense>
+#include <vector>
+
+namespace OpenMMDFT {
+namespace QM {
+
+/// Values of the functions of the given shells at points: phi(p, f), functions in shell order.
+void evaluateBasisFunctions(const BasisSet& basis, const std::vector<int>& shells, const double* x,
+                            const double* y, const double* z, int npoints, Eigen::MatrixXd& phi);
+
+struct XCContribution {
+    double energy = 0;
+    double electrons = 0; ///< integral of rho on the grid (a quadrature check)
+    Eigen::MatrixXd matrix;
+};
+
+class XCIntegrator {
+public:
+    XCIntegrator(const BasisSet& basis, const MolecularGrid& grid, Functional functional,
+                 BasisFunctionStorage storage, int blockSize, int threads = 1,
+                 double maxStoredMiB = 1e30);
+    /// density: total density matrix (trace with S = number of electrons).
+    XCContribution compute(const Eigen::MatrixXd& density) const;
+    /// Basis values of block k if they are kept (Precompute, within the memory limit), else empty.
+    const std::vector<Eigen::MatrixXd>& storedBasisValues() const { return stored_; }
+    /// Number of dense blocks and bytes held by stored basis values.
+    size_t numBlocks() const { return blocks_.size(); }
+    size_t storedBytes() const;
+private:
+    struct Block {
+        int batch;
+        int first, count; // points [first, first+count) of the batch
+    };
+    const BasisSet& basis_;
+    const MolecularGrid& grid_;
+    Functional functional_;
+    BasisFunctionStorage storage_;
+    int threads_;
+    std::vector<Block> blocks_;
+    std::vector<Eigen::MatrixXd> stored_;
+};
+
+} // namespace QM
+} // namespace OpenMMDFT

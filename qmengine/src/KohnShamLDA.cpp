@@ -1,0 +1,219 @@
+#include "openmmdft/qm/KohnShamLDA.h"
+#include "openmmdft/qm/Elements.h"
+#include "openmmdft/qm/Integrals.h"
+#include "openmmdft/qm/XCIntegrator.h"
+#include "SCFIterations.h"
+#include <openmm/OpenMMException.h>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <sstream>
+
+namespace OpenMMDFT {
+namespace QM {
+
+namespace {
+constexpr double kBohrPerAngstrom = 1.0 / 0.52917721092;
+constexpr double kMinimumDistance = 0.1 * kBohrPerAngstrom; // two atoms closer than 0.1 A are an input error
+
+bool usePure(const QMSettings& s, const BasisDefinition& def) {
+    if (s.angular == AngularConvention::Cartesian)
+        return false;
+    if (s.angular == AngularConvention::Spherical)
+        return true;
+    return def.sphericalByDefault;
+}
+
+} // namespace
+
+// One geometry: basis on the atoms, integrals, grid, XC and Coulomb builders.
+struct KohnShamLDA::System {
+    std::vector<QMAtom> atoms;
+    BasisSet basis, aux;
+    Eigen::MatrixXd S, Hcore, Vmm, X; // X: orthonormalizing transformation (nbf x nmo)
+    double nuclearRepulsion = 0, nuclearMM = 0;
+    std::unique_ptr<MolecularGrid> grid;
+    std::unique_ptr<XCIntegrator> xc;
+    std::unique_ptr<ExactCoulomb> exact;
+    std::unique_ptr<DensityFittedCoulomb> fitted;
+    std::map<std::string, double> timings;
+
+    System(const std::vector<QMAtom>& a, const std::vector<PointCharge>& mm, const QMSettings& s,
+           const BasisDefinition& def, const BasisDefinition& auxDef, bool densityFitting)
+        : atoms(a), basis(def, a, usePure(s, def)) {
+        double t = seconds();
+        S = overlapMatrix(basis);
+        std::vector<PointCharge> nuclei;
+        for (const QMAtom& at : atoms)
+            nuclei.push_back({{at.xyz[0], at.xyz[1], at.xyz[2]}, (double) at.Z});
+        Hcore = kineticMatrix(basis) + pointChargeMatrix(basis, nuclei, 0.0, s.threads);
+        Vmm = pointChargeMatrix(basis, mm, s.integralThreshold, s.threads);
+        for (size_t i = 0; i < atoms.size(); i++) {
+            for (size_t j = 0; j < i; j++)
+                nuclearRepulsion += atoms[i].Z * atoms[j].Z / dist(atoms[i].xyz, atoms[j].xyz);
+            for (const PointCharge& c : mm)
+                nuclearMM += atoms[i].Z * c.charge / dist(atoms[i].xyz, c.xyz);
+        }
+        Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(S);
+        int keep = 0;
+        for (int i = 0; i < es.eigenvalues().size(); i++)
+            keep += es.eigenvalues()[i] > s.linearDependenceThreshold;
+        X = es.eigenvectors().rightCols(keep) *
+            es.eigenvalues().tail(keep).cwiseSqrt().cwiseInverse().asDiagonal();
+        timings["setup.integrals"] = seconds() - t;
+        t = seconds();
+        grid.reset(new MolecularGrid(atoms, basis, s.grid, s.threads));
+        timings["setup.grid"] = seconds() - t;
+        t = seconds();
+        xc.reset(new XCIntegrator(basis, *grid, s.functional, s.storage, s.grid.blockSize, s.threads,
+                                  s.grid.maxStoredBasisMiB));
+        timings["setup.xc"] = seconds() - t;
+        t = seconds();
+        if (densityFitting) {
+            // The auxiliary basis follows the orbital basis's angular convention (as PySCF does).
+            aux = BasisSet(auxDef, atoms, basis.pure(), 6);
+            fitted.reset(new DensityFittedCoulomb(basis, aux, s.integralThreshold, s.threads));
+        }
+        else
+            exact.reset(new ExactCoulomb(basis, s.integralThreshold, s.threads));
+        timings["setup.coulomb"] = seconds() - t;
+    }
+    static double dist(const double a[3], const double b[3]) {
+        return std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+    }
+    Eigen::MatrixXd coulomb(const Eigen::MatrixXd& D) const {
+        return fitted ? fitted->compute(D) : exact->compute(D);
+    }
+};
+
+
+KohnShamLDA::KohnShamLDA(const QMSettings& settings) : settings_(settings) {
+    basisDefinition_ = loadBasisDefinition(settings.basisSet, settings.dataDirectory);
+    if (settings.coulomb == CoulombMethod::DensityFitting)
+        auxiliaryDefinition_ = loadBasisDefinition(settings.auxiliaryBasisSet, settings.dataDirectory);
+    if (settings.maxIterations < 1)
+        throw OpenMM::OpenMMException("QM: maximum number of SCF iterations must be positive");
+    if (!(settings.convergence > 0))
+        throw OpenMM::OpenMMException("QM: SCF convergence threshold must be positive");
+    lebedevGrid(settings.grid.angularPoints); // fail early on an unsupported angular grid
+}
+
+KohnShamLDA::~KohnShamLDA() = default;
+
+const BasisSet& KohnShamLDA::basis() const {
+    if (!last_)
+        throw OpenMM::OpenMMException("QM: no computation has been done yet");
+    return last_->basis;
+}
+
+const XCIntegrator& KohnShamLDA::xcIntegrator() const {
+    if (!last_)
+        throw OpenMM::OpenMMException("QM: no computation has been done yet");
+    return *last_->xc;
+}
+
+const DensityFittedCoulomb* KohnShamLDA::densityFitting() const {
+    if (!last_)
+        throw OpenMM::OpenMMException("QM: no computation has been done yet");
+    return last_->fitted.get();
+}
+
+const MolecularGrid& KohnShamLDA::grid() const {
+    if (!last_)
+        throw OpenMM::OpenMMException("QM: no computation has been done yet");
+    return *last_->grid;
+}
+
+const Eigen::MatrixXd& KohnShamLDA::atomicDensity(int Z) {
+    auto it = atomicDensities_.find(Z);
+    if (it != atomicDensities_.end())
+        return it->second;
+    // Spin-restricted, spherically averaged atom: fractional occupation of degenerate levels.
+    QMSettings s = settings_;
+    s.coulomb = CoulombMethod::Exact;
+    s.grid.radialPoints = std::min(s.grid.radialPoints, 50);
+    s.grid.angularPoints = 110;
+    s.maxIterations = 60;
+    s.convergence = 1e-5;
+    s.energyConvergence = 1e-6;
+    const std::vector<QMAtom> atom = {{Z, {0, 0, 0}}};
+    System sys(atom, {}, s, basisDefinition_, auxiliaryDefinition_, false);
+    SCFProblem problem{sys.S, sys.Hcore, sys.Vmm, sys.X, 0.0, 0.0,
+                       [&](const Eigen::MatrixXd& D) { return sys.coulomb(D); }, *sys.xc, (double) Z, true};
+    SCFOutcome o = runSCF(s, problem, Eigen::MatrixXd(), false);
+    return atomicDensities_[Z] = o.result.density; // unconverged is acceptable for a guess
+}
+
+QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, const std::vector<PointCharge>& mm,
+                              const DensityGuess* previous) {
+    if (atoms.empty())
+        throw OpenMM::OpenMMException("QM: no QM atoms");
+    int nuclearCharge = 0;
+    for (const QMAtom& a : atoms) {
+        elementSymbol(a.Z); // validates Z
+        nuclearCharge += a.Z;
+    }
+    for (size_t i = 0; i < atoms.size(); i++)
+        for (size_t j = 0; j < i; j++)
+            if (System::dist(atoms[i].xyz, atoms[j].xyz) < kMinimumDistance) {
+                std::ostringstream msg;
+                msg << "QM: atoms " << j << " (" << elementSymbol(atoms[j].Z) << ") and " << i << " ("
+                    << elementSymbol(atoms[i].Z) << ") are closer than 0.1 Angstrom ("
+                    << System::dist(atoms[i].xyz, atoms[j].xyz) / kBohrPerAngstrom << " A)";
+                throw OpenMM::OpenMMException(msg.str());
+            }
+    const int nElectrons = nuclearCharge - charge;
+    if (nElectrons <= 0)
+        throw OpenMM::OpenMMException("QM: the QM region has no electrons (charge " + std::to_string(charge) + ")");
+    if (nElectrons % 2 != 0)
+        throw OpenMM::OpenMMException("QM: odd number of electrons (" + std::to_string(nElectrons) +
+                                      "): open shell is not supported");
+
+    const double tStart = seconds();
+    last_.reset(new System(atoms, mm, settings_, basisDefinition_, auxiliaryDefinition_,
+                           settings_.coulomb == CoulombMethod::DensityFitting));
+    System& sys = *last_;
+    if (nElectrons / 2 > sys.X.cols())
+        throw OpenMM::OpenMMException("QM: the basis set has fewer orbitals than occupied orbitals");
+
+    const double tGuess = seconds();
+    Eigen::MatrixXd D;
+    bool haveDensity = false;
+    if (previous && previous->density.rows() == sys.basis.size() && previous->density.cols() == sys.basis.size()) {
+        D = previous->density;
+        haveDensity = true;
+    }
+    else if (settings_.guess == InitialGuess::SuperpositionOfAtomicDensities) {
+        D = Eigen::MatrixXd::Zero(sys.basis.size(), sys.basis.size());
+        const auto& atomShells = sys.basis.atomShellOffsets();
+        for (size_t a = 0; a < atoms.size(); a++) {
+            const Eigen::MatrixXd& Da = atomicDensity(atoms[a].Z);
+            const int first = sys.basis.offset(atomShells[a]);
+            D.block(first, first, Da.rows(), Da.cols()) = Da;
+        }
+        haveDensity = true;
+    }
+    const double guessTime = seconds() - tGuess;
+    SCFProblem problem{sys.S, sys.Hcore, sys.Vmm, sys.X, sys.nuclearRepulsion, sys.nuclearMM,
+                       [&](const Eigen::MatrixXd& Dm) { return sys.coulomb(Dm); }, *sys.xc, (double) nElectrons, false};
+    SCFOutcome o = runSCF(settings_, problem, D, haveDensity);
+    if (!o.converged) {
+        std::ostringstream msg;
+        msg.precision(10);
+        msg << "QM: SCF did not converge in " << o.result.iterations << " iterations; last energies and errors:";
+        const size_t n = o.result.energyHistory.size();
+        for (size_t k = n > 5 ? n - 5 : 0; k < n; k++)
+            msg << " [" << k + 1 << ": E = " << o.result.energyHistory[k] << " Eh, error = " << o.result.errorHistory[k]
+                << "]";
+        throw OpenMM::OpenMMException(msg.str());
+    }
+    o.result.gridPoints = sys.grid->numPoints();
+    for (const auto& kv : sys.timings)
+        o.result.timings[kv.first] = kv.second;
+    o.result.timings["guess"] = guessTime;
+    o.result.timings["total"] = seconds() - tStart;
+    return o.result;
+}
+
+} // namespace QM
+} // namespace OpenMMDFT

@@ -1,0 +1,357 @@
+// Every use of Libint2 lives in this one translation unit: its headers are slow to
+// compile. Libint sees only cartesian shells with our own normalized coefficients
+// (embed_normalization_into_coefficients = false); pure functions come from
+// basisTransform(), which the grid code uses too.
+#include "openmmdft/qm/Integrals.h"
+#include "openmmdft/qm/Angular.h"
+#include "openmmdft/qm/LinearSolve.h"
+#include "Parallel.h"
+#include <openmm/OpenMMException.h>
+#include <libint2.hpp>
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+namespace OpenMMDFT {
+namespace QM {
+
+namespace {
+
+void ensureLibintInitialized() {
+    static std::once_flag flag;
+    std::call_once(flag, []() { libint2::initialize(); });
+}
+
+std::vector<libint2::Shell> toLibint(const BasisSet& basis) {
+    ensureLibintInitialized();
+    std::vector<libint2::Shell> out;
+    out.reserve(basis.numShells());
+    for (const Shell& s : basis.shells()) {
+        libint2::svector<double> alpha(s.exponents.begin(), s.exponents.end());
+        libint2::svector<double> coef(s.coefficients.begin(), s.coefficients.end());
+        out.emplace_back(alpha, libint2::svector<libint2::Shell::Contraction>{{s.l, false, coef}}, s.center, false);
+    }
+    return out;
+}
+
+int maxNprim(const std::vector<libint2::Shell>& shells) {
+    size_t n = 1;
+    for (const auto& s : shells)
+        n = std::max(n, s.nprim());
+    return (int) n;
+}
+
+int maxL(const std::vector<libint2::Shell>& shells) {
+    int l = 0;
+    for (const auto& s : shells)
+        l = std::max(l, s.contr[0].l);
+    return l;
+}
+
+// Upper bound of |<a|b>|-like products for a shell pair, used to skip pairs whose
+// charge distribution is negligible: exp(-ab/(a+b) R^2) with the most diffuse primitives.
+double pairOverlapBound(const Shell& a, const Shell& b) {
+    const double ea = a.minExponent(), eb = b.minExponent();
+    double r2 = 0;
+    for (int k = 0; k < 3; k++)
+        r2 += (a.center[k] - b.center[k]) * (a.center[k] - b.center[k]);
+    return std::exp(-ea * eb / (ea + eb) * r2);
+}
+
+// Compute a symmetric one-body operator over cartesian shells and transform.
+// Threads take rows s1 (each with its own engine copy); blocks written are disjoint.
+Eigen::MatrixXd oneBody(const BasisSet& basis, const libint2::Engine& prototype, double threshold, int threads = 1) {
+    const auto shells = toLibint(basis);
+    const int n = basis.cartesianSize();
+    Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n, n);
+    threads = std::max(1, std::min(resolveThreads(threads), basis.numShells()));
+    std::vector<libint2::Engine> engines(threads, prototype);
+    parallelFor(basis.numShells(), threads, [&](int s1, int t) {
+        libint2::Engine& engine = engines[t];
+        const auto& buf = engine.results();
+        for (int s2 = 0; s2 <= s1; s2++) {
+            if (threshold > 0 && pairOverlapBound(basis.shells()[s1], basis.shells()[s2]) < threshold)
+                continue;
+            engine.compute(shells[s1], shells[s2]);
+            if (buf[0] == nullptr)
+                continue;
+            const int o1 = basis.cartesianOffset(s1), o2 = basis.cartesianOffset(s2);
+            const int n1 = (int) shells[s1].size(), n2 = (int) shells[s2].size();
+            for (int i = 0; i < n1; i++)
+                for (int j = 0; j < n2; j++) {
+                    M(o1 + i, o2 + j) = buf[0][i * n2 + j];
+                    M(o2 + j, o1 + i) = buf[0][i * n2 + j];
+                }
+        }
+    });
+    const Eigen::MatrixXd T = basisTransform(basis);
+    return T * M * T.transpose();
+}
+
+// Schwarz factors sqrt(max |(ab|ab)|) per shell pair.
+Eigen::MatrixXd schwarz(const std::vector<libint2::Shell>& shells) {
+    const int ns = (int) shells.size();
+    libint2::Engine engine(libint2::Operator::coulomb, maxNprim(shells), maxL(shells), 0);
+    engine.set_precision(0.);
+    const auto& buf = engine.results();
+    Eigen::MatrixXd Q = Eigen::MatrixXd::Zero(ns, ns);
+    for (int s1 = 0; s1 < ns; s1++)
+        for (int s2 = 0; s2 <= s1; s2++) {
+            engine.compute(shells[s1], shells[s2], shells[s1], shells[s2]);
+            double m = 0;
+            if (buf[0] != nullptr) {
+                const int n12 = (int) (shells[s1].size() * shells[s2].size());
+                for (int i = 0; i < n12; i++)
+                    m = std::max(m, std::abs(buf[0][i * n12 + i]));
+            }
+            Q(s1, s2) = Q(s2, s1) = std::sqrt(m);
+        }
+    return Q;
+}
+
+} // namespace
+
+Eigen::MatrixXd overlapMatrix(const BasisSet& basis) {
+    ensureLibintInitialized();
+    libint2::Engine engine(libint2::Operator::overlap, basis.maxPrimitives(), basis.maxL(), 0);
+    return oneBody(basis, engine, 0.0);
+}
+
+Eigen::MatrixXd kineticMatrix(const BasisSet& basis) {
+    ensureLibintInitialized();
+    libint2::Engine engine(libint2::Operator::kinetic, basis.maxPrimitives(), basis.maxL(), 0);
+    return oneBody(basis, engine, 0.0);
+}
+
+Eigen::MatrixXd pointChargeMatrix(const BasisSet& basis, const std::vector<PointCharge>& charges, double threshold,
+                                  int threads) {
+    ensureLibintInitialized();
+    if (charges.empty())
+        return Eigen::MatrixXd::Zero(basis.size(), basis.size());
+    libint2::Engine engine(libint2::Operator::nuclear, basis.maxPrimitives(), basis.maxL(), 0);
+    std::vector<std::pair<double, std::array<double, 3>>> q;
+    q.reserve(charges.size());
+    for (const PointCharge& c : charges)
+        q.push_back({c.charge, {c.xyz[0], c.xyz[1], c.xyz[2]}});
+    engine.set_params(q);
+    return oneBody(basis, engine, threshold, threads);
+}
+
+// ---------------------------------------------------------------------------------
+struct ExactCoulomb::Impl {
+    const BasisSet& basis;
+    std::vector<libint2::Shell> shells;
+    Eigen::MatrixXd Q, T;
+    double threshold;
+    int threads;
+    Impl(const BasisSet& b, double t, int n)
+        : basis(b), shells(toLibint(b)), Q(schwarz(shells)), T(basisTransform(b)), threshold(t), threads(resolveThreads(n)) {}
+};
+
+ExactCoulomb::ExactCoulomb(const BasisSet& basis, double threshold, int threads)
+    : impl_(new Impl(basis, threshold, threads)) {}
+ExactCoulomb::~ExactCoulomb() = default;
+
+Eigen::MatrixXd ExactCoulomb::compute(const Eigen::MatrixXd& density) const {
+    const Impl& d = *impl_;
+    const BasisSet& basis = d.basis;
+    const auto& shells = d.shells;
+    const int ns = (int) shells.size();
+    const Eigen::MatrixXd D = d.T.transpose() * density * d.T;
+    // Largest density element per shell pair, for screening by |(ab|cd)| D_cd <= Q_ab Q_cd D_cd.
+    Eigen::MatrixXd Dmax(ns, ns);
+    for (int a = 0; a < ns; a++)
+        for (int b = 0; b < ns; b++)
+            Dmax(a, b) = D.block(basis.cartesianOffset(a), basis.cartesianOffset(b), shells[a].size(), shells[b].size())
+                             .cwiseAbs().maxCoeff();
+    libint2::Engine prototype(libint2::Operator::coulomb, maxNprim(shells), maxL(shells), 0);
+    prototype.set_precision(std::min(d.threshold, 1e-12) * 1e-3);
+    const int threads = std::max(1, std::min(d.threads, ns));
+    std::vector<libint2::Engine> engines(threads, prototype);
+    std::vector<Eigen::MatrixXd> Xs(threads, Eigen::MatrixXd::Zero(D.rows(), D.cols()));
+    const double Qmax = d.Q.maxCoeff();
+    // Unique quartets s1>=s2, s3>=s4, (s1s2)>=(s3s4); X_ab += deg v D_cd, X_cd += deg v D_ab;
+    // J = (X + X^T)/4 restores the full sum over all orderings. Threads take s1 rows (largest
+    // first, as they carry the most quartets) and accumulate into their own X.
+    parallelFor(ns, threads, [&](int row, int t) {
+        const int s1 = ns - 1 - row;
+        libint2::Engine& engine = engines[t];
+        const auto& buf = engine.results();
+        Eigen::MatrixXd& X = Xs[t];
+        for (int s2 = 0; s2 <= s1; s2++) {
+            const double q12 = d.Q(s1, s2);
+            if (q12 * Qmax < d.threshold)
+                continue;
+            for (int s3 = 0; s3 <= s1; s3++)
+                for (int s4 = 0; s4 <= (s3 == s1 ? s2 : s3); s4++) {
+                    const double bound = q12 * d.Q(s3, s4);
+                    if (bound * std::max(Dmax(s1, s2), Dmax(s3, s4)) < d.threshold)
+                        continue;
+                    engine.compute(shells[s1], shells[s2], shells[s3], shells[s4]);
+                    const double* v = buf[0];
+                    if (v == nullptr)
+                        continue;
+                    const double deg = (s1 == s2 ? 1.0 : 2.0) * (s3 == s4 ? 1.0 : 2.0) *
+                                       (s1 == s3 ? (s2 == s4 ? 1.0 : 2.0) : 2.0);
+                    const int o1 = basis.cartesianOffset(s1), o2 = basis.cartesianOffset(s2);
+                    const int o3 = basis.cartesianOffset(s3), o4 = basis.cartesianOffset(s4);
+                    const int n1 = (int) shells[s1].size(), n2 = (int) shells[s2].size();
+                    const int n3 = (int) shells[s3].size(), n4 = (int) shells[s4].size();
+                    for (int i = 0, idx = 0; i < n1; i++)
+                        for (int j = 0; j < n2; j++) {
+                            double xab = 0;
+                            const double dab = D(o1 + i, o2 + j);
+                            for (int k = 0; k < n3; k++)
+                                for (int l = 0; l < n4; l++, idx++) {
+                                    const double val = deg * v[idx];
+                                    xab += val * D(o3 + k, o4 + l);
+                                    X(o3 + k, o4 + l) += val * dab;
+                                }
+                            X(o1 + i, o2 + j) += xab;
+                        }
+                }
+        }
+    });
+    Eigen::MatrixXd X = Xs[0];
+    for (int t = 1; t < threads; t++)
+        X += Xs[t];
+    const Eigen::MatrixXd Jc = 0.25 * (X + X.transpose());
+    return d.T * Jc * d.T.transpose();
+}
+
+// ---------------------------------------------------------------------------------
+struct DensityFittedCoulomb::Impl {
+    const BasisSet& basis;
+    const BasisSet& aux;
+    Eigen::MatrixXd T, Taux;
+    Eigen::MatrixXd metric;                          // (P|Q) in the (pure) auxiliary basis
+    std::unique_ptr<SymmetricPositiveDefiniteSolver> solver;
+    // Three-center integrals of significant cartesian function pairs a>=b: B(P_cart, pair).
+    std::vector<std::pair<int, int>> pairs;
+    Eigen::MatrixXd B;
+    mutable Eigen::VectorXd coefficients;
+};
+
+DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet& aux, double threshold, int threads)
+    : impl_(new Impl{basis, aux, basisTransform(basis), basisTransform(aux), {}, nullptr, {}, {}, {}}) {
+    Impl& d = *impl_;
+    const auto shells = toLibint(basis);
+    const auto auxShells = toLibint(aux);
+    const int naux = aux.cartesianSize();
+    // Metric.
+    {
+        libint2::Engine engine(libint2::Operator::coulomb, maxNprim(auxShells), maxL(auxShells), 0);
+        engine.set(libint2::BraKet::xs_xs);
+        engine.set_precision(0.);
+        const auto& buf = engine.results();
+        Eigen::MatrixXd V = Eigen::MatrixXd::Zero(naux, naux);
+        for (int p = 0; p < aux.numShells(); p++)
+            for (int q = 0; q <= p; q++) {
+                engine.compute(auxShells[p], auxShells[q]);
+                if (buf[0] == nullptr)
+                    continue;
+                const int op = aux.cartesianOffset(p), oq = aux.cartesianOffset(q);
+                const int np = (int) auxShells[p].size(), nq = (int) auxShells[q].size();
+                for (int i = 0; i < np; i++)
+                    for (int j = 0; j < nq; j++)
+                        V(op + i, oq + j) = V(oq + j, op + i) = buf[0][i * nq + j];
+            }
+        d.metric = d.Taux * V * d.Taux.transpose();
+        d.solver.reset(new SymmetricPositiveDefiniteSolver(d.metric));
+    }
+    // Significant shell pairs by Schwarz bound times the largest auxiliary (P|P)^1/2.
+    const Eigen::MatrixXd Q = schwarz(shells);
+    double auxMax = 0;
+    {
+        libint2::Engine engine(libint2::Operator::coulomb, maxNprim(auxShells), maxL(auxShells), 0);
+        engine.set(libint2::BraKet::xs_xs);
+        const auto& buf = engine.results();
+        for (const auto& s : auxShells) {
+            engine.compute(s, s);
+            for (size_t i = 0; i < s.size(); i++)
+                auxMax = std::max(auxMax, std::abs(buf[0][i * s.size() + i]));
+        }
+        auxMax = std::sqrt(auxMax);
+    }
+    std::vector<std::pair<int, int>> shellPairs;
+    for (int s1 = 0; s1 < basis.numShells(); s1++)
+        for (int s2 = 0; s2 <= s1; s2++)
+            if (Q(s1, s2) * auxMax >= threshold)
+                shellPairs.push_back({s1, s2});
+    std::vector<int> pairStart;
+    for (const auto& sp : shellPairs) {
+        pairStart.push_back((int) d.pairs.size());
+        const int o1 = basis.cartesianOffset(sp.first), o2 = basis.cartesianOffset(sp.second);
+        for (size_t i = 0; i < shells[sp.first].size(); i++)
+            for (size_t j = 0; j < shells[sp.second].size(); j++)
+                if (o1 + (int) i >= o2 + (int) j)
+                    d.pairs.push_back({o1 + (int) i, o2 + (int) j});
+    }
+    d.B = Eigen::MatrixXd::Zero(naux, (Eigen::Index) d.pairs.size());
+    libint2::Engine prototype(libint2::Operator::coulomb, std::max(maxNprim(shells), maxNprim(auxShells)),
+                              std::max(maxL(shells), maxL(auxShells)), 0);
+    prototype.set(libint2::BraKet::xs_xx);
+    prototype.set_precision(std::min(threshold, 1e-12) * 1e-3);
+    threads = std::max(1, std::min(resolveThreads(threads), (int) shellPairs.size()));
+    std::vector<libint2::Engine> engines(threads, prototype);
+    // Each shell pair fills its own columns of B, so threads never write the same element.
+    parallelFor((int) shellPairs.size(), threads, [&](int k, int t) {
+        libint2::Engine& engine = engines[t];
+        const auto& buf = engine.results();
+        const int s1 = shellPairs[k].first, s2 = shellPairs[k].second;
+        const int o1 = basis.cartesianOffset(s1), o2 = basis.cartesianOffset(s2);
+        const int n1 = (int) shells[s1].size(), n2 = (int) shells[s2].size();
+        for (int p = 0; p < aux.numShells(); p++) {
+            engine.compute(auxShells[p], libint2::Shell::unit(), shells[s1], shells[s2]);
+            if (buf[0] == nullptr)
+                continue;
+            const int op = aux.cartesianOffset(p), np = (int) auxShells[p].size();
+            for (int a = 0; a < np; a++) {
+                int col = pairStart[k];
+                for (int i = 0; i < n1; i++)
+                    for (int j = 0; j < n2; j++)
+                        if (o1 + i >= o2 + j)
+                            d.B(op + a, col++) = buf[0][(a * n1 + i) * n2 + j];
+            }
+        }
+    });
+    // Keep B in the pure auxiliary basis so that the SCF works with the metric directly.
+    d.B = (d.Taux * d.B).eval();
+}
+
+DensityFittedCoulomb::~DensityFittedCoulomb() = default;
+
+Eigen::MatrixXd DensityFittedCoulomb::compute(const Eigen::MatrixXd& density) const {
+    const Impl& d = *impl_;
+    const Eigen::MatrixXd D = d.T.transpose() * density * d.T;
+    const Eigen::Index np = (Eigen::Index) d.pairs.size();
+    Eigen::VectorXd dv(np);
+    for (Eigen::Index k = 0; k < np; k++) {
+        const auto& p = d.pairs[k];
+        dv[k] = p.first == p.second ? D(p.first, p.second) : D(p.first, p.second) + D(p.second, p.first);
+    }
+    const Eigen::VectorXd gamma = d.B * dv;
+    d.coefficients = d.solver->solve(gamma);
+    const Eigen::VectorXd jv = d.B.transpose() * d.coefficients;
+    Eigen::MatrixXd J = Eigen::MatrixXd::Zero(D.rows(), D.cols());
+    for (Eigen::Index k = 0; k < np; k++) {
+        const auto& p = d.pairs[k];
+        J(p.first, p.second) = J(p.second, p.first) = jv[k];
+    }
+    return d.T * J * d.T.transpose();
+}
+
+const Eigen::VectorXd& DensityFittedCoulomb::fitCoefficients() const {
+    return impl_->coefficients;
+}
+
+size_t DensityFittedCoulomb::storedBytes() const {
+    return (size_t) impl_->B.size() * sizeof(double);
+}
+
+const Eigen::MatrixXd& DensityFittedCoulomb::metric() const {
+    return impl_->metric;
+}
+
+} // namespace QM
+} // namespace OpenMMDFT

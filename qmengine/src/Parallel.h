@@ -1,0 +1,55 @@
+#pragma once
+// Minimal dynamic parallel-for on std::thread (no OpenMP, so that the library does not
+// impose a runtime on the plugin). Work items are handed out one at a time.
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <functional>
+#include <thread>
+#include <vector>
+
+namespace OpenMMDFT {
+namespace QM {
+
+/// threads <= 0: hardware concurrency.
+inline int resolveThreads(int threads) {
+    if (threads > 0)
+        return threads;
+    const unsigned n = std::thread::hardware_concurrency();
+    return n > 0 ? (int) n : 1;
+}
+
+/// Calls body(item, thread) for item in [0, n) on up to `threads` threads (thread in [0, threads)).
+/// The first exception thrown by a body is rethrown after all threads finish.
+inline void parallelFor(int n, int threads, const std::function<void(int, int)>& body) {
+    threads = std::max(1, std::min(resolveThreads(threads), n));
+    if (threads == 1) {
+        for (int i = 0; i < n; i++)
+            body(i, 0);
+        return;
+    }
+    std::atomic<int> next(0);
+    std::exception_ptr error;
+    std::atomic<bool> failed(false);
+    auto worker = [&](int t) {
+        try {
+            for (int i; !failed && (i = next++) < n;)
+                body(i, t);
+        }
+        catch (...) {
+            if (!failed.exchange(true))
+                error = std::current_exception();
+        }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; t++)
+        pool.emplace_back(worker, t);
+    worker(0);
+    for (auto& th : pool)
+        th.join();
+    if (error)
+        std::rethrow_exception(error);
+}
+
+} // namespace QM
+} // namespace OpenMMDFT

@@ -1,0 +1,127 @@
+#include "SCFIterations.h"
+#include "openmmdft/qm/DIIS.h"
+#include <algorithm>
+#include <cmath>
+
+namespace OpenMMDFT {
+namespace QM {
+
+// Occupations for n electrons over orbitals sorted by energy. With fractional = true,
+// degenerate levels share their electrons equally (spherical atoms for SAD).
+Eigen::VectorXd occupations(const Eigen::VectorXd& eps, double n, bool fractional) {
+    Eigen::VectorXd occ = Eigen::VectorXd::Zero(eps.size());
+    double left = n;
+    for (int i = 0; i < eps.size() && left > 1e-12;) {
+        int j = i + 1;
+        if (fractional)
+            while (j < eps.size() && std::abs(eps[j] - eps[i]) < 1e-4)
+                j++;
+        const double each = std::min(2.0, left / (j - i));
+        for (int k = i; k < j; k++)
+            occ[k] = each;
+        left -= each * (j - i);
+        i = j;
+    }
+    return occ;
+}
+
+SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixXd D, bool haveDensity) {
+    const Eigen::MatrixXd& S = problem.S;
+    const Eigen::MatrixXd& Hcore = problem.Hcore;
+    const Eigen::MatrixXd& Vmm = problem.Vmm;
+    const Eigen::MatrixXd& X = problem.X;
+    const double enuc = problem.nuclearRepulsion, enucMM = problem.nuclearMM;
+    const double nElectrons = problem.electrons;
+    const bool fractional = problem.fractional;
+    const auto& coulomb = problem.coulomb;
+    const XCIntegrator& xc = problem.xc;
+    SCFOutcome out;
+    QMResult& r = out.result;
+    const Eigen::MatrixXd H = Hcore + Vmm;
+    auto diagonalize = [&](const Eigen::MatrixXd& F, Eigen::VectorXd& eps, Eigen::MatrixXd& C) {
+        Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(X.transpose() * F * X);
+        eps = es.eigenvalues();
+        C = X * es.eigenvectors();
+    };
+    auto densityFrom = [&](const Eigen::VectorXd& eps, const Eigen::MatrixXd& C) {
+        const Eigen::VectorXd occ = occupations(eps, nElectrons, fractional);
+        return Eigen::MatrixXd(C * occ.asDiagonal() * C.transpose());
+    };
+    Eigen::VectorXd eps;
+    Eigen::MatrixXd C;
+    if (!haveDensity) { // core guess
+        diagonalize(H, eps, C);
+        D = densityFrom(eps, C);
+    }
+    DIIS diis(s.diisSubspace);
+    double shift = 0; // level shift in use (0: none)
+    double bestError = 1e300, previousEnergy = 0;
+    int stalled = 0;
+    Eigen::MatrixXd F;
+    for (int it = 1; it <= s.maxIterations; it++) {
+        double t = seconds();
+        const Eigen::MatrixXd J = coulomb(D);
+        r.timings["scf.coulomb"] += seconds() - t;
+        t = seconds();
+        const XCContribution v = xc.compute(D);
+        r.timings["scf.xc"] += seconds() - t;
+        F = H + J + v.matrix;
+        r.oneElectron = D.cwiseProduct(Hcore).sum();
+        r.qmmmElectronic = D.cwiseProduct(Vmm).sum();
+        r.coulomb = 0.5 * D.cwiseProduct(J).sum();
+        r.xc = v.energy;
+        r.gridElectrons = v.electrons;
+        r.nuclearRepulsion = enuc;
+        r.qmmmNuclear = enucMM;
+        r.qmmm = r.qmmmElectronic + r.qmmmNuclear;
+        r.total = r.oneElectron + r.coulomb + r.xc + r.nuclearRepulsion + r.qmmm;
+        const Eigen::MatrixXd FDS = F * D * S;
+        const Eigen::MatrixXd err = X.transpose() * (FDS - FDS.transpose()) * X;
+        const double errMax = err.cwiseAbs().maxCoeff();
+        r.energyHistory.push_back(r.total);
+        r.errorHistory.push_back(errMax);
+        r.iterations = it;
+        const double dE = std::abs(r.total - previousEnergy);
+        previousEnergy = r.total;
+        if (it > 1 && errMax < s.convergence && dE < s.energyConvergence) {
+            out.converged = true;
+            break;
+        }
+        // Level-shift fallback when DIIS makes no progress (error not halved in 6 iterations):
+        // switch the shift on, and double it (up to 8x) at every further stall; DIIS restarts.
+        if (errMax < 0.5 * bestError) {
+            bestError = errMax;
+            stalled = 0;
+        }
+        else if (++stalled >= 6) {
+            if (shift == 0)
+                r.levelShiftIteration = it;
+            shift = shift == 0 ? s.levelShift : std::min(2 * shift, 8 * s.levelShift);
+            diis.reset();
+            stalled = 0;
+            bestError = errMax;
+        }
+        Eigen::MatrixXd Fx = diis.extrapolate(F, err);
+        if (shift > 0) // raise virtual levels: F + b (S - S D S / 2)
+            Fx += shift * (S - 0.5 * S * D * S);
+        t = seconds();
+        diagonalize(Fx, eps, C);
+        D = densityFrom(eps, C);
+        r.timings["scf.diagonalization"] += seconds() - t;
+    }
+    // Orbitals of the final Fock matrix (unshifted, not extrapolated).
+    diagonalize(F, eps, C);
+    r.density = D;
+    r.orbitals = C;
+    r.orbitalEnergies.assign(eps.data(), eps.data() + eps.size());
+    const Eigen::VectorXd occ = occupations(eps, nElectrons, fractional);
+    r.energyWeightedDensity = C * (occ.array() * eps.array()).matrix().asDiagonal() * C.transpose();
+    r.occupiedOrbitals = (int) std::lround(nElectrons / 2);
+    r.homoLumoGap = r.occupiedOrbitals < eps.size() && r.occupiedOrbitals > 0
+                        ? eps[r.occupiedOrbitals] - eps[r.occupiedOrbitals - 1] : 0.0;
+    return out;
+}
+
+
+} // namespace QM
+} // namespace OpenMMDFT

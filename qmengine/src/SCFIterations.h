@@ -1,0 +1,43 @@
+#pragma once
+// The SCF iterations, separate from the setup of a geometry (KohnShamLDA.cpp) so that the
+// same loop serves the molecule and the spherical atoms of the SAD guess.
+#include "openmmdft/qm/KohnShamLDA.h"
+#include "openmmdft/qm/Settings.h"
+#include "openmmdft/qm/XCIntegrator.h"
+#include <Eigen/Dense>
+#include <chrono>
+#include <functional>
+
+namespace OpenMMDFT {
+namespace QM {
+
+inline double seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// Everything the iterations need about one geometry.
+struct SCFProblem {
+    const Eigen::MatrixXd& S;
+    const Eigen::MatrixXd& Hcore; ///< T + V_nuclei
+    const Eigen::MatrixXd& Vmm;   ///< MM point charges
+    const Eigen::MatrixXd& X;     ///< orthonormalizing transformation, nbf x nmo
+    double nuclearRepulsion, nuclearMM;
+    std::function<Eigen::MatrixXd(const Eigen::MatrixXd&)> coulomb;
+    const XCIntegrator& xc;
+    double electrons;
+    bool fractional;              ///< share electrons among degenerate levels (atoms for SAD)
+};
+
+struct SCFOutcome {
+    QMResult result;
+    bool converged = false;
+};
+
+/// Occupation numbers (0..2) for orbitals sorted by energy.
+Eigen::VectorXd occupations(const Eigen::VectorXd& eps, double electrons, bool fractional);
+
+/// Iterate from density D (or from the core Hamiltonian when haveDensity is false).
+SCFOutcome runSCF(const QMSettings& settings, const SCFProblem& problem, Eigen::MatrixXd D, bool haveDensity);
+
+} // namespace QM
+} // namespace OpenMMDFT

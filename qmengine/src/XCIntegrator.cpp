@@ -1,0 +1,160 @@
+#include "openmmdft/qm/XCIntegrator.h"
+#include "openmmdft/qm/Angular.h"
+#include "openmmdft/qm/LDA.h"
+#include "Parallel.h"
+#include <cmath>
+
+namespace OpenMMDFT {
+namespace QM {
+
+void evaluateBasisFunctions(const BasisSet& basis, const std::vector<int>& shells, const double* x, const double* y,
+                            const double* z, int npoints, Eigen::MatrixXd& phi) {
+    int nf = 0;
+    for (int s : shells)
+        nf += basis.shells()[s].size();
+    phi.resize(npoints, nf);
+    double cart[28];        // up to l = 6 components
+    double px[7], py[7], pz[7];
+    int col = 0;
+    for (int s : shells) {
+        const Shell& sh = basis.shells()[s];
+        const auto& comps = cartesianComponents(sh.l);
+        const int nc = sh.cartesianSize();
+        const Eigen::MatrixXd* pure = sh.pure ? &cartesianToPure(sh.l) : nullptr;
+        for (int p = 0; p < npoints; p++) {
+            const double dx = x[p] - sh.center[0], dy = y[p] - sh.center[1], dz = z[p] - sh.center[2];
+            const double r2 = dx * dx + dy * dy + dz * dz;
+            double radial = 0;
+            for (size_t k = 0; k < sh.exponents.size(); k++)
+                radial += sh.coefficients[k] * std::exp(-sh.exponents[k] * r2);
+            px[0] = py[0] = pz[0] = 1;
+            for (int k = 1; k <= sh.l; k++) {
+                px[k] = px[k - 1] * dx;
+                py[k] = py[k - 1] * dy;
+                pz[k] = pz[k - 1] * dz;
+            }
+            for (int c = 0; c < nc; c++)
+                cart[c] = radial * px[comps[c][0]] * py[comps[c][1]] * pz[comps[c][2]];
+            if (pure) {
+                for (int m = 0; m < 2 * sh.l + 1; m++) {
+                    double v = 0;
+                    for (int c = 0; c < nc; c++)
+                        v += (*pure)(m, c) * cart[c];
+                    phi(p, col + m) = v;
+                }
+            }
+            else
+                for (int c = 0; c < nc; c++)
+                    phi(p, col + c) = cart[c];
+        }
+        col += sh.size();
+    }
+}
+
+XCIntegrator::XCIntegrator(const BasisSet& basis, const MolecularGrid& grid, Functional functional,
+                           BasisFunctionStorage storage, int blockSize, int threads, double maxStoredMiB)
+    : basis_(basis), grid_(grid), functional_(functional), storage_(storage), threads_(resolveThreads(threads)) {
+    const auto& batches = grid.batches();
+    for (int b = 0; b < (int) batches.size(); b++) {
+        if (batches[b].functions.empty())
+            continue;
+        const int n = (int) batches[b].size();
+        for (int first = 0; first < n; first += blockSize)
+            blocks_.push_back({b, first, std::min(blockSize, n - first)});
+    }
+    if (storage_ == BasisFunctionStorage::Precompute) {
+        // Keep blocks in order until the memory limit; the rest are recomputed in compute().
+        size_t keep = 0;
+        double bytes = 0;
+        for (; keep < blocks_.size(); keep++) {
+            bytes += 8.0 * blocks_[keep].count * batches[blocks_[keep].batch].functions.size();
+            if (bytes > maxStoredMiB * 1048576.0)
+                break;
+        }
+        stored_.resize(keep);
+        parallelFor((int) keep, threads_, [&](int k, int) {
+            const GridBatch& g = batches[blocks_[k].batch];
+            const int f = blocks_[k].first;
+            evaluateBasisFunctions(basis_, g.shells, &g.x[f], &g.y[f], &g.z[f], blocks_[k].count, stored_[k]);
+        });
+    }
+}
+
+size_t XCIntegrator::storedBytes() const {
+    size_t n = 0;
+    for (const auto& m : stored_)
+        n += m.size() * sizeof(double);
+    return n;
+}
+
+XCContribution XCIntegrator::compute(const Eigen::MatrixXd& density) const {
+    const int nbf = basis_.size();
+    const auto& batches = grid_.batches();
+    const int threads = std::max(1, std::min(threads_, (int) blocks_.size()));
+    // Per-thread partial sums; blocks are independent, so the only shared writes are here.
+    struct Partial {
+        Eigen::MatrixXd matrix;
+        Eigen::MatrixXd phiLocal, Dsub, X, Vsub;
+    };
+    std::vector<Partial> parts(threads);
+    std::vector<double> blockEnergy(blocks_.size()), blockElectrons(blocks_.size());
+    for (auto& p : parts)
+        p.matrix = Eigen::MatrixXd::Zero(nbf, nbf);
+    parallelFor((int) blocks_.size(), threads, [&](int k, int t) {
+        Partial& P = parts[t];
+        const Block& blk = blocks_[k];
+        const GridBatch& g = batches[blk.batch];
+        const std::vector<int>& fn = g.functions;
+        const int nf = (int) fn.size();
+        P.Dsub.resize(nf, nf); // the group's block of D
+        for (int j = 0; j < nf; j++)
+            for (int i = 0; i < nf; i++)
+                P.Dsub(i, j) = density(fn[i], fn[j]);
+        const Eigen::MatrixXd* phi;
+        if (k < (int) stored_.size())
+            phi = &stored_[k];
+        else {
+            evaluateBasisFunctions(basis_, g.shells, &g.x[blk.first], &g.y[blk.first], &g.z[blk.first], blk.count,
+                                   P.phiLocal);
+            phi = &P.phiLocal;
+        }
+        P.X.noalias() = (*phi) * P.Dsub;
+        Eigen::VectorXd wv(blk.count);
+        // rho_p = sum_u (Phi D)_pu Phi_pu, column by column (contiguous in memory).
+        const Eigen::VectorXd rhoBlock = (P.X.array() * phi->array()).rowwise().sum();
+        double energy = 0, electrons = 0;
+        for (int p = 0; p < blk.count; p++) {
+            const double rho = rhoBlock[p];
+            const double w = g.w[blk.first + p];
+            const LDAPoint xc = ldaExchangeCorrelation(functional_, rho);
+            energy += w * rho * xc.eps;
+            electrons += w * rho;
+            wv[p] = w * xc.v;
+        }
+        blockEnergy[k] = energy; // summed in block order below: deterministic energies
+        blockElectrons[k] = electrons;
+        // V_sub = Phi^T diag(w v) Phi, lower triangle only (V is symmetric).
+        P.X.noalias() = wv.asDiagonal() * (*phi);
+        P.Vsub.setZero(nf, nf);
+        P.Vsub.triangularView<Eigen::Lower>() += phi->transpose() * P.X;
+        for (int j = 0; j < nf; j++)
+            for (int i = j; i < nf; i++) {
+                P.matrix(fn[i], fn[j]) += P.Vsub(i, j);
+                if (i != j)
+                    P.matrix(fn[j], fn[i]) += P.Vsub(i, j);
+            }
+    });
+    // Sum in thread order so that results do not depend on scheduling more than necessary.
+    XCContribution out;
+    out.matrix = parts[0].matrix;
+    for (int t = 1; t < threads; t++)
+        out.matrix += parts[t].matrix;
+    for (size_t k = 0; k < blocks_.size(); k++) {
+        out.energy += blockEnergy[k];
+        out.electrons += blockElectrons[k];
+    }
+    return out;
+}
+
+} // namespace QM
+} // namespace OpenMMDFT

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Compute PySCF reference energies for TestPySCFReference (run once; output is kept in git).
+
+    .venv/bin/python qmengine/tests/generate_pyscf_references.py
+
+Writes qmengine/tests/data/pyscf_references.txt. Every case uses the basis files of
+qmengine/data/basis (so both programs read identical numbers) and PySCF's grid set up
+like ours: Treutler-Ahlrichs radial grid with element xi, Lebedev angular grid, plain
+Becke partition (no atomic-size adjustment), no pruning, no density-based point removal.
+Positions are in bohr. PySCF's 'VWN' is VWN5 (libxc id 7); 'VWN_RPA' is libxc id 8.
+"""
+import os, sys, time
+import numpy as np
+import pyscf
+from pyscf import gto, dft, qmmm
+from pyscf.dft import gen_grid, radi
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BASIS_DIR = os.path.join(os.path.dirname(HERE), 'data', 'basis')
+ANG = 1 / 0.52917721092  # bohr per angstrom, as in the engine
+
+WATER = [(8, (0.0, 0.0, 0.1173)), (1, (0.0, 0.7572, -0.4692)), (1, (0.0, -0.7572, -0.4692))]
+METHANOL = [(6, (-0.0467, 0.6618, 0.0)), (8, (-0.0467, -0.7566, 0.0)), (1, (-1.0872, 0.9802, 0.0)),
+            (1, (0.4338, 1.0803, 0.8863)), (1, (0.4338, 1.0803, -0.8863)), (1, (0.8590, -1.0826, 0.0))]
+
+
+def rotation(rng):
+    q = rng.normal(size=4)
+    q /= np.linalg.norm(q)
+    a, b, c, d = q
+    return np.array([[a*a+b*b-c*c-d*d, 2*(b*c-a*d), 2*(b*d+a*c)],
+                     [2*(b*c+a*d), a*a-b*b+c*c-d*d, 2*(c*d-a*b)],
+                     [2*(b*d-a*c), 2*(c*d+a*b), a*a-b*b-c*c+d*d]])
+
+
+def water_cluster(n, spacing=2.9, seed=7):
+    """n waters on a cubic lattice with random orientations (angstrom)."""
+    rng = np.random.default_rng(seed)
+    side = int(np.ceil(n ** (1 / 3)))
+    atoms = []
+    for k in range(n):
+        centre = spacing * np.array([k % side, (k // side) % side, k // (side * side)], float)
+        R = rotation(rng)
+        for Z, xyz in WATER:
+            atoms.append((Z, tuple(centre + R @ np.array(xyz))))
+    return atoms
+
+
+def mm_environment(seed=3):
+    """TIP3P-like point charges of 6 waters around the QM water (angstrom, e)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    dirs = [(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)]
+    for d in dirs:
+        centre = 3.0 * np.array(d, float)
+        R = rotation(rng)
+        for (Z, xyz), q in zip(WATER, (-0.834, 0.417, 0.417)):
+            out.append((tuple(centre + R @ np.array(xyz)), q))
+    return out
+
+
+def to_bohr(atoms):
+    return [(Z, tuple(c * ANG for c in xyz)) for Z, xyz in atoms]
+
+
+def run(name, atoms, basis, cart, coulomb, aux='-', xc='LDA,VWN', grid=(60, 302), charge=0, mm=()):
+    atoms = to_bohr(atoms)
+    mol = gto.Mole()
+    mol.atom = [(Z, xyz) for Z, xyz in atoms]
+    mol.unit = 'Bohr'
+    mol.charge = charge
+    mol.cart = cart
+    elements = sorted({gto.mole._symbol(Z) for Z, _ in atoms})
+    path = os.path.join(BASIS_DIR, basis + '.nw')
+    mol.basis = {el: gto.basis.load(path, el) for el in elements}
+    mol.verbose = 0
+    mol.build()
+    mf = dft.RKS(mol)
+    mf.xc = xc
+    mf.grids.atom_grid = grid
+    mf.grids.prune = None
+    mf.grids.radii_adjust = None
+    mf.grids.becke_scheme = gen_grid.original_becke
+    mf.grids.radi_method = radi.treutler
+    mf.small_rho_cutoff = 0
+    mf.conv_tol = 1e-11
+    if coulomb == 'df':
+        auxpath = os.path.join(BASIS_DIR, aux + '.nw')
+        mf = mf.density_fit(auxbasis={el: gto.basis.load(auxpath, el) for el in elements})
+    if mm:
+        coords = np.array([c for c, q in mm]) * ANG
+        charges = np.array([q for c, q in mm])
+        mf = qmmm.mm_charge(mf, coords, charges, unit='Bohr')
+    t = time.time()
+    e = mf.kernel()
+    assert mf.converged, name
+    mm_bohr = [(tuple(x * ANG for x in c), q) for c, q in mm]
+    lines = ['case %s' % name, 'basis %s' % basis, 'cartesian %d' % int(cart), 'coulomb %s' % coulomb,
+             'auxiliary %s' % aux, 'functional %s' % ('SVWN5' if xc == 'LDA,VWN' else 'SVWN_RPA'),
+             'grid %d %d' % grid, 'charge %d' % charge, 'atoms %d' % len(atoms)]
+    lines += ['%d %.15f %.15f %.15f' % (Z, *xyz) for Z, xyz in atoms]
+    lines.append('mmcharges %d' % len(mm_bohr))
+    lines += ['%.15f %.15f %.15f %.15f' % (*xyz, q) for xyz, q in mm_bohr]
+    lines.append('energy %.12f' % e)
+    lines.append('end')
+    print('%-36s E = %.10f  (%.1f s, %d bf)' % (name, e, time.time() - t, mol.nao), flush=True)
+    return '\n'.join(lines) + '\n'
+
+
+def main():
+    cases = [
+        run('water_631gs_exact', WATER, '6-31gs', True, 'exact'),
+        run('water_def2svp_exact', WATER, 'def2-svp', False, 'exact'),
+        run('methanol_631gs_exact', METHANOL, '6-31gs', True, 'exact'),
+        run('methanol_def2svp_exact', METHANOL, 'def2-svp', False, 'exact'),
+        run('water_def2svp_exact_vwnrpa', WATER, 'def2-svp', False, 'exact', xc='LDA,VWN_RPA'),
+        run('water_631gs_df_jfit', WATER, '6-31gs', True, 'df', 'def2-universal-jfit'),
+        run('water_def2svp_df_jfit', WATER, 'def2-svp', False, 'df', 'def2-universal-jfit'),
+        run('methanol_def2svp_df_jfit', METHANOL, 'def2-svp', False, 'df', 'def2-universal-jfit'),
+        run('methanol_631gs_df_jfit', METHANOL, '6-31gs', True, 'df', 'def2-universal-jfit'),
+        run('water_dzvp_df_dgaussa1', WATER, 'dzvp', False, 'df', 'dgauss-a1-dft-cfit'),
+        run('water_def2svp_exact_mm', WATER, 'def2-svp', False, 'exact', mm=mm_environment()),
+        run('water_631gs_df_mm', WATER, '6-31gs', True, 'df', 'def2-universal-jfit', mm=mm_environment()),
+        run('water8_def2svp_df_jfit', water_cluster(8), 'def2-svp', False, 'df', 'def2-universal-jfit', grid=(50, 194)),
+        run('water8_631gs_df_jfit', water_cluster(8), '6-31gs', True, 'df', 'def2-universal-jfit', grid=(50, 194)),
+    ]
+    # Formation energies E_n - n E_1 of water clusters (seed 001 Table 5.1), 6-31G*, DF, (50, 194).
+    for n in (1, 2, 4, 16):
+        cases.append(run('cluster%d_631gs_df_jfit' % n, water_cluster(n), '6-31gs', True, 'df', 'def2-universal-jfit',
+                         grid=(50, 194)))
+    out = os.path.join(HERE, 'data', 'pyscf_references.txt')
+    with open(out, 'w') as f:
+        f.write('# Generated by qmengine/tests/generate_pyscf_references.py with pyscf %s\n' % pyscf.__version__)
+        f.writelines(cases)
+    print('wrote', out)
+
+
+if __name__ == '__main__':
+    main()

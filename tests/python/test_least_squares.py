@@ -1,0 +1,93 @@
+"""openmmdft.solveLeastSquares against numpy.linalg.lstsq (LAPACK gelsd), on every platform here.
+
+Tolerances: QR is backward stable, so |x - x_ref| <= 100 cond eps |x_ref|; the normal-equation
+methods square the condition number, so they get 100 cond^2 eps (in the platform's precision).
+"""
+
+import numpy as np
+import openmm as mm
+import pytest
+
+import openmmdft
+from conftest import PLATFORMS
+
+METHODS = ["QR", "Cholesky", "Gauss", "GaussSeidel"]
+
+
+def problem(m, n, cond, nrhs=1, seed=0):
+    rng = np.random.default_rng(seed)
+    u, _ = np.linalg.qr(rng.normal(size=(m, n)))
+    v, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    s = np.logspace(0, -np.log10(cond), n)
+    A = u @ np.diag(s) @ v.T
+    b = rng.normal(size=(m, nrhs)) if nrhs > 1 else rng.normal(size=m)
+    return A, b
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("shape", [(10, 3), (200, 40), (1000, 200)])
+def test_matches_numpy_on_cpu(method, shape):
+    # Gauss-Seidel converges at a rate set by cond(A^T A): it gets a well-conditioned problem and is
+    # checked against its own stopping rule (|A^T r| <= tol |A^T b|, so |x - x*| <= cond^2 tol |x*|).
+    cond = 10.0 if method == "GaussSeidel" else 1e3
+    A, b = problem(*shape, cond)
+    x, info = openmmdft.solveLeastSquares(A, b, method=method, fullOutput=True, tolerance=1e-12)
+    reference = np.linalg.lstsq(A, b, rcond=None)[0]
+    eps = np.finfo(float).eps
+    bound = {"QR": 100 * cond * eps, "GaussSeidel": 10 * cond**2 * 1e-12}.get(method, 100 * cond**2 * eps)
+    assert np.linalg.norm(x - reference) <= bound * np.linalg.norm(reference)
+    assert info["residualNorm"] == pytest.approx(np.linalg.norm(A @ reference - b), rel=1e-6)
+    if method == "GaussSeidel":
+        assert info["iterations"] > 0
+
+
+def test_ill_conditioned_qr_is_accurate():
+    A, b = problem(500, 50, 1e8)
+    x = openmmdft.solveLeastSquares(A, b)
+    reference = np.linalg.lstsq(A, b, rcond=None)[0]
+    assert np.linalg.norm(x - reference) <= 100 * 1e8 * np.finfo(float).eps * np.linalg.norm(reference)
+
+
+@pytest.mark.parametrize("platformName", [p for p in PLATFORMS if p not in ("Reference", "CPU")] or ["Reference"])
+@pytest.mark.parametrize("precision", ["double", "mixed", "single"])
+def test_gpu_platforms(platformName, precision):
+    if platformName == "Reference" and precision != "double":
+        pytest.skip("Reference is double precision only")
+    A, b = problem(300, 30, 10.0, nrhs=2, seed=3)
+    reference = np.linalg.lstsq(A, b, rcond=None)[0]
+    eps = {"double": 1e-16, "mixed": 6e-8, "single": 6e-8}[precision]
+    for method in ("QR", "Cholesky", "Gauss"):
+        x, info = openmmdft.solveLeastSquares(A, b, method=method, platform=platformName,
+                                              precision=None if platformName == "Reference" else precision, fullOutput=True)
+        bound = 100 * (10.0 if method == "QR" else 100.0) * eps
+        assert np.linalg.norm(x - reference) <= bound * np.linalg.norm(reference) + 1e-12, method
+
+
+def test_sum_constraint_matches_elimination():
+    A, b = problem(40, 5, 10.0, seed=5)
+    C, d = np.ones((1, 5)), np.array([1.0])
+    x, info = openmmdft.solveLeastSquares(A, b, constraints=(C, d), fullOutput=True)
+    # Independent: eliminate x_4 = 1 - sum(x_0..3) and solve the reduced problem with numpy.
+    reduced = A[:, :4] - A[:, [4]]
+    y = np.linalg.lstsq(reduced, b - A[:, 4], rcond=None)[0]
+    expected = np.append(y, 1 - y.sum())
+    assert np.allclose(x, expected, atol=1e-12)
+    assert x.sum() == pytest.approx(1.0, abs=1e-13)
+    assert info["lagrangeMultipliers"].shape == (1, 1)
+
+
+def test_bad_input_is_reported():
+    with pytest.raises(mm.OpenMMException, match="m < n|fewer rows|rows"):
+        openmmdft.solveLeastSquares(np.ones((2, 3)), np.ones(2))
+    with pytest.raises(mm.OpenMMException, match="rows"):
+        openmmdft.solveLeastSquares(np.ones((4, 2)), np.ones(3))
+    A = np.eye(3)
+    A[1, 1] = np.nan
+    with pytest.raises(mm.OpenMMException, match="NaN|finite"):
+        openmmdft.solveLeastSquares(A, np.ones(3))
+    rankDeficient = np.ones((5, 2))
+    with pytest.raises(mm.OpenMMException, match="rank|singular|condition"):
+        openmmdft.solveLeastSquares(rankDeficient, np.arange(5.0))
+    x, info = openmmdft.solveLeastSquares(rankDeficient, np.arange(5.0), allowRankDeficient=True, fullOutput=True)
+    assert info["rankDeficient"] and info["rank"] == 1
+    assert np.allclose(x, np.linalg.lstsq(rankDeficient, np.arange(5.0), rcond=None)[0])
