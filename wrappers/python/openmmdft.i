@@ -17,6 +17,7 @@
 #include "openmm/RPMDMonteCarloBarostat.h"
 #include "openmmdft/QMMMForce.h"
 #include "openmmdft/LeastSquares.h"
+#include "openmmdft/internal/ESPGrid.h"
 %}
 
 %pythoncode %{
@@ -40,6 +41,7 @@ import openmm.unit as unit
 
 namespace std {
 %template(vectord) vector<double>;
+%template(vectori) vector<int>;
 }
 
 namespace OpenMMDFT {
@@ -55,6 +57,7 @@ struct QMResults {
     int numMMCharges;
     std::vector<double> orbitalEnergies;
     double homoLumoGap;
+    std::vector<double> espCharges;
 };
 
 class QMMMForce : public OpenMM::Force {
@@ -84,6 +87,11 @@ public:
         BasisSetDefault = 0,
         Cartesian = 1,
         Spherical = 2
+    };
+    enum ESPChargeMethod {
+        NoESPCharges = 0,
+        CHELPG = 1,
+        MerzKollman = 2
     };
     QMMMForce();
     int getNumParticles() const;
@@ -157,6 +165,8 @@ public:
     int getDIISSubspaceSize() const;
     void setQMEnergyOnly(bool energyOnly);
     bool getQMEnergyOnly() const;
+    void setESPChargeMethod(ESPChargeMethod method);
+    ESPChargeMethod getESPChargeMethod() const;
     OpenMMDFT::QMResults getQMResults(const OpenMM::Context& context) const;
 
     void updateParametersInContext(OpenMM::Context& context);
@@ -221,6 +231,28 @@ LeastSquaresOutput _solveLeastSquares(const std::string& platformName, const std
 }
 %}
 
+/* ESP grid points (flat x, y, z in nm), the numpy-facing espGridPoints below. */
+%inline %{
+std::vector<double> _espGridPoints(const std::vector<double>& positions, const std::vector<int>& atomicNumbers, int method) {
+    if (positions.size() != 3 * atomicNumbers.size())
+        throw OpenMM::OpenMMException("espGridPoints: need 3 coordinates per atom");
+    std::vector<OpenMM::Vec3> atoms;
+    for (size_t i = 0; i < atomicNumbers.size(); i++)
+        atoms.push_back(OpenMM::Vec3(positions[3 * i], positions[3 * i + 1], positions[3 * i + 2]));
+    std::vector<OpenMM::Vec3> points;
+    if (method == OpenMMDFT::QMMMForce::CHELPG)
+        points = OpenMMDFT::chelpgGrid(atoms, atomicNumbers);
+    else if (method == OpenMMDFT::QMMMForce::MerzKollman)
+        points = OpenMMDFT::merzKollmanGrid(atoms, atomicNumbers);
+    else
+        throw OpenMM::OpenMMException("espGridPoints: method must be QMMMForce.CHELPG or QMMMForce.MerzKollman");
+    std::vector<double> flat;
+    for (const OpenMM::Vec3& p : points)
+        flat.insert(flat.end(), {p[0], p[1], p[2]});
+    return flat;
+}
+%}
+
 /* Units on the values returned, as OpenMM's wrappers give them. */
 %pythoncode %{
 def _withUnit(method, unitOf):
@@ -238,7 +270,8 @@ QMMMForce.getGridGrouping = _withUnit(QMMMForce.getGridGrouping, lambda g: [g[0]
 def _qmResults(self, context):
     """What the last QM computation in ``context`` produced: a dict of energies (kJ/mol
     Quantities), SCF iterations, the number of MM charges in the QM Hamiltonian, orbital
-    energies and the HOMO-LUMO gap."""
+    energies, the HOMO-LUMO gap and the ESP charges (e, one per QM atom; empty unless
+    setESPChargeMethod chose a method)."""
     r = QMMMForce._getQMResultsRaw(self, context)
     energy = unit.kilojoule_per_mole
     return {
@@ -252,7 +285,21 @@ def _qmResults(self, context):
         "numMMCharges": r.numMMCharges,
         "orbitalEnergies": list(r.orbitalEnergies) * energy,
         "homoLumoGap": r.homoLumoGap * energy,
+        "espCharges": [q * unit.elementary_charge for q in r.espCharges],
     }
+
+
+def espGridPoints(positions, atomicNumbers, method):
+    """The points (an (n, 3) numpy array, nm) where QMMMForce samples the ESP of the QM region for
+    ESP charges: ``method`` is QMMMForce.CHELPG or QMMMForce.MerzKollman, ``positions`` the QM
+    atoms' positions (nm, or a Quantity), ``atomicNumbers`` their elements. The same grid the
+    Reference/CPU platform uses, e.g. to evaluate another program's potential on it."""
+    import numpy as np
+    if unit.is_quantity(positions):
+        positions = positions.value_in_unit(unit.nanometer)
+    flat = np.asarray(positions, dtype=float).reshape(-1)
+    points = _espGridPoints([float(x) for x in flat], [int(z) for z in atomicNumbers], int(method))
+    return np.asarray(points, dtype=float).reshape(-1, 3)
 
 
 QMMMForce._getQMResultsRaw = QMMMForce.getQMResults

@@ -7,11 +7,11 @@ System or from XmlSerializer come out as QMMMForce, not as a bare openmm.Force.
 
 import openmm as _mm
 
-from .core import QMMMForce
+from .core import QMMMForce, espGridPoints
 from .leastsquares import solveLeastSquares
 from .mm import coulomb14ScaleOf, replaceCoulomb
 
-__all__ = ["QMMMForce", "replaceCoulomb", "coulomb14ScaleOf", "solveLeastSquares"]
+__all__ = ["QMMMForce", "replaceCoulomb", "coulomb14ScaleOf", "solveLeastSquares", "espGridPoints"]
 __version__ = "@PROJECT_VERSION@"
 
 
