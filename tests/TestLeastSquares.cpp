@@ -508,3 +508,41 @@ TEST(LeastSquares, BadInput) {
     EXPECT_EQ(LeastSquaresMethod::QR, leastSquaresMethodFromName("qr"));
     EXPECT_EQ("Cholesky", leastSquaresMethodName(leastSquaresMethodFromName("CHOLESKY")));
 }
+
+// Normal equations given by the caller (as density fitting has them): the same solution as from A itself.
+TEST(LeastSquaresNormalEquationsGiven, MatchesSolvingFromA) {
+    std::mt19937 rng(17);
+    std::normal_distribution<double> normal;
+    const int m = 60, n = 12;
+    std::vector<double> A(m * n), b(m);
+    for (auto& v : A)
+        v = normal(rng);
+    for (auto& v : b)
+        v = normal(rng);
+    std::vector<double> G(n * n, 0.0), h(n, 0.0);
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++)
+            for (int k = 0; k < m; k++)
+                G[i * n + j] += A[k * n + i] * A[k * n + j];
+        for (int k = 0; k < m; k++)
+            h[i] += A[k * n + i] * b[k];
+    }
+    OpenMM::Platform& platform = ::platform("Reference");
+    OpenMMDFT::LeastSquaresResult fromA = OpenMMDFT::solveLeastSquares(platform, m, n, 1, A, b);
+    for (auto method : {OpenMMDFT::LeastSquaresMethod::Cholesky, OpenMMDFT::LeastSquaresMethod::Gauss}) {
+        OpenMMDFT::LeastSquaresOptions options;
+        options.method = method;
+        options.normalEquationsGiven = true;
+        OpenMMDFT::LeastSquaresResult given = OpenMMDFT::solveLeastSquares(platform, n, n, 1, G, h, options);
+        for (int i = 0; i < n; i++)
+            EXPECT_NEAR(given.x[i], fromA.x[i], 1e-12 * (1 + std::fabs(fromA.x[i])));
+    }
+    OpenMMDFT::LeastSquaresOptions qr;
+    qr.normalEquationsGiven = true;
+    EXPECT_THROW(OpenMMDFT::solveLeastSquares(platform, n, n, 1, G, h, qr), OpenMM::OpenMMException);
+    G[1] += 1.0;  // no longer symmetric
+    OpenMMDFT::LeastSquaresOptions cholesky;
+    cholesky.method = OpenMMDFT::LeastSquaresMethod::Cholesky;
+    cholesky.normalEquationsGiven = true;
+    EXPECT_THROW(OpenMMDFT::solveLeastSquares(platform, n, n, 1, G, h, cholesky), OpenMM::OpenMMException);
+}

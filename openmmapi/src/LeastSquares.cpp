@@ -152,6 +152,21 @@ LeastSquaresResult LeastSquaresSolver::solveConstrained(int m, int n, int nrhs, 
         msg << "more constraints than unknowns (p = " << p << " > n = " << n << ")";
         throw OpenMMException(fail(msg.str()));
     }
+    if (options.normalEquationsGiven) {
+        if (m != n)
+            throw OpenMMException(fail("with normalEquationsGiven, A must be the square n x n normal matrix (got m != n)"));
+        if (p > 0)
+            throw OpenMMException(fail("normalEquationsGiven does not take constraints"));
+        if (options.method == LeastSquaresMethod::QR)
+            throw OpenMMException(fail("normalEquationsGiven needs a normal-equation method (Cholesky, Gauss or GaussSeidel), not QR"));
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < i; j++)
+                if (std::fabs(A[(size_t) i * n + j] - A[(size_t) j * n + i]) > 1e-12 * (std::fabs(A[(size_t) i * n + j]) + std::fabs(A[(size_t) j * n + i]) + 1e-300)) {
+                    stringstream msg;
+                    msg << "with normalEquationsGiven, A must be symmetric (A[" << i << "][" << j << "] != A[" << j << "][" << i << "])";
+                    throw OpenMMException(fail(msg.str()));
+                }
+    }
     if (p == 0 && m < n) {
         stringstream msg;
         msg << "m < n: A has fewer rows than columns (m = " << m << ", n = " << n

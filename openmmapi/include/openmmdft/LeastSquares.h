@@ -101,6 +101,13 @@ struct OPENMM_EXPORT_DFT LeastSquaresOptions {
     double rankTolerance = 0.0;
     /** QR only: return the minimum-norm solution of a rank-deficient problem instead of raising an error. */
     bool allowRankDeficient = false;
+    /**
+     * The caller already has the normal equations: A is the n x n symmetric positive definite
+     * normal matrix (m = n) and b its right-hand side, and they are solved as they are (Cholesky,
+     * Gauss or Gauss-Seidel; no constraints). Density fitting is such a fit: its normal matrix is
+     * the Coulomb metric (P|Q). Reference and CPU platforms only.
+     */
+    bool normalEquationsGiven = false;
 };
 
 struct OPENMM_EXPORT_DFT LeastSquaresResult {

@@ -223,9 +223,17 @@ void symmetrize(Mat& G) {
         }
 }
 
-/* G = A^T A (n x n; upper triangle, or full when `full`) and H = A^T b (n x nrhs) from the row-major A and b. */
-void normalEquations(const LeastSquaresProblem& pr, Mat& G, Mat& H, bool full) {
+/* G = A^T A (n x n; upper triangle, or full when `full`) and H = A^T b (n x nrhs) from the row-major A and b;
+ * or, when the caller gives the normal equations, G = A and H = b as they are. */
+void normalEquations(const LeastSquaresProblem& pr, const LeastSquaresOptions& options, Mat& G, Mat& H, bool full) {
     int m = pr.m, n = pr.n, nrhs = pr.nrhs;
+    if (options.normalEquationsGiven) {
+        // A symmetric row-major matrix is its own column-major form.
+        G = Mat(n, n);
+        std::copy(pr.A, pr.A + (size_t) n * n, G.v.begin());
+        H = fromRowMajor(pr.b, n, nrhs);
+        return;
+    }
     G = Mat(n, n);
     H = Mat(n, nrhs);
     // The row-major m x n A is the column-major n x m A^T.
@@ -330,7 +338,7 @@ void solveQR(const LeastSquaresProblem& pr, const LeastSquaresOptions& options, 
 void solveGauss(const LeastSquaresProblem& pr, const LeastSquaresOptions& options, LeastSquaresResult& result) {
     int n = pr.n, nrhs = pr.nrhs, p = pr.p;
     Mat G, H;
-    normalEquations(pr, G, H, true);
+    normalEquations(pr, options, G, H, true);
     if (p > 0)
         constraintBasis(pr, options); // only to report a rank-deficient C clearly
     // Bordered KKT system [G  s C^T; s C  0][x; lambda/s] = [H; s d], s balancing the blocks (just G x = H when p = 0).
@@ -442,7 +450,7 @@ void choleskyFactor(Mat& G, int n, const LeastSquaresOptions& options, LeastSqua
 void solveCholesky(const LeastSquaresProblem& pr, const LeastSquaresOptions& options, LeastSquaresResult& result) {
     int n = pr.n, nrhs = pr.nrhs, p = pr.p, info;
     Mat G, H;
-    normalEquations(pr, G, H, false);
+    normalEquations(pr, options, G, H, false);
     if (p > 0)
         constraintBasis(pr, options);
     choleskyFactor(G, n, options, result, "A^T A");
@@ -530,7 +538,7 @@ void gaussSeidel(const Mat& G, const Mat& H, Mat& X, const LeastSquaresOptions& 
 void solveGaussSeidel(const LeastSquaresProblem& pr, const LeastSquaresOptions& options, LeastSquaresResult& result) {
     int n = pr.n, nrhs = pr.nrhs, p = pr.p;
     Mat G, H;
-    normalEquations(pr, G, H, true);
+    normalEquations(pr, options, G, H, true);
     Mat X0(n, nrhs);
     if (!options.initialGuess.empty())
         X0 = fromRowMajor(options.initialGuess.data(), n, nrhs);

@@ -72,6 +72,9 @@ void CommonSolveLeastSquaresKernel::solve(const LeastSquaresProblem& problem, co
     if (problem.p > 0)
         throw OpenMMException(prefix(options, precision) + "equality constraints are not implemented on the GPU platforms yet; "
                                                            "use the Reference or CPU platform");
+    if (options.normalEquationsGiven)
+        throw OpenMMException(prefix(options, precision) + "given normal equations (normalEquationsGiven) are solved on the "
+                                                           "Reference and CPU platforms only");
     if (options.allowRankDeficient)
         throw OpenMMException(prefix(options, precision) + "the minimum-norm solution of rank-deficient problems (allowRankDeficient) "
                                                            "is only implemented on the Reference and CPU platforms");
