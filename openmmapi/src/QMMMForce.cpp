@@ -15,7 +15,7 @@ QMMMForce::QMMMForce() : coulomb14Scale(0.5), cutoffDistance(1.0), reactionField
         angularFunctions(BasisSetDefault), coulombMethod(DensityFitting), radialPoints(75), angularPoints(302),
         radialScheme(TreutlerAhlrichs), atomicPartition(Becke), cubeEdge(0.15875), sphereShellFraction(0.6),
         significanceThreshold(25.0), basisFunctionStorage(Precompute), scfConvergence(1e-7), maxSCFIterations(100),
-        diisSubspaceSize(8), qmEnergyOnly(false) {
+        diisSubspaceSize(8), qmEnergyOnly(false), espChargeMethod(NoESPCharges) {
     // Grid-grouping defaults are those measured for the engine (qmengine/README.md): cubes of 3 bohr
     // (0.15875 nm), spheres over the inner 60% of the radial shells, screening exponent 25.
 }
@@ -244,6 +244,12 @@ void QMMMForce::setDIISSubspaceSize(int size) {
     if (size < 1)
         throw OpenMMException("QMMMForce: the DIIS subspace size must be at least 1");
     diisSubspaceSize = size;
+}
+
+void QMMMForce::setESPChargeMethod(ESPChargeMethod method) {
+    if (method != NoESPCharges && method != CHELPG && method != MerzKollman)
+        throw OpenMMException("QMMMForce: unknown ESP charge method");
+    espChargeMethod = method;
 }
 
 QMResults QMMMForce::getQMResults(const Context& context) const {

@@ -9,7 +9,8 @@ using namespace OpenMM;
 using namespace OpenMMDFT;
 using namespace std;
 
-// Version 1: MM electrostatics. Version 2 adds the QM region and its settings.
+// Version 1: MM electrostatics. Version 2 adds the QM region and its settings. Later fields of the
+// QM region (energyOnly, espChargeMethod) are optional with defaults, so older version-2 files still read.
 static const int CURRENT_VERSION = 2;
 
 QMMMForceProxy::QMMMForceProxy() : SerializationProxy("QMMMForce") {
@@ -57,6 +58,7 @@ void QMMMForceProxy::serialize(const void* object, SerializationNode& node) cons
     qm.setIntProperty("maxSCFIterations", force.getMaxSCFIterations());
     qm.setIntProperty("diisSubspaceSize", force.getDIISSubspaceSize());
     qm.setIntProperty("energyOnly", force.getQMEnergyOnly() ? 1 : 0);
+    qm.setIntProperty("espChargeMethod", (int) force.getESPChargeMethod());
     SerializationNode& atoms = qm.createChildNode("Atoms");
     for (int i = 0; i < force.getNumQMAtoms(); i++) {
         int particle, z;
@@ -66,8 +68,8 @@ void QMMMForceProxy::serialize(const void* object, SerializationNode& node) cons
 }
 
 /** Reads an enum stored as an int, refusing values outside [0, last]. */
-static int enumProperty(const SerializationNode& node, const string& name, int last) {
-    int value = node.getIntProperty(name);
+static int enumProperty(const SerializationNode& node, const string& name, int last, int defaultValue = -1) {
+    int value = (defaultValue < 0 ? node.getIntProperty(name) : node.getIntProperty(name, defaultValue));
     if (value < 0 || value > last) {
         stringstream msg;
         msg << "the value " << value << " of '" << name << "' is out of range";
@@ -119,6 +121,7 @@ void* QMMMForceProxy::deserialize(const SerializationNode& node) const {
             force->setMaxSCFIterations(qm.getIntProperty("maxSCFIterations"));
             force->setDIISSubspaceSize(qm.getIntProperty("diisSubspaceSize"));
             force->setQMEnergyOnly(qm.getIntProperty("energyOnly", 0) != 0);
+            force->setESPChargeMethod((QMMMForce::ESPChargeMethod) enumProperty(qm, "espChargeMethod", 2, 0));
             for (const SerializationNode& atom : qm.getChildNode("Atoms").getChildren())
                 force->addQMAtom(atom.getIntProperty("particle"), atom.getIntProperty("Z"));
         }

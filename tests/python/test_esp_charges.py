@@ -6,6 +6,9 @@ from the plugin with openmmdft.espGridPoints, and fitted here by numpy (KKT syst
 constrained least-squares problem). Tolerance: 1e-3 e per charge (the issue's bar).
 """
 
+import functools
+import os
+
 import numpy as np
 import openmm as mm
 import openmm.unit as unit
@@ -17,8 +20,6 @@ from test_qm_region import BASIS_DIR, NM_PER_BOHR, TIP3P, WATER_NM, watersAround
 pyscf = pytest.importorskip("pyscf")
 from pyscf import df, dft, gto, qmmm  # noqa: E402
 from pyscf.dft import gen_grid, radi  # noqa: E402
-
-import os  # noqa: E402
 
 TOLERANCE_E = 1e-3
 CHELPG, MK = openmmdft.QMMMForce.CHELPG, openmmdft.QMMMForce.MerzKollman
@@ -71,7 +72,10 @@ def pluginCharges(system, force, positions, platform="Reference"):
     return np.array([q.value_in_unit(unit.elementary_charge) for q in force.getQMResults(context)["espCharges"]])
 
 
-def pyscfDensity(name, mmWaters, charge=0):
+@functools.lru_cache(maxsize=None)
+def pyscfDensity(name, embedded, charge=0):
+    """PySCF's density of the molecule, in vacuum or among the MM waters (shared by both grids)."""
+    mmWaters = watersAround(MM_CENTERS) if embedded else []
     qmPositions, numbers, _ = MOLECULES[name]
     mol = gto.Mole()
     mol.atom = [(z, tuple(p / NM_PER_BOHR)) for z, p in zip(numbers, qmPositions)]
@@ -106,6 +110,7 @@ def pyscfESPCharges(mol, dm, pointsNm, charge):
     potential = inverse @ mol.atom_charges()
     for chunk in range(0, len(points), 2000):
         fake = gto.fakemol_for_charges(points[chunk:chunk + 2000])
+        fake.cart = mol.cart  # PySCF needs one convention; an s function is the same in both
         potential[chunk:chunk + 2000] -= np.einsum("ijp,ij->p", df.incore.aux_e2(mol, fake), dm)
     n = len(atoms)
     kkt = np.zeros((n + 1, n + 1))
@@ -124,7 +129,7 @@ def test_esp_charges_match_pyscf(name, embedded, method):
     charges = pluginCharges(system, force, positions)
     qmPositions, numbers, _ = MOLECULES[name]
     points = openmmdft.espGridPoints(qmPositions, numbers, method)
-    mol, dm = pyscfDensity(name, mmWaters)
+    mol, dm = pyscfDensity(name, embedded)
     reference = pyscfESPCharges(mol, dm, points, 0)
     assert len(charges) == len(numbers)
     assert np.max(np.abs(charges - reference)) < TOLERANCE_E
@@ -139,14 +144,13 @@ def test_chelpg_water_charges_are_chemically_sensible():
     assert charges[1] == pytest.approx(-charges[0] / 2, abs=1e-10)
 
 
-@pytest.mark.parametrize("platform", ["CPU"])
-def test_charged_region_sums_to_qm_charge_and_cpu_matches_reference(platform):
+def test_charged_region_sums_to_qm_charge_and_cpu_matches_reference():
     """Hydroxide (charge -1): the fit keeps sum q = -1 exactly; CPU and Reference give the same charges."""
     system, force, positions = buildSystem("hydroxide", [], MK, charge=-1)
     charges = pluginCharges(system, force, positions)
     assert charges.sum() == pytest.approx(-1.0, abs=1e-10)
-    assert charges[0] < -1.0 + 1e-9 or charges[0] < charges[1]
-    assert pluginCharges(system, force, positions, platform) == pytest.approx(charges, abs=1e-10)
+    assert charges[0] < charges[1]  # the oxygen carries most of the negative charge
+    assert pluginCharges(system, force, positions, "CPU") == pytest.approx(charges, abs=1e-10)
 
 
 def test_default_is_no_esp_charges_and_setting_round_trips_through_xml():

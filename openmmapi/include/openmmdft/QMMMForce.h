@@ -35,6 +35,8 @@ struct QMResults {
     int numMMCharges = 0;                 ///< MM charges that entered the QM Hamiltonian
     std::vector<double> orbitalEnergies;  ///< kJ/mol, ascending
     double homoLumoGap = 0;               ///< kJ/mol (0 when there is no virtual orbital)
+    /** ESP charges (e), one per QM atom in QM-atom order; empty when the ESP charge method is NoESPCharges. */
+    std::vector<double> espCharges;
 };
 
 /**
@@ -93,6 +95,18 @@ public:
         BasisSetDefault = 0,
         Cartesian = 1,
         Spherical = 2
+    };
+    /**
+     * Charges fitted to the electrostatic potential of the QM region (its electrons and nuclei, not
+     * the MM charges) after each QM computation, with their sum fixed to the QM charge.
+     */
+    enum ESPChargeMethod {
+        /** No ESP charges (the default: sampling the potential costs time). */
+        NoESPCharges = 0,
+        /** CHELPG cubic grid (Breneman-Wiberg). */
+        CHELPG = 1,
+        /** Merz-Kollman shells at 1.4-2.0 x the vdW radii. */
+        MerzKollman = 2
     };
     QMMMForce();
     /** Number of particles; must equal the System's when a Context is created. */
@@ -235,6 +249,11 @@ public:
     bool getQMEnergyOnly() const {
         return qmEnergyOnly;
     }
+    /** ESP charges computed after each QM computation (QMResults::espCharges); see docs/ESP-charges.md. */
+    void setESPChargeMethod(ESPChargeMethod method);
+    ESPChargeMethod getESPChargeMethod() const {
+        return espChargeMethod;
+    }
     /** What the last QM computation in a Context produced (throws if there has been none). */
     QMResults getQMResults(const OpenMM::Context& context) const;
 
@@ -271,6 +290,7 @@ private:
     double scfConvergence;
     int maxSCFIterations, diisSubspaceSize;
     bool qmEnergyOnly;
+    ESPChargeMethod espChargeMethod;
 };
 
 } // namespace OpenMMDFT

@@ -58,7 +58,7 @@ double ReferenceCalcQMMMForceKernel::execute(ContextImpl& context, bool includeF
         if (!includeEnergy)
             throw OpenMMException("QMMMForce: in energy-only mode the QM region has no forces, so it cannot be used for "
                                   "dynamics or minimization");
-        energy += qmRegion->computeEnergy(positions, data.periodicBoxVectors);
+        energy += qmRegion->computeEnergy(context, positions, data.periodicBoxVectors);
     }
     return energy;
 }

@@ -106,6 +106,8 @@ void ReferenceQMRegion::setParameters(const QMMMForce& force) {
     settings = settingsOf(force);
     engine.reset(new QM::KohnShamLDA(settings));
     previousDensity.reset();
+    espCharges.reset(force.getESPChargeMethod() == QMMMForce::NoESPCharges ? nullptr
+                     : new ReferenceESPCharges(force.getESPChargeMethod(), settings.threads));
 }
 
 /** Minimum-image displacement b - a in OpenMM's reduced triclinic box. */
@@ -151,7 +153,7 @@ void ReferenceQMRegion::selectMMCharges(const vector<Vec3>& qmPositions, const v
     }
 }
 
-double ReferenceQMRegion::computeEnergy(const vector<Vec3>& positions, const Vec3* boxVectors) {
+double ReferenceQMRegion::computeEnergy(ContextImpl& context, const vector<Vec3>& positions, const Vec3* boxVectors) {
     // The QM region is kept whole: every QM atom at its minimum image from the first one.
     vector<Vec3> qmPositions(qmParticles.size());
     for (size_t i = 0; i < qmParticles.size(); i++)
@@ -178,6 +180,9 @@ double ReferenceQMRegion::computeEnergy(const vector<Vec3>& positions, const Vec
     for (size_t i = 0; i < r.orbitalEnergies.size(); i++)
         results.orbitalEnergies[i] = r.orbitalEnergies[i] * KJ_PER_MOL_PER_HARTREE;
     results.homoLumoGap = r.homoLumoGap * KJ_PER_MOL_PER_HARTREE;
+    results.espCharges.clear();
+    if (espCharges)
+        results.espCharges = espCharges->compute(context, qmPositions, qmAtomicNumbers, qmCharge, engine->basis(), r.density);
     computed = true;
     return results.totalEnergy;
 }

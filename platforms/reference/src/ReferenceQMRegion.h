@@ -2,6 +2,7 @@
 #define OPENMMDFT_REFERENCEQMREGION_H_
 
 #include "openmmdft/QMMMForce.h"
+#include "ReferenceESPCharges.h"
 #include "openmm/Vec3.h"
 #include "openmmdft/qm/KohnShamLDA.h"
 #include <memory>
@@ -24,8 +25,11 @@ public:
     ReferenceQMRegion(const QMMMForce& force);
     /** Re-read the QM settings and MM charges (updateParametersInContext). */
     void setParameters(const QMMMForce& force);
-    /** Energy (kJ/mol) of the QM region in the MM charges at these positions (nm). */
-    double computeEnergy(const std::vector<OpenMM::Vec3>& positions, const OpenMM::Vec3* boxVectors);
+    /**
+     * Energy (kJ/mol) of the QM region in the MM charges at these positions (nm); then the ESP
+     * charges when enabled (their fit runs on the Context's least-squares kernel).
+     */
+    double computeEnergy(OpenMM::ContextImpl& context, const std::vector<OpenMM::Vec3>& positions, const OpenMM::Vec3* boxVectors);
     const QMResults& getResults() const {
         return results;
     }
@@ -47,6 +51,7 @@ private:
     QM::QMSettings settings;
     std::unique_ptr<QM::KohnShamLDA> engine;
     std::unique_ptr<QM::DensityGuess> previousDensity;
+    std::unique_ptr<ReferenceESPCharges> espCharges;  // absent unless an ESP charge method is set
     QMResults results;
     bool computed;
 };

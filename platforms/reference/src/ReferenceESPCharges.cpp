@@ -1,0 +1,78 @@
+#include "ReferenceESPCharges.h"
+#include "openmmdft/internal/AtomicUnits.h"
+#include "openmmdft/internal/ESPGrid.h"
+#include "openmmdft/qm/Integrals.h"
+#include "openmm/OpenMMException.h"
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <functional>
+#include <thread>
+
+using namespace OpenMM;
+using namespace OpenMMDFT;
+using namespace OpenMMDFT::AtomicUnits;
+using namespace std;
+
+ReferenceESPCharges::ReferenceESPCharges(QMMMForce::ESPChargeMethod method, int threads) : method(method), threads(threads) {
+}
+
+/** Runs body(i) for i in [0, n) on up to `threads` threads, rethrowing the first exception. */
+static void parallelFor(int n, int threads, const function<void(int)>& body) {
+    threads = max(1, min(threads, n));
+    vector<thread> workers;
+    vector<exception_ptr> errors(threads);
+    for (int t = 0; t < threads; t++)
+        workers.emplace_back([&, t]() {
+            try {
+                for (int i = t; i < n; i += threads)
+                    body(i);
+            }
+            catch (...) {
+                errors[t] = current_exception();
+            }
+        });
+    for (thread& w : workers)
+        w.join();
+    for (exception_ptr& e : errors)
+        if (e)
+            rethrow_exception(e);
+}
+
+vector<double> ReferenceESPCharges::compute(ContextImpl& context, const vector<Vec3>& qmPositions, const vector<int>& atomicNumbers,
+                                            int qmCharge, const QM::BasisSet& basis, const Eigen::MatrixXd& density) {
+    const int n = qmPositions.size();
+    if (n == 1)
+        return vector<double>(1, (double) qmCharge);  // the constraint alone fixes it
+    vector<Vec3> grid = (method == QMMMForce::CHELPG ? chelpgGrid(qmPositions, atomicNumbers)
+                                                     : merzKollmanGrid(qmPositions, atomicNumbers));
+    const int m = grid.size();
+    if (m < n)
+        throw OpenMMException("QMMMForce: the ESP grid has fewer points than the QM region has atoms");
+    vector<Vec3> atoms(n);
+    for (int k = 0; k < n; k++)
+        atoms[k] = qmPositions[k] * BOHR_PER_NM;
+    vector<double> A((size_t) m * n), V(m);
+    // One unit charge per point: pointChargeMatrix gives M = -(u|1/|r-C||v), so tr(D M) is the electrons' potential.
+    // Points are independent, so threads take points and each integral call runs on one thread.
+    auto potentialAt = [&](int p) {
+        Vec3 r = grid[p] * BOHR_PER_NM;
+        QM::PointCharge unit = {{r[0], r[1], r[2]}, 1.0};
+        double v = density.cwiseProduct(QM::pointChargeMatrix(basis, {unit}, 1e-14, 1)).sum();
+        for (int k = 0; k < n; k++) {
+            Vec3 d = r - atoms[k];
+            double inverse = 1.0 / sqrt(d.dot(d));
+            A[(size_t) p * n + k] = inverse;
+            v += atomicNumbers[k] * inverse;
+        }
+        V[p] = v;
+    };
+    potentialAt(0);  // first call on this thread: any one-time initialization of the integral library happens here
+    int workers = (threads > 0 ? threads : (int) max(1u, thread::hardware_concurrency()));
+    parallelFor(m - 1, workers, [&](int i) { potentialAt(i + 1); });
+    if (!solver)
+        solver.reset(new LeastSquaresSolver(context));
+    vector<double> C(n, 1.0), d(1, (double) qmCharge);
+    LeastSquaresResult fit = solver->solveConstrained(m, n, 1, A, V, 1, C, d);
+    return fit.x;
+}
