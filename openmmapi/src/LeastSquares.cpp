@@ -235,6 +235,8 @@ LeastSquaresResult LeastSquaresSolver::solveConstrained(int m, int n, int nrhs, 
         throw OpenMMException(fail("internal error: the kernel returned a solution of the wrong size"));
 
     // ---- Residual norms ||A x_k - b_k||, in double, from the caller's data.
+    if (!options.computeResidualNorms)
+        return result;
     result.residualNorms.assign(nrhs, 0.0);
     vector<double> r(nrhs);
     for (int i = 0; i < m; i++) {

@@ -11,6 +11,9 @@
 #ifndef QMENGINE_SOURCE_DATA_DIR
 #define QMENGINE_SOURCE_DATA_DIR ""
 #endif
+#ifndef QMENGINE_INSTALLED_DATA_DIR
+#define QMENGINE_INSTALLED_DATA_DIR ""
+#endif
 
 namespace OpenMMDFT {
 namespace QM {
@@ -192,6 +195,10 @@ std::string resolveDataDirectory(const std::string& configured) {
     if (const char* env = std::getenv("OPENMMDFT_QM_DATA_DIR"))
         if (*env)
             return env;
+    // An installed copy wins over the source tree, which may be gone on the machine that runs.
+    const std::string installed = QMENGINE_INSTALLED_DATA_DIR;
+    if (!installed.empty() && std::ifstream(installed + "/basis/sto-3g.nw").good())
+        return installed;
     return QMENGINE_SOURCE_DATA_DIR;
 }
 

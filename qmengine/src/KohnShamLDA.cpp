@@ -91,10 +91,20 @@ KohnShamLDA::KohnShamLDA(const QMSettings& settings) : settings_(settings) {
     basisDefinition_ = loadBasisDefinition(settings.basisSet, settings.dataDirectory);
     if (settings.coulomb == CoulombMethod::DensityFitting)
         auxiliaryDefinition_ = loadBasisDefinition(settings.auxiliaryBasisSet, settings.dataDirectory);
-    if (settings.maxIterations < 1)
-        throw OpenMM::OpenMMException("QM: maximum number of SCF iterations must be positive");
-    if (!(settings.convergence > 0))
-        throw OpenMM::OpenMMException("QM: SCF convergence threshold must be positive");
+    auto require = [](bool ok, const char* what) {
+        if (!ok)
+            throw OpenMM::OpenMMException(std::string("QM: invalid setting: ") + what);
+    };
+    require(settings.maxIterations >= 1, "maximum number of SCF iterations must be positive");
+    require(settings.convergence > 0 && settings.energyConvergence > 0, "SCF convergence thresholds must be positive");
+    require(settings.diisSubspace >= 0, "DIIS subspace size must not be negative");
+    require(settings.levelShift >= 0, "level shift must not be negative");
+    require(settings.grid.radialPoints >= 1, "number of radial points must be positive");
+    require(settings.grid.cubeEdge > 0, "cube edge must be positive");
+    require(settings.grid.blockSize >= 1, "block size must be positive");
+    require(settings.grid.sphereShellFraction >= 0 && settings.grid.sphereShellFraction <= 1,
+            "sphere shell fraction must be in [0, 1]");
+    require(settings.grid.significanceExponent > 0, "significance exponent must be positive");
     lebedevGrid(settings.grid.angularPoints); // fail early on an unsupported angular grid
 }
 

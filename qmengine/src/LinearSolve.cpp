@@ -4,13 +4,47 @@
 namespace OpenMMDFT {
 namespace QM {
 
+namespace {
+thread_local NormalEquationSolver installedSolver;
+}
+
+ScopedNormalEquationSolver::ScopedNormalEquationSolver(NormalEquationSolver solver) : previous_(installedSolver) {
+    installedSolver = std::move(solver);
+}
+
+ScopedNormalEquationSolver::~ScopedNormalEquationSolver() {
+    installedSolver = previous_;
+}
+
+const NormalEquationSolver& ScopedNormalEquationSolver::current() {
+    return installedSolver;
+}
+
 struct SymmetricPositiveDefiniteSolver::Impl {
     Eigen::LLT<Eigen::MatrixXd> llt;
+    Eigen::MatrixXd inverse;  // from an installed NormalEquationSolver
+    Eigen::MatrixXd matrix;   // A itself, for one step of iterative refinement
+    bool useInverse = false;
+    /** X = A^-1 B refined once: an explicit inverse alone loses about cond(A) eps, the refinement
+     *  brings the error back to the level of a Cholesky solve. */
+    Eigen::MatrixXd apply(const Eigen::MatrixXd& B) const {
+        Eigen::MatrixXd X = inverse * B;
+        X += inverse * (B - matrix * X);
+        return X;
+    }
 };
 
 SymmetricPositiveDefiniteSolver::SymmetricPositiveDefiniteSolver(const Eigen::MatrixXd& A) : impl_(new Impl) {
     if (A.rows() != A.cols())
         throw OpenMM::OpenMMException("QM: solveSymmetricPositiveDefinite needs a square matrix");
+    if (installedSolver) {
+        // One solve with the identity as right-hand sides; each SCF iteration is then a product.
+        impl_->inverse = Eigen::MatrixXd::Identity(A.rows(), A.cols());
+        installedSolver(A, impl_->inverse);
+        impl_->matrix = A;
+        impl_->useInverse = true;
+        return;
+    }
     impl_->llt.compute(A);
     if (impl_->llt.info() != Eigen::Success)
         throw OpenMM::OpenMMException("QM: matrix is not positive definite (Cholesky factorization failed; "
@@ -20,10 +54,15 @@ SymmetricPositiveDefiniteSolver::SymmetricPositiveDefiniteSolver(const Eigen::Ma
 SymmetricPositiveDefiniteSolver::~SymmetricPositiveDefiniteSolver() = default;
 
 void SymmetricPositiveDefiniteSolver::solveInPlace(Eigen::MatrixXd& B) const {
-    impl_->llt.solveInPlace(B);
+    if (impl_->useInverse)
+        B = impl_->apply(B);
+    else
+        impl_->llt.solveInPlace(B);
 }
 
 Eigen::VectorXd SymmetricPositiveDefiniteSolver::solve(const Eigen::VectorXd& b) const {
+    if (impl_->useInverse)
+        return impl_->apply(b);
     return impl_->llt.solve(b);
 }
 

@@ -156,7 +156,7 @@ MolecularGrid::MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& b
                 for (int k = 0; k < 3; k++)
                     p[k] = atoms[A].xyz[k] + rad.r[i] * ang.xyz[j][k];
                 const double w = 4 * M_PI * rad.w[i] * ang.w[j] * partition[((size_t) A * s.radialPoints + i) * nang + j];
-                if (std::abs(w) < s.weightThreshold)
+                if (std::abs(w) <= s.weightThreshold)
                     continue;
                 if (inSphere) {
                     sph.x.push_back(p[0]);

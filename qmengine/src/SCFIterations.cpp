@@ -43,9 +43,17 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         eps = es.eigenvalues();
         C = X * es.eigenvectors();
     };
+    // D = F F^T with F = C_occ sqrt(n); F lets the XC code form rho from orbitals when cheaper.
+    Eigen::MatrixXd factor;
+    bool haveFactor = false;
     auto densityFrom = [&](const Eigen::VectorXd& eps, const Eigen::MatrixXd& C) {
         const Eigen::VectorXd occ = occupations(eps, nElectrons, fractional);
-        return Eigen::MatrixXd(C * occ.asDiagonal() * C.transpose());
+        int k = 0;
+        while (k < occ.size() && occ[k] > 0)
+            k++;
+        factor = C.leftCols(k) * occ.head(k).cwiseSqrt().asDiagonal();
+        haveFactor = true;
+        return Eigen::MatrixXd(factor * factor.transpose());
     };
     Eigen::VectorXd eps;
     Eigen::MatrixXd C;
@@ -63,7 +71,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         const Eigen::MatrixXd J = coulomb(D);
         r.timings["scf.coulomb"] += seconds() - t;
         t = seconds();
-        const XCContribution v = xc.compute(D);
+        const XCContribution v = xc.compute(D, haveFactor ? &factor : nullptr);
         r.timings["scf.xc"] += seconds() - t;
         F = H + J + v.matrix;
         r.oneElectron = D.cwiseProduct(Hcore).sum();

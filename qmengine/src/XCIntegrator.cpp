@@ -87,7 +87,7 @@ size_t XCIntegrator::storedBytes() const {
     return n;
 }
 
-XCContribution XCIntegrator::compute(const Eigen::MatrixXd& density) const {
+XCContribution XCIntegrator::compute(const Eigen::MatrixXd& density, const Eigen::MatrixXd* factor) const {
     const int nbf = basis_.size();
     const auto& batches = grid_.batches();
     const int threads = std::max(1, std::min(threads_, (int) blocks_.size()));
@@ -106,10 +106,18 @@ XCContribution XCIntegrator::compute(const Eigen::MatrixXd& density) const {
         const GridBatch& g = batches[blk.batch];
         const std::vector<int>& fn = g.functions;
         const int nf = (int) fn.size();
-        P.Dsub.resize(nf, nf); // the group's block of D
-        for (int j = 0; j < nf; j++)
+        const bool useFactor = factor != nullptr && factor->cols() < nf;
+        if (useFactor) { // rows of the factor for the group's functions
+            P.Dsub.resize(nf, factor->cols());
             for (int i = 0; i < nf; i++)
-                P.Dsub(i, j) = density(fn[i], fn[j]);
+                P.Dsub.row(i) = factor->row(fn[i]);
+        }
+        else { // the group's block of D
+            P.Dsub.resize(nf, nf);
+            for (int j = 0; j < nf; j++)
+                for (int i = 0; i < nf; i++)
+                    P.Dsub(i, j) = density(fn[i], fn[j]);
+        }
         const Eigen::MatrixXd* phi;
         if (k < (int) stored_.size())
             phi = &stored_[k];
@@ -120,8 +128,9 @@ XCContribution XCIntegrator::compute(const Eigen::MatrixXd& density) const {
         }
         P.X.noalias() = (*phi) * P.Dsub;
         Eigen::VectorXd wv(blk.count);
-        // rho_p = sum_u (Phi D)_pu Phi_pu, column by column (contiguous in memory).
-        const Eigen::VectorXd rhoBlock = (P.X.array() * phi->array()).rowwise().sum();
+        // rho_p = sum_u (Phi D)_pu Phi_pu, or sum_k (Phi F)_pk^2, column by column (contiguous).
+        const Eigen::VectorXd rhoBlock = useFactor ? Eigen::VectorXd(P.X.array().square().rowwise().sum())
+                                                   : Eigen::VectorXd((P.X.array() * phi->array()).rowwise().sum());
         double energy = 0, electrons = 0;
         for (int p = 0; p < blk.count; p++) {
             const double rho = rhoBlock[p];

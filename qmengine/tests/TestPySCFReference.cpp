@@ -10,57 +10,10 @@
 
 using namespace OpenMMDFT::QM;
 
+using QMTest::ReferenceCase;
+using QMTest::readCases;
+
 namespace {
-struct ReferenceCase {
-    std::string name, basis, coulomb, auxiliary, functional;
-    bool cartesian = false;
-    int radial = 0, angular = 0, charge = 0;
-    std::vector<QMAtom> atoms;
-    std::vector<PointCharge> mm;
-    double energy = 0;
-};
-
-std::vector<ReferenceCase> readCases() {
-    std::ifstream in(std::string(QMENGINE_TEST_DATA_DIR) + "/pyscf_references.txt");
-    std::vector<ReferenceCase> cases;
-    std::string key;
-    ReferenceCase c;
-    while (in >> key) {
-        if (key[0] == '#') {
-            std::getline(in, key);
-            continue;
-        }
-        if (key == "case") in >> c.name;
-        else if (key == "basis") in >> c.basis;
-        else if (key == "cartesian") in >> c.cartesian;
-        else if (key == "coulomb") in >> c.coulomb;
-        else if (key == "auxiliary") in >> c.auxiliary;
-        else if (key == "functional") in >> c.functional;
-        else if (key == "grid") in >> c.radial >> c.angular;
-        else if (key == "charge") in >> c.charge;
-        else if (key == "atoms") {
-            int n;
-            in >> n;
-            c.atoms.resize(n);
-            for (auto& a : c.atoms)
-                in >> a.Z >> a.xyz[0] >> a.xyz[1] >> a.xyz[2];
-        }
-        else if (key == "mmcharges") {
-            int n;
-            in >> n;
-            c.mm.resize(n);
-            for (auto& q : c.mm)
-                in >> q.xyz[0] >> q.xyz[1] >> q.xyz[2] >> q.charge;
-        }
-        else if (key == "energy") in >> c.energy;
-        else if (key == "end") {
-            cases.push_back(c);
-            c = ReferenceCase();
-        }
-    }
-    return cases;
-}
-
 class PySCFReference : public ::testing::TestWithParam<std::string> {};
 
 const ReferenceCase* findCase(const std::vector<ReferenceCase>& cases, const std::string& name) {
@@ -81,9 +34,9 @@ QMResult computeCase(const ReferenceCase* c, double& seconds) {
     s.functional = c->functional == "SVWN5" ? Functional::SVWN5 : Functional::SVWN_RPA;
     s.grid.radialPoints = c->radial;
     s.grid.angularPoints = c->angular;
-    s.grid.radialScheme = RadialScheme::TreutlerAhlrichs;
-    s.grid.partition = AtomicPartition::Becke;
-    s.grid.sizeAdjustment = AtomicSizeAdjustment::None;
+    s.grid.radialScheme = c->radialScheme == "becke" ? RadialScheme::BeckeChebyshev : RadialScheme::TreutlerAhlrichs;
+    s.grid.partition = c->partition == "ssf" ? AtomicPartition::StratmannScuseriaFrisch : AtomicPartition::Becke;
+    s.grid.sizeAdjustment = c->sizeadjust == "treutler" ? AtomicSizeAdjustment::TreutlerRadii : AtomicSizeAdjustment::None;
     s.convergence = 1e-8;
     s.energyConvergence = 1e-10;
     KohnShamLDA ks(s);
@@ -114,7 +67,9 @@ INSTANTIATE_TEST_SUITE_P(Cases, PySCFReference,
                                            "water_631gs_df_jfit", "water_def2svp_df_jfit", "methanol_def2svp_df_jfit",
                                            "methanol_631gs_df_jfit", "water_dzvp_df_dgaussa1",
                                            "water_def2svp_exact_mm", "water_631gs_df_mm", "water8_def2svp_df_jfit",
-                                           "water8_631gs_df_jfit"));
+                                           "water8_631gs_df_jfit", "water_def2tzvp_exact",
+                                           "water_def2tzvp_cart_df_jfit", "methanol_631gs_becke_radial_ssf",
+                                           "methanol_def2svp_treutler_adjust"));
 
 // Seed 001 Table 5.1: formation energies E_n - n E_1 of water clusters against PySCF.
 TEST(PySCFFormationEnergy, WaterClustersWithin001KcalPerMol) {

@@ -89,6 +89,9 @@ TEST(SCF, BadInputThrows) {
     QMSettings badGrid = s;
     badGrid.grid.angularPoints = 301;
     expectThrowContaining([&] { KohnShamLDA k(badGrid); }, "Lebedev");
+    QMSettings badEdge = s;
+    badEdge.grid.cubeEdge = 0;
+    expectThrowContaining([&] { KohnShamLDA k(badEdge); }, "cube edge must be positive");
 }
 
 TEST(SCF, NonConvergenceThrowsWithHistory) {

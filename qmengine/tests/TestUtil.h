@@ -2,6 +2,8 @@
 // Shared helpers of the qmengine tests.
 #include "openmmdft/qm/Settings.h"
 #include "openmmdft/qm/Types.h"
+#include <fstream>
+#include <string>
 #include <vector>
 
 namespace QMTest {
@@ -25,4 +27,60 @@ inline QMSettings testSettings(const char* basis = "def2-SVP") {
     s.grid.angularPoints = 194;
     return s;
 }
+/// One case of tests/data/pyscf_references.txt (bohr).
+struct ReferenceCase {
+    std::string name, basis, coulomb, auxiliary, functional;
+    std::string radialScheme = "treutler", partition = "becke", sizeadjust = "none";
+    bool cartesian = false;
+    int radial = 0, angular = 0, charge = 0;
+    std::vector<QMAtom> atoms;
+    std::vector<PointCharge> mm;
+    double energy = 0;
+};
+
+inline std::vector<ReferenceCase> readCases() {
+    std::ifstream in(std::string(QMENGINE_TEST_DATA_DIR) + "/pyscf_references.txt");
+    std::vector<ReferenceCase> cases;
+    std::string key;
+    ReferenceCase c;
+    while (in >> key) {
+        if (key[0] == '#') {
+            std::getline(in, key);
+            continue;
+        }
+        if (key == "case") in >> c.name;
+        else if (key == "basis") in >> c.basis;
+        else if (key == "cartesian") in >> c.cartesian;
+        else if (key == "coulomb") in >> c.coulomb;
+        else if (key == "auxiliary") in >> c.auxiliary;
+        else if (key == "functional") in >> c.functional;
+        else if (key == "grid") in >> c.radial >> c.angular;
+        else if (key == "charge") in >> c.charge;
+        else if (key == "radial") in >> c.radialScheme;
+        else if (key == "partition") in >> c.partition;
+        else if (key == "sizeadjust") in >> c.sizeadjust;
+        else if (key == "atoms") {
+            int n;
+            in >> n;
+            c.atoms.resize(n);
+            for (auto& a : c.atoms)
+                in >> a.Z >> a.xyz[0] >> a.xyz[1] >> a.xyz[2];
+        }
+        else if (key == "mmcharges") {
+            int n;
+            in >> n;
+            c.mm.resize(n);
+            for (auto& q : c.mm)
+                in >> q.xyz[0] >> q.xyz[1] >> q.xyz[2] >> q.charge;
+        }
+        else if (key == "energy") in >> c.energy;
+        else if (key == "end") {
+            cases.push_back(c);
+            c = ReferenceCase();
+        }
+    }
+    return cases;
+}
+
+
 } // namespace QMTest

@@ -43,16 +43,21 @@ TEST(XC, PrecomputeAndRecomputeAgree) {
     }
 }
 
-// Screening with the default significance exponent changes E_xc by less than 1e-7 Eh
-// and the XC matrix by less than 1e-6 compared with keeping every function everywhere.
+// Screening with the default significance exponent changes E_xc by less than 1e-9 Eh
+// and the XC matrix by less than 1e-8 compared with keeping every function everywhere
+// (four waters, def2-SVP, converged density).
 TEST(XC, ScreeningChangesLittle) {
-    const auto atoms = water();
+    std::vector<QMAtom> atoms;
+    for (const auto& c : QMTest::readCases())
+        if (c.name == "cluster4_631gs_df_jfit")
+            atoms = c.atoms;
+    ASSERT_EQ(atoms.size(), 12u);
     const BasisDefinition def = loadBasisDefinition("def2-SVP", QMENGINE_DATA_DIR);
     BasisSet b(def, atoms, true);
-    const Eigen::MatrixXd D = waterDensity("def2-SVP");
+    QMSettings s = QMTest::testSettings("def2-SVP");
+    const Eigen::MatrixXd D = KohnShamLDA(s).compute(atoms, 0, {}).density;
     GridSettings on, off;
     off.screening = false;
-    on.cubeEdge = 2.0;
     MolecularGrid gon(atoms, b, on), goff(atoms, b, off);
     EXPECT_EQ(gon.numPoints(), goff.numPoints());
     EXPECT_LT(gon.averageFunctionsPerPoint(), goff.averageFunctionsPerPoint());
@@ -60,8 +65,8 @@ TEST(XC, ScreeningChangesLittle) {
     const XCContribution c = XCIntegrator(b, goff, Functional::SVWN5, BasisFunctionStorage::Precompute, 256).compute(D);
     std::printf("screening: %.2f of %.2f functions per point, dExc = %.2e\n", gon.averageFunctionsPerPoint(),
                 goff.averageFunctionsPerPoint(), a.energy - c.energy);
-    EXPECT_NEAR(a.energy, c.energy, 1e-7);
-    EXPECT_LT((a.matrix - c.matrix).cwiseAbs().maxCoeff(), 1e-6);
+    EXPECT_NEAR(a.energy, c.energy, 1e-9);
+    EXPECT_LT((a.matrix - c.matrix).cwiseAbs().maxCoeff(), 1e-8);
 }
 
 TEST(XC, WholeSCFPrecomputeRecomputeAgree) {
@@ -71,4 +76,29 @@ TEST(XC, WholeSCFPrecomputeRecomputeAgree) {
     s.storage = BasisFunctionStorage::Recompute;
     const double e2 = KohnShamLDA(s).compute(water(), 0, {}).total;
     EXPECT_NEAR(e1, e2, 1e-10);
+}
+
+// The whole SCF energy with grouping and screening (defaults) against every function everywhere.
+TEST(XC, ScreeningChangesSCFEnergyLittle) {
+    QMSettings s = QMTest::testSettings("def2-SVP");
+    const std::vector<QMAtom> atoms = water();
+    const double on = KohnShamLDA(s).compute(atoms, 0, {}).total;
+    s.grid.screening = false;
+    s.grid.sphereShellFraction = 0;
+    const double off = KohnShamLDA(s).compute(atoms, 0, {}).total;
+    std::printf("SCF energy, screened - unscreened: %.2e Eh\n", on - off);
+    EXPECT_NEAR(on, off, 1e-8);
+}
+
+// rho from the orbital factor (seed eq. 1.7) and from the density matrix (eq. 3.2) agree.
+TEST(XC, OrbitalFactorAndDensityMatrixAgree) {
+    const auto atoms = water();
+    QMSettings s = QMTest::testSettings("def2-SVP");
+    KohnShamLDA ks(s);
+    const QMResult r = ks.compute(atoms, 0, {});
+    const Eigen::MatrixXd F = r.orbitals.leftCols(r.occupiedOrbitals) * std::sqrt(2.0);
+    const Eigen::MatrixXd D = F * F.transpose();
+    const XCContribution a = ks.xcIntegrator().compute(D), b = ks.xcIntegrator().compute(D, &F);
+    EXPECT_NEAR(a.energy, b.energy, 1e-11);
+    EXPECT_LT((a.matrix - b.matrix).cwiseAbs().maxCoeff(), 1e-11);
 }

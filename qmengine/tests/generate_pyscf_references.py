@@ -63,7 +63,8 @@ def to_bohr(atoms):
     return [(Z, tuple(c * ANG for c in xyz)) for Z, xyz in atoms]
 
 
-def run(name, atoms, basis, cart, coulomb, aux='-', xc='LDA,VWN', grid=(60, 302), charge=0, mm=()):
+def run(name, atoms, basis, cart, coulomb, aux='-', xc='LDA,VWN', grid=(60, 302), charge=0, mm=(),
+        radial='treutler', partition='becke', sizeadjust='none'):
     atoms = to_bohr(atoms)
     mol = gto.Mole()
     mol.atom = [(Z, xyz) for Z, xyz in atoms]
@@ -79,9 +80,9 @@ def run(name, atoms, basis, cart, coulomb, aux='-', xc='LDA,VWN', grid=(60, 302)
     mf.xc = xc
     mf.grids.atom_grid = grid
     mf.grids.prune = None
-    mf.grids.radii_adjust = None
-    mf.grids.becke_scheme = gen_grid.original_becke
-    mf.grids.radi_method = radi.treutler
+    mf.grids.radii_adjust = {'none': None, 'treutler': radi.treutler_atomic_radii_adjust}[sizeadjust]
+    mf.grids.becke_scheme = {'becke': gen_grid.original_becke, 'ssf': gen_grid.stratmann}[partition]
+    mf.grids.radi_method = {'treutler': radi.treutler, 'becke': radi.becke}[radial]
     mf.small_rho_cutoff = 0
     mf.conv_tol = 1e-11
     if coulomb == 'df':
@@ -97,7 +98,8 @@ def run(name, atoms, basis, cart, coulomb, aux='-', xc='LDA,VWN', grid=(60, 302)
     mm_bohr = [(tuple(x * ANG for x in c), q) for c, q in mm]
     lines = ['case %s' % name, 'basis %s' % basis, 'cartesian %d' % int(cart), 'coulomb %s' % coulomb,
              'auxiliary %s' % aux, 'functional %s' % ('SVWN5' if xc == 'LDA,VWN' else 'SVWN_RPA'),
-             'grid %d %d' % grid, 'charge %d' % charge, 'atoms %d' % len(atoms)]
+             'grid %d %d' % grid, 'radial %s' % radial, 'partition %s' % partition,
+             'sizeadjust %s' % sizeadjust, 'charge %d' % charge, 'atoms %d' % len(atoms)]
     lines += ['%d %.15f %.15f %.15f' % (Z, *xyz) for Z, xyz in atoms]
     lines.append('mmcharges %d' % len(mm_bohr))
     lines += ['%.15f %.15f %.15f %.15f' % (*xyz, q) for xyz, q in mm_bohr]
@@ -107,31 +109,57 @@ def run(name, atoms, basis, cart, coulomb, aux='-', xc='LDA,VWN', grid=(60, 302)
     return '\n'.join(lines) + '\n'
 
 
+CASES = {
+    'water_631gs_exact': lambda: run('water_631gs_exact', WATER, '6-31gs', True, 'exact'),
+    'water_def2svp_exact': lambda: run('water_def2svp_exact', WATER, 'def2-svp', False, 'exact'),
+    'methanol_631gs_exact': lambda: run('methanol_631gs_exact', METHANOL, '6-31gs', True, 'exact'),
+    'methanol_def2svp_exact': lambda: run('methanol_def2svp_exact', METHANOL, 'def2-svp', False, 'exact'),
+    'water_def2svp_exact_vwnrpa': lambda: run('water_def2svp_exact_vwnrpa', WATER, 'def2-svp', False, 'exact',
+                                              xc='LDA,VWN_RPA'),
+    'water_631gs_df_jfit': lambda: run('water_631gs_df_jfit', WATER, '6-31gs', True, 'df', 'def2-universal-jfit'),
+    'water_def2svp_df_jfit': lambda: run('water_def2svp_df_jfit', WATER, 'def2-svp', False, 'df', 'def2-universal-jfit'),
+    'methanol_def2svp_df_jfit': lambda: run('methanol_def2svp_df_jfit', METHANOL, 'def2-svp', False, 'df',
+                                            'def2-universal-jfit'),
+    'methanol_631gs_df_jfit': lambda: run('methanol_631gs_df_jfit', METHANOL, '6-31gs', True, 'df', 'def2-universal-jfit'),
+    'water_dzvp_df_dgaussa1': lambda: run('water_dzvp_df_dgaussa1', WATER, 'dzvp', False, 'df', 'dgauss-a1-dft-cfit'),
+    'water_def2svp_exact_mm': lambda: run('water_def2svp_exact_mm', WATER, 'def2-svp', False, 'exact', mm=mm_environment()),
+    'water_631gs_df_mm': lambda: run('water_631gs_df_mm', WATER, '6-31gs', True, 'df', 'def2-universal-jfit',
+                                     mm=mm_environment()),
+    'water8_def2svp_df_jfit': lambda: run('water8_def2svp_df_jfit', water_cluster(8), 'def2-svp', False, 'df',
+                                          'def2-universal-jfit', grid=(50, 194)),
+    'water8_631gs_df_jfit': lambda: run('water8_631gs_df_jfit', water_cluster(8), '6-31gs', True, 'df',
+                                        'def2-universal-jfit', grid=(50, 194)),
+    # f shells (def2-TZVP has f on O; its jfit partner has g), pure and cartesian.
+    'water_def2tzvp_exact': lambda: run('water_def2tzvp_exact', WATER, 'def2-tzvp', False, 'exact'),
+    'water_def2tzvp_cart_df_jfit': lambda: run('water_def2tzvp_cart_df_jfit', WATER, 'def2-tzvp', True, 'df',
+                                               'def2-universal-jfit'),
+    # Other grid schemes: Becke radial grid, SSF partition, Becke size adjustment with Treutler radii.
+    'methanol_631gs_becke_radial_ssf': lambda: run('methanol_631gs_becke_radial_ssf', METHANOL, '6-31gs', True, 'exact',
+                                                   radial='becke', partition='ssf'),
+    'methanol_def2svp_treutler_adjust': lambda: run('methanol_def2svp_treutler_adjust', METHANOL, 'def2-svp', False,
+                                                    'df', 'def2-universal-jfit', sizeadjust='treutler'),
+}
+# Formation energies E_n - n E_1 of water clusters (seed 001 Table 5.1), 6-31G*, DF, (50, 194).
+for _n in (1, 2, 4, 16):
+    CASES['cluster%d_631gs_df_jfit' % _n] = (lambda n: lambda: run('cluster%d_631gs_df_jfit' % n, water_cluster(n),
+                                            '6-31gs', True, 'df', 'def2-universal-jfit', grid=(50, 194)))(_n)
+
+
 def main():
-    cases = [
-        run('water_631gs_exact', WATER, '6-31gs', True, 'exact'),
-        run('water_def2svp_exact', WATER, 'def2-svp', False, 'exact'),
-        run('methanol_631gs_exact', METHANOL, '6-31gs', True, 'exact'),
-        run('methanol_def2svp_exact', METHANOL, 'def2-svp', False, 'exact'),
-        run('water_def2svp_exact_vwnrpa', WATER, 'def2-svp', False, 'exact', xc='LDA,VWN_RPA'),
-        run('water_631gs_df_jfit', WATER, '6-31gs', True, 'df', 'def2-universal-jfit'),
-        run('water_def2svp_df_jfit', WATER, 'def2-svp', False, 'df', 'def2-universal-jfit'),
-        run('methanol_def2svp_df_jfit', METHANOL, 'def2-svp', False, 'df', 'def2-universal-jfit'),
-        run('methanol_631gs_df_jfit', METHANOL, '6-31gs', True, 'df', 'def2-universal-jfit'),
-        run('water_dzvp_df_dgaussa1', WATER, 'dzvp', False, 'df', 'dgauss-a1-dft-cfit'),
-        run('water_def2svp_exact_mm', WATER, 'def2-svp', False, 'exact', mm=mm_environment()),
-        run('water_631gs_df_mm', WATER, '6-31gs', True, 'df', 'def2-universal-jfit', mm=mm_environment()),
-        run('water8_def2svp_df_jfit', water_cluster(8), 'def2-svp', False, 'df', 'def2-universal-jfit', grid=(50, 194)),
-        run('water8_631gs_df_jfit', water_cluster(8), '6-31gs', True, 'df', 'def2-universal-jfit', grid=(50, 194)),
-    ]
-    # Formation energies E_n - n E_1 of water clusters (seed 001 Table 5.1), 6-31G*, DF, (50, 194).
-    for n in (1, 2, 4, 16):
-        cases.append(run('cluster%d_631gs_df_jfit' % n, water_cluster(n), '6-31gs', True, 'df', 'def2-universal-jfit',
-                         grid=(50, 194)))
+    """No arguments: recompute every case. Arguments: recompute those cases only, keep the others."""
     out = os.path.join(HERE, 'data', 'pyscf_references.txt')
+    names = sys.argv[1:] or list(CASES)
+    old = {}
+    if sys.argv[1:] and os.path.exists(out):
+        for block in open(out).read().split('case ')[1:]:
+            old[block.split()[0]] = 'case ' + block
+    for name in names:
+        old[name] = CASES[name]()
     with open(out, 'w') as f:
         f.write('# Generated by qmengine/tests/generate_pyscf_references.py with pyscf %s\n' % pyscf.__version__)
-        f.writelines(cases)
+        for name in CASES:
+            if name in old:
+                f.write(old[name])
     print('wrote', out)
 
 

@@ -108,6 +108,12 @@ struct OPENMM_EXPORT_DFT LeastSquaresOptions {
      * the Coulomb metric (P|Q). Reference and CPU platforms only.
      */
     bool normalEquationsGiven = false;
+    /**
+     * Recompute ||A x_k - b_k|| in double for every right-hand side (O(m n nrhs)). Callers that
+     * solve for many right-hand sides and check the result themselves (e.g. an inverse of the
+     * density-fitting metric) may switch it off; residualNorms is then empty.
+     */
+    bool computeResidualNorms = true;
 };
 
 struct OPENMM_EXPORT_DFT LeastSquaresResult {

@@ -1,5 +1,7 @@
 #include "ReferenceQMRegion.h"
 #include "openmmdft/internal/AtomicUnits.h"
+#include "openmmdft/LeastSquares.h"
+#include "openmmdft/qm/LinearSolve.h"
 #include "openmm/OpenMMException.h"
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -165,6 +167,22 @@ double ReferenceQMRegion::computeEnergy(ContextImpl& context, const vector<Vec3>
         atoms[i] = {qmAtomicNumbers[i], {qmPositions[i][0] * BOHR_PER_NM, qmPositions[i][1] * BOHR_PER_NM, qmPositions[i][2] * BOHR_PER_NM}};
     vector<QM::PointCharge> mm;
     selectMMCharges(qmPositions, positions, boxVectors, mm);
+    // Density fitting solves its normal equations (the Coulomb metric) through the plugin's
+    // least-squares kernel, created once in this Context.
+    if (!fitSolver)
+        fitSolver.reset(new LeastSquaresSolver(context));
+    QM::ScopedNormalEquationSolver throughKernel([this](const Eigen::MatrixXd& A, Eigen::MatrixXd& B) {
+        const int n = A.rows(), nrhs = B.cols();
+        vector<double> a(A.data(), A.data() + (size_t) n * n);  // symmetric: column-major = row-major
+        Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rowMajorB = B;
+        vector<double> b(rowMajorB.data(), rowMajorB.data() + (size_t) n * nrhs);
+        LeastSquaresOptions options;
+        options.method = LeastSquaresMethod::Cholesky;
+        options.normalEquationsGiven = true;
+        options.computeResidualNorms = false;
+        LeastSquaresResult x = fitSolver->solve(n, n, nrhs, a, b, options);
+        B = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> >(x.x.data(), n, nrhs);
+    });
     QM::QMResult r = engine->compute(atoms, qmCharge, mm, previousDensity.get());
     // MD moves atoms a little each step: the next SCF starts from this density.
     previousDensity.reset(new QM::DensityGuess(r.guess()));

@@ -2,6 +2,7 @@
 #define OPENMMDFT_REFERENCEQMREGION_H_
 
 #include "openmmdft/QMMMForce.h"
+#include "openmmdft/LeastSquares.h"
 #include "ReferenceESPCharges.h"
 #include "openmm/Vec3.h"
 #include "openmmdft/qm/KohnShamLDA.h"
@@ -51,6 +52,7 @@ private:
     QM::QMSettings settings;
     std::unique_ptr<QM::KohnShamLDA> engine;
     std::unique_ptr<QM::DensityGuess> previousDensity;
+    std::unique_ptr<LeastSquaresSolver> fitSolver;  // the least-squares kernel, for the density-fitting metric
     std::unique_ptr<ReferenceESPCharges> espCharges;  // absent unless an ESP charge method is set
     QMResults results;
     bool computed;

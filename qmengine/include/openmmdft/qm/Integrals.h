@@ -23,6 +23,7 @@ Eigen::MatrixXd pointChargeMatrix(const BasisSet& basis, const std::vector<Point
 
 /// Exact (four-center) Coulomb matrix J_uv = sum_ls (uv|ls) D_ls, integral-direct with
 /// Schwarz and density screening; D is the total (alpha+beta) density.
+/// Keeps a reference to the basis, which must outlive it (as for DensityFittedCoulomb).
 class ExactCoulomb {
 public:
     ExactCoulomb(const BasisSet& basis, double threshold, int threads = 1);

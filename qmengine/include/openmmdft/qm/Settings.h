@@ -36,8 +36,9 @@ struct GridSettings {
     /// alpha_min * d^2 < significanceExponent, d = distance from its centre to the group.
     double significanceExponent = 25.0;
     bool screening = true;               ///< false: every function in every group (reference)
-    /// Points with partition-times-quadrature weight below this are dropped.
-    double weightThreshold = 1e-15;
+    /// Points with |partition x quadrature weight| <= this are dropped (0: only exact zeros, as
+    /// SSF gives; a point near a nucleus may have a tiny weight but a large density).
+    double weightThreshold = 0;
     /// Largest number of points handled in one dense block of a group.
     int blockSize = 256;
     /// Precompute keeps basis values of blocks up to this many MiB; later blocks are recomputed

@@ -21,13 +21,17 @@ struct XCContribution {
     Eigen::MatrixXd matrix;
 };
 
+/// Keeps references to basis and grid: both must outlive the integrator.
 class XCIntegrator {
 public:
     XCIntegrator(const BasisSet& basis, const MolecularGrid& grid, Functional functional,
                  BasisFunctionStorage storage, int blockSize, int threads = 1,
                  double maxStoredMiB = 1e30);
-    /// density: total density matrix (trace with S = number of electrons).
-    XCContribution compute(const Eigen::MatrixXd& density) const;
+    /// density: total density matrix (trace with S = number of electrons). factor, if given,
+    /// satisfies density = factor factor^T (e.g. occupied orbitals times sqrt(occupation)); groups
+    /// with more significant functions than factor columns then get rho from |Phi factor|^2
+    /// (seed 001 eq. 1.7), which is cheaper than (Phi D) o Phi (eq. 3.2).
+    XCContribution compute(const Eigen::MatrixXd& density, const Eigen::MatrixXd* factor = nullptr) const;
     /// Basis values of block k if they are kept (Precompute, within the memory limit), else empty.
     const std::vector<Eigen::MatrixXd>& storedBasisValues() const { return stored_; }
     /// Number of dense blocks and bytes held by stored basis values.
