@@ -3,17 +3,6 @@
 
 #include "openmmdft/internal/BondGraph.h"
 #include "openmm/Context.h"
-#include "openmm/KernelFactory.h"
-
-namespace OpenMMDFT {
-
-/** Creates the plugin's kernels for OpenMM's CUDA platform (the common Compute API kernels). */
-class CudaQMMMKernelFactory : public OpenMM::KernelFactory {
-public:
-    OpenMM::KernelImpl* createKernelImpl(std::string name, const OpenMM::Platform& platform, OpenMM::ContextImpl& context) const;
-};
-
-} // namespace OpenMMDFT
 
 /** Register the kernel factories with the CUDA platform (for programs that link this library; tests). */
 extern "C" void registerQMMMCudaKernelFactories();

@@ -1,0 +1,48 @@
+#include "CommonQMMMKernelFactory.h"
+#include "CommonLeastSquaresKernel.h"
+#include "CommonQMMMKernels.h"
+#include "openmm/OpenMMException.h"
+#include "openmm/internal/ContextImpl.h"
+
+using namespace OpenMM;
+using namespace OpenMMDFT;
+using namespace std;
+
+KernelImpl* CommonQMMMKernelFactory::createKernelImpl(string name, const Platform& platform, ContextImpl& context) const {
+    ComputeContext& cc = computeContextOf(context);
+    if (name == CalcQMMMForceKernel::Name())
+        return new CommonCalcQMMMForceKernel(name, platform, cc, context.getSystem());
+    if (name == SolveLeastSquaresKernel::Name())
+        return new CommonSolveLeastSquaresKernel(name, platform, cc);
+    throw OpenMMException("openmm-dft: tried to create kernel with illegal kernel name '" + name + "'");
+}
+
+void CommonQMMMKernelFactory::registerWith(const string& platformName, ComputeContextOf computeContextOf) {
+    try {
+        Platform& platform = Platform::getPlatformByName(platformName);
+        CommonQMMMKernelFactory* factory = new CommonQMMMKernelFactory(computeContextOf);
+        platform.registerKernelFactory(CalcQMMMForceKernel::Name(), factory);
+        platform.registerKernelFactory(SolveLeastSquaresKernel::Name(), factory);
+    }
+    catch (const std::exception&) {
+        // This platform is not in this process: nothing to register.
+    }
+}
+
+namespace {
+/** Reaches a Context's ContextImpl through Force's protected accessor. */
+class ContextImplAccess : public QMMMForce {
+public:
+    ContextImpl& of(Context& context) const {
+        return getContextImpl(context);
+    }
+};
+} // namespace
+
+BondPathClasses OpenMMDFT::classifyBondPathsInContext(Context& context, const EllpackAdjacency& adjacency, const string& platformName,
+                                                      ComputeContextOf computeContextOf) {
+    ContextImpl& impl = ContextImplAccess().of(context);
+    if (impl.getPlatform().getName() != platformName)
+        throw OpenMMException("classifyBondPathsInContext: the Context does not use the " + platformName + " platform");
+    return classifyBondPathsOnDevice(computeContextOf(impl), adjacency);
+}
