@@ -5,7 +5,8 @@ Settings (both programs): SVWN5, DZVP basis (spherical), density fitting with
 def2-universal-jfit, Treutler-Ahlrichs radial / Lebedev angular grid (50, 194), Becke
 partition without atomic-size adjustment, no pruning, SAD guess, converged to 1e-7 in the
 orbital gradient (openmm-dft) and 1e-9 Eh in the energy (PySCF). Prints times, the ratio
-PySCF / openmm-dft (> 1: openmm-dft is faster), SCF iterations and the energy difference.
+PySCF / openmm-dft (> 1: openmm-dft is faster), SCF iterations, the energy difference and the
+difference of the formation energies E_n - n E_1 (seed 001, Table 5.1) in kcal/mol.
 
     python benchmarks/bench_qm_energy.py [--sizes 1,8,24] [--platform CPU]
 """
@@ -87,12 +88,17 @@ def main():
     from pyscf import lib
     print("machine: %s, %s, %d threads (PySCF %d), %s" % (pyplatform.node(), pyplatform.processor() or pyplatform.machine(),
                                                           os.cpu_count(), lib.num_threads(), time.strftime("%Y-%m-%d")))
-    print("%4s %6s %12s %12s %8s %10s %10s %12s" % ("n", "atoms", "openmm-dft s", "PySCF s", "ratio", "iter ours", "iter PySCF", "dE (Eh)"))
+    print("%4s %6s %12s %12s %8s %10s %10s %12s %14s" % ("n", "atoms", "openmm-dft s", "PySCF s", "ratio", "iter ours",
+                                                         "iter PySCF", "dE (Eh)", "dE_F kcal/mol"))
+    monomer = water_cluster(1)
+    e1Ours, e1Py = openmmdftEnergy(monomer, args.platform)[0], pyscfEnergy(monomer)[0]
     for n in [int(s) for s in args.sizes.split(",")]:
         atoms = water_cluster(n)
         eOurs, tOurs, itOurs = openmmdftEnergy(atoms, args.platform)
         ePy, tPy, itPy = pyscfEnergy(atoms)
-        print("%4d %6d %12.2f %12.2f %8.2f %10d %10d %12.2e" % (n, len(atoms), tOurs, tPy, tPy / tOurs, itOurs, itPy, eOurs - ePy))
+        formation = ((eOurs - n * e1Ours) - (ePy - n * e1Py)) * 627.5094740631
+        print("%4d %6d %12.2f %12.2f %8.2f %10d %10d %12.2e %14.2e" % (n, len(atoms), tOurs, tPy, tPy / tOurs, itOurs, itPy,
+                                                                     eOurs - ePy, formation))
 
 
 if __name__ == "__main__":

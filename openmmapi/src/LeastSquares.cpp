@@ -159,9 +159,13 @@ LeastSquaresResult LeastSquaresSolver::solveConstrained(int m, int n, int nrhs, 
             throw OpenMMException(fail("normalEquationsGiven does not take constraints"));
         if (options.method == LeastSquaresMethod::QR)
             throw OpenMMException(fail("normalEquationsGiven needs a normal-equation method (Cholesky, Gauss or GaussSeidel), not QR"));
+        // Symmetric to rounding, relative to the largest element (tiny elements may differ in relative terms).
+        double scale = 0;
+        for (double v : A)
+            scale = max(scale, std::fabs(v));
         for (int i = 0; i < n; i++)
             for (int j = 0; j < i; j++)
-                if (std::fabs(A[(size_t) i * n + j] - A[(size_t) j * n + i]) > 1e-12 * (std::fabs(A[(size_t) i * n + j]) + std::fabs(A[(size_t) j * n + i]) + 1e-300)) {
+                if (std::fabs(A[(size_t) i * n + j] - A[(size_t) j * n + i]) > 1e-12 * scale) {
                     stringstream msg;
                     msg << "with normalEquationsGiven, A must be symmetric (A[" << i << "][" << j << "] != A[" << j << "][" << i << "])";
                     throw OpenMMException(fail(msg.str()));

@@ -69,7 +69,7 @@ def buildSystem(mmWaters, method=openmmdft.QMMMForce.NoCutoff, cutoff=1.0, box=N
     return system, force, np.concatenate(positions)
 
 
-def pyscfEnergy(qmPositionsNm, mmPositionsNm, mmCharges, basis="6-31gs", cart=True, exact=True):
+def pyscfEnergy(qmPositionsNm, mmPositionsNm, mmCharges, basis="6-31gs", cart=True, exact=True, aux="def2-universal-jfit"):
     mol = gto.Mole()
     mol.atom = [(z, tuple(p / NM_PER_BOHR)) for z, p in zip((8, 1, 1), qmPositionsNm)]
     mol.unit = "Bohr"
@@ -88,8 +88,8 @@ def pyscfEnergy(qmPositionsNm, mmPositionsNm, mmCharges, basis="6-31gs", cart=Tr
     mf.small_rho_cutoff = 0
     mf.conv_tol = 1e-11
     if not exact:
-        aux = os.path.join(BASIS_DIR, "def2-universal-jfit.nw")
-        mf = mf.density_fit(auxbasis={el: gto.basis.load(aux, el) for el in ("O", "H")})
+        auxPath = os.path.join(BASIS_DIR, aux + ".nw")
+        mf = mf.density_fit(auxbasis={el: gto.basis.load(auxPath, el) for el in ("O", "H")})
     if len(mmCharges):
         mf = qmmm.mm_charge(mf, np.asarray(mmPositionsNm) / NM_PER_BOHR, np.asarray(mmCharges), unit="Bohr")
     energy = mf.kernel()
@@ -133,6 +133,19 @@ def test_embedded_water_matches_pyscf(exact):
     context.setPositions(positions)
     mmEnergy = context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
     assert total == pytest.approx(mmEnergy + results["totalEnergy"].value_in_unit(unit.kilojoule_per_mole), abs=1e-6)
+
+
+@pytest.mark.parametrize("basis,aux,cart", [("dzvp", "dgauss-a1-dft-cfit", False), ("dzvp", "def2-universal-jfit", False),
+                                            ("def2-svp", "def2-universal-jfit", False)])
+def test_density_fitting_through_the_least_squares_kernel_matches_pyscf(basis, aux, cart):
+    """Density fitting in other basis sets (spherical shells): the fit's normal equations go
+    through the plugin's least-squares kernel; the energy must still match PySCF's density_fit()."""
+    waters = watersAround([(0.3, 0, 0), (0, -0.32, 0.05)])
+    system, force, positions = buildSystem(waters, basis=basis, exact=False)
+    force.setAuxiliaryBasisSet(os.path.join(BASIS_DIR, aux + ".nw"))
+    _, results, _ = qmEnergy(system, force, positions)
+    reference = pyscfEnergy(WATER_NM, np.concatenate(waters), TIP3P * 2, basis=basis, cart=cart, exact=False, aux=aux)
+    assert results["totalEnergy"].value_in_unit(unit.kilojoule_per_mole) / KJ_PER_HARTREE == pytest.approx(reference, abs=TOLERANCE_HARTREE)
 
 
 def test_periodic_cutoff_selects_whole_molecules_across_faces():

@@ -173,7 +173,9 @@ double ReferenceQMRegion::computeEnergy(ContextImpl& context, const vector<Vec3>
         fitSolver.reset(new LeastSquaresSolver(context));
     QM::ScopedNormalEquationSolver throughKernel([this](const Eigen::MatrixXd& A, Eigen::MatrixXd& B) {
         const int n = A.rows(), nrhs = B.cols();
-        vector<double> a(A.data(), A.data() + (size_t) n * n);  // symmetric: column-major = row-major
+        // The metric is symmetric up to rounding; symmetrize so column-major and row-major agree exactly.
+        Eigen::MatrixXd symmetric = 0.5 * (A + A.transpose());
+        vector<double> a(symmetric.data(), symmetric.data() + (size_t) n * n);
         Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rowMajorB = B;
         vector<double> b(rowMajorB.data(), rowMajorB.data() + (size_t) n * nrhs);
         LeastSquaresOptions options;
