@@ -12,6 +12,7 @@
  *                      raise an OpenMMException that names the problem.
  *   GaussSeidel        relative normal-equation residual <= tolerance, so ||x - x*|| / ||x*|| <= cond^2 * tolerance.
  */
+#include "PluginLoading.h"
 #include "openmmdft/LeastSquares.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/Platform.h"
@@ -46,16 +47,7 @@ namespace {
 const double EPS = numeric_limits<double>::epsilon();
 
 Platform& platform(const string& name) {
-    static bool registered = false;
-    if (!registered) {
-        try {
-            Platform::loadPluginLibrary(string(OPENMM_PLUGIN_DIR) + "/libOpenMMCPU.so");
-        }
-        catch (const OpenMMException&) {
-        }
-        registerQMMMReferenceKernelFactories();
-        registered = true;
-    }
+    QMMMTest::loadPlatformOnce("libOpenMMCPU.so", registerQMMMReferenceKernelFactories);
     return Platform::getPlatformByName(name);
 }
 

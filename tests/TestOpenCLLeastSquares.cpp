@@ -7,6 +7,7 @@
  *   single  QR c cond epsS;                     normal equations c cond^2 epsS (only while cond^2 epsS < 1e-2)
  * Skipped (not failed) where no OpenCL device/precision is available.
  */
+#include "PluginLoading.h"
 #include "openmmdft/LeastSquares.h"
 #include "OpenCLQMMMKernelFactory.h"
 #include "openmm/OpenMMException.h"
@@ -34,16 +35,7 @@ using namespace std;
 namespace {
 
 Platform* openCL() {
-    static bool registered = false;
-    if (!registered) {
-        try {
-            Platform::loadPluginLibrary(string(OPENMM_PLUGIN_DIR) + "/libOpenMMOpenCL.so");
-        }
-        catch (const OpenMMException&) {
-        }
-        registerQMMMOpenCLKernelFactories();
-        registered = true;
-    }
+    QMMMTest::loadPlatformOnce("libOpenMMOpenCL.so", registerQMMMOpenCLKernelFactories);
     try {
         return &Platform::getPlatformByName("OpenCL");
     }

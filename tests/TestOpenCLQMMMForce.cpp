@@ -1,6 +1,7 @@
 /* QMMMForce on OpenMM's OpenCL platform (the common Compute API kernels) against OpenMM's
  * NonbondedForce on the Reference platform, in single, mixed and double precision, and the
  * device classification of the bond graph against classifyBondPaths(). */
+#include "PluginLoading.h"
 #include "QMMMForceTestCases.h"
 #include "OpenCLQMMMKernelFactory.h"
 #include "../platforms/common/tests/GpuQMMMTestCases.h"
@@ -11,16 +12,7 @@ namespace {
 
 /** Load OpenMM's OpenCL platform by file and register this plugin's kernels; once. */
 void registerOpenCL() {
-    static bool registered = false;
-    if (!registered) {
-        try {
-            Platform::loadPluginLibrary(string(OPENMM_PLUGIN_DIR) + "/libOpenMMOpenCL.so");
-        }
-        catch (const OpenMMException&) {
-        }
-        registerQMMMOpenCLKernelFactories();
-        registered = true;
-    }
+    loadPlatformOnce("libOpenMMOpenCL.so", registerQMMMOpenCLKernelFactories);
 }
 
 /** Empty when a Context can be created with these properties, otherwise why not. */

@@ -1,4 +1,5 @@
 /* QMMMForce on the Reference and CPU platforms against OpenMM's NonbondedForce. */
+#include "PluginLoading.h"
 #include "QMMMForceTestCases.h"
 
 extern "C" void registerQMMMReferenceKernelFactories();
@@ -8,17 +9,7 @@ using namespace QMMMTest;
 class ReferenceQMMMForce : public ::testing::TestWithParam<PlatformSetup> {
 public:
     static void SetUpTestSuite() {
-        static bool registered = false;
-        if (!registered) {
-            // The CPU platform is a plugin of OpenMM; load it by file so that no installed copy of openmm-dft is picked up.
-            try {
-                Platform::loadPluginLibrary(string(OPENMM_PLUGIN_DIR) + "/libOpenMMCPU.so");
-            }
-            catch (const OpenMMException&) {
-            }
-            registerQMMMReferenceKernelFactories();
-            registered = true;
-        }
+        loadPlatformOnce("libOpenMMCPU.so", registerQMMMReferenceKernelFactories);
     }
 };
 
