@@ -15,11 +15,10 @@ import openmm.unit as unit
 import pytest
 
 import openmmdft
-from test_qm_region import BASIS_DIR, NM_PER_BOHR, TIP3P, WATER_NM, watersAround
+from test_qm_region import BASIS_DIR, NM_PER_BOHR, TIP3P, WATER_NM, matchingRKS, watersAround
 
 pyscf = pytest.importorskip("pyscf")
-from pyscf import df, dft, gto, qmmm  # noqa: E402
-from pyscf.dft import gen_grid, radi  # noqa: E402
+from pyscf import df, gto, qmmm  # noqa: E402
 
 TOLERANCE_E = 1e-3
 CHELPG, MK = openmmdft.QMMMForce.CHELPG, openmmdft.QMMMForce.MerzKollman
@@ -86,15 +85,7 @@ def pyscfDensity(name, embedded, charge=0):
     mol.basis = {el: gto.basis.load(path, el) for el in {gto.mole._symbol(z) for z in numbers}}
     mol.verbose = 0
     mol.build()
-    mf = dft.RKS(mol)
-    mf.xc = "LDA,VWN"
-    mf.grids.atom_grid = (60, 302)
-    mf.grids.prune = None
-    mf.grids.radii_adjust = None
-    mf.grids.becke_scheme = gen_grid.original_becke
-    mf.grids.radi_method = radi.treutler
-    mf.small_rho_cutoff = 0
-    mf.conv_tol = 1e-11
+    mf = matchingRKS(mol)
     if mmWaters:
         mf = qmmm.mm_charge(mf, np.concatenate(mmWaters) / NM_PER_BOHR, np.array(TIP3P * len(mmWaters)), unit="Bohr")
     mf.kernel()

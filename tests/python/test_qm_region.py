@@ -69,15 +69,9 @@ def buildSystem(mmWaters, method=openmmdft.QMMMForce.NoCutoff, cutoff=1.0, box=N
     return system, force, np.concatenate(positions)
 
 
-def pyscfEnergy(qmPositionsNm, mmPositionsNm, mmCharges, basis="6-31gs", cart=True, exact=True, aux="def2-universal-jfit"):
-    mol = gto.Mole()
-    mol.atom = [(z, tuple(p / NM_PER_BOHR)) for z, p in zip((8, 1, 1), qmPositionsNm)]
-    mol.unit = "Bohr"
-    mol.cart = cart
-    path = os.path.join(BASIS_DIR, basis + ".nw")
-    mol.basis = {el: gto.basis.load(path, el) for el in ("O", "H")}
-    mol.verbose = 0
-    mol.build()
+def matchingRKS(mol):
+    """PySCF RKS set up as QMMMForce is here: SVWN5, (60, 302) Treutler-Ahlrichs/Lebedev grid,
+    plain Becke partition, no pruning, no density-based point removal, tight convergence."""
     mf = dft.RKS(mol)
     mf.xc = "LDA,VWN"  # PySCF's VWN is VWN5
     mf.grids.atom_grid = (60, 302)
@@ -87,6 +81,19 @@ def pyscfEnergy(qmPositionsNm, mmPositionsNm, mmCharges, basis="6-31gs", cart=Tr
     mf.grids.radi_method = radi.treutler
     mf.small_rho_cutoff = 0
     mf.conv_tol = 1e-11
+    return mf
+
+
+def pyscfEnergy(qmPositionsNm, mmPositionsNm, mmCharges, basis="6-31gs", cart=True, exact=True, aux="def2-universal-jfit"):
+    mol = gto.Mole()
+    mol.atom = [(z, tuple(p / NM_PER_BOHR)) for z, p in zip((8, 1, 1), qmPositionsNm)]
+    mol.unit = "Bohr"
+    mol.cart = cart
+    path = os.path.join(BASIS_DIR, basis + ".nw")
+    mol.basis = {el: gto.basis.load(path, el) for el in ("O", "H")}
+    mol.verbose = 0
+    mol.build()
+    mf = matchingRKS(mol)
     if not exact:
         auxPath = os.path.join(BASIS_DIR, aux + ".nw")
         mf = mf.density_fit(auxbasis={el: gto.basis.load(auxPath, el) for el in ("O", "H")})
