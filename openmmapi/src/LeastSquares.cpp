@@ -2,6 +2,7 @@
  * SolveLeastSquares kernel through a minimal private Context, and recomputes the residual
  * norms in double precision. The numerical work is in the platform kernels. */
 #include "openmmdft/LeastSquares.h"
+#include "openmmdft/internal/ContextImplAccess.h"
 #include "openmmdft/LeastSquaresKernels.h"
 #include "openmm/Context.h"
 #include "openmm/Force.h"
@@ -22,22 +23,6 @@ using namespace std;
 namespace OpenMMDFT {
 
 namespace {
-
-/* Force::getContextImpl() is the API OpenMM gives Force subclasses to reach a Context's
- * ContextImpl; this Force is never added to a System, it only lends that accessor. */
-class ContextImplAccess : public Force {
-public:
-    ContextImpl& get(Context& context) const {
-        return getContextImpl(context);
-    }
-    bool usesPeriodicBoundaryConditions() const override {
-        return false;
-    }
-protected:
-    ForceImpl* createImpl() const override {
-        throw OpenMMException("openmm-dft: internal helper force cannot be added to a System");
-    }
-};
 
 string fail(const string& what) {
     return "solveLeastSquares: " + what;
@@ -100,7 +85,7 @@ LeastSquaresSolver::LeastSquaresSolver(Platform& platform, const map<string, str
     integrator.reset(new VerletIntegrator(0.001));
     context.reset(new Context(*system, *integrator, platform, properties));
     ContextImplAccess access;
-    createKernel(access.get(*context));
+    createKernel(access.of(*context));
 }
 
 LeastSquaresSolver::LeastSquaresSolver(ContextImpl& contextImpl) {

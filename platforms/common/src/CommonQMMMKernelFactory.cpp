@@ -3,6 +3,7 @@
 #include "CommonQMMMKernels.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/internal/ContextImpl.h"
+#include "openmmdft/internal/ContextImplAccess.h"
 
 using namespace OpenMM;
 using namespace OpenMMDFT;
@@ -28,16 +29,6 @@ void CommonQMMMKernelFactory::registerWith(const string& platformName, ComputeCo
         // This platform is not in this process: nothing to register.
     }
 }
-
-namespace {
-/** Reaches a Context's ContextImpl through Force's protected accessor. */
-class ContextImplAccess : public QMMMForce {
-public:
-    ContextImpl& of(Context& context) const {
-        return getContextImpl(context);
-    }
-};
-} // namespace
 
 BondPathClasses OpenMMDFT::classifyBondPathsInContext(Context& context, const EllpackAdjacency& adjacency, const string& platformName,
                                                       ComputeContextOf computeContextOf) {
