@@ -143,7 +143,10 @@ def test_update_parameters_in_context(platformName):
     fresh = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName(platformName))
     fresh.setPositions(modeller.positions)
     expected = fresh.getState(getEnergy=True).getPotentialEnergy()
-    assert after.value_in_unit(unit.kilojoule_per_mole) == pytest.approx(expected.value_in_unit(unit.kilojoule_per_mole), rel=1e-6)
+    # GPU platforms (default single precision) sum energies in float in an order that varies from
+    # run to run, so two Contexts agree only to their float tolerance; the CPU ones to 1e-6.
+    tolerance = ENERGY_TOLERANCE[platformName] if platformName in ("OpenCL", "CUDA") else 1e-6
+    assert after.value_in_unit(unit.kilojoule_per_mole) == pytest.approx(expected.value_in_unit(unit.kilojoule_per_mole), rel=tolerance)
 
 
 def test_nve_energy_is_conserved():
