@@ -2,8 +2,6 @@
 #include "CommonLeastSquaresKernel.h"
 #include "CommonLeastSquaresKernelSources.h"
 #include "openmm/OpenMMException.h"
-#include "openmm/common/ComputeArray.h"
-#include "openmm/common/ComputeKernel.h"
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
 #include <cfloat>
@@ -11,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 using namespace OpenMM;
@@ -20,13 +19,31 @@ namespace OpenMMDFT {
 
 namespace {
 
+/** Work-group size of the one-group-per-item kernels. */
 const int BLOCK = 128;
+/** Panel width of the blocked factorizations (columns factored before one tiled trailing update). */
+const int NB = 64;
 
 string prefix(const LeastSquaresOptions& options, const string& precision) {
     return "solveLeastSquares (" + leastSquaresMethodName(options.method) + ", GPU platform, " + precision + " precision): ";
 }
 
-/* Upload double data into an array of float or double elements. */
+/** Create a kernel with its arguments. */
+template <class... Args>
+ComputeKernel makeKernel(ComputeProgram& program, const string& name, Args&&... args) {
+    ComputeKernel kernel = program->createKernel(name);
+    (kernel->addArg(args), ...);
+    return kernel;
+}
+
+/** Set every argument of a kernel, in order. */
+template <class... Args>
+void setArgs(ComputeKernel& kernel, Args&&... args) {
+    int index = 0;
+    (kernel->setArg(index++, args), ...);
+}
+
+/** Upload double data into an array of float or double elements (created here, at least one element). */
 void uploadAs(ComputeContext& cc, ComputeArray& array, const vector<double>& data, bool isDouble, const string& name) {
     array.initialize(cc, max<size_t>(1, data.size()), isDouble ? sizeof(double) : sizeof(float), name);
     if (data.empty())
@@ -39,6 +56,18 @@ void uploadAs(ComputeContext& cc, ComputeArray& array, const vector<double>& dat
     }
 }
 
+/** Upload double data into part of an existing float or double array. */
+void uploadPart(ComputeArray& array, const vector<double>& data, int offset, bool isDouble) {
+    if (data.empty())
+        return;
+    if (isDouble)
+        array.uploadSubArray(data.data(), offset, (int) data.size());
+    else {
+        vector<float> f(data.begin(), data.end());
+        array.uploadSubArray(f.data(), offset, (int) f.size());
+    }
+}
+
 vector<double> downloadAsDouble(ComputeArray& array, bool isDouble) {
     if (isDouble) {
         vector<double> d;
@@ -48,6 +77,11 @@ vector<double> downloadAsDouble(ComputeArray& array, bool isDouble) {
     vector<float> f;
     array.download(f);
     return vector<double>(f.begin(), f.end());
+}
+
+/** C^T, column-major n x p: the extra right-hand sides of the constrained solve (the same memory as row-major C). */
+vector<double> constraintColumns(const LeastSquaresProblem& pr) {
+    return vector<double>(pr.C, pr.C + (size_t) pr.p * pr.n);
 }
 
 } // namespace
@@ -64,259 +98,364 @@ void CommonSolveLeastSquaresKernel::initialize() {
     defines["STORE"] = (storeDouble ? "double" : "float");
     defines["ACC"] = (accDouble ? "double" : "float");
     defines["BLOCK"] = to_string(BLOCK);
-    program = cc.compileProgram(CommonLeastSquaresKernelSources::leastSquares, defines);
+    defines["NB"] = to_string(NB);
+    // The tiled product twice: for inputs in the storage type (A, b) and in the accumulation type.
+    typedef CommonLeastSquaresKernelSources S;
+    const string source = S::lsqCommon + "#define IN STORE\n#define GEMM gemmStore\n" + S::lsqGemm +
+                          "#undef IN\n#undef GEMM\n#define IN ACC\n#define GEMM gemmAcc\n" + S::lsqGemm + S::lsqTriangular +
+                          S::lsqCholesky + S::lsqLU + S::lsqQR + S::lsqGaussSeidel;
+    program = cc.compileProgram(source, defines);
+    gemmStore = program->createKernel("gemmStore");
+    gemmAcc = program->createKernel("gemmAcc");
+    for (int i = 0; i < 17; i++) {
+        gemmStore->addArg();
+        gemmAcc->addArg();
+    }
 }
 
-void CommonSolveLeastSquaresKernel::solve(const LeastSquaresProblem& problem, const LeastSquaresOptions& options, LeastSquaresResult& result) {
+void CommonSolveLeastSquaresKernel::gemm(bool storeInput, int M, int N, int K, bool subtract, bool accumulate, ComputeArray& A, int aOff,
+                                         int lda, bool transA, ComputeArray& B, int bOff, int ldb, bool transB, ComputeArray& C, int cOff,
+                                         int ldc, bool lowerOnly) {
+    if (M <= 0 || N <= 0)
+        return;
+    ComputeKernel& kernel = (storeInput ? gemmStore : gemmAcc);
+    setArgs(kernel, M, N, K, (int) subtract, (int) accumulate, A, aOff, lda, (int) transA, B, bOff, ldb, (int) transB, C, cOff, ldc,
+            (int) lowerOnly);
+    const int tiles = ((M + 63) / 64) * ((N + 63) / 64);
+    kernel->execute(tiles * 256, 256);
+}
+
+void CommonSolveLeastSquaresKernel::singular(const LeastSquaresOptions& options, double conditionLowerBound, const string& how) const {
+    stringstream msg;
+    msg << prefix(options, precision) << "A^T A is numerically singular (" << how << "; condition number at least " << conditionLowerBound
+        << ", i.e. cond(A) at least about " << sqrt(conditionLowerBound)
+        << "): A is rank deficient or too ill-conditioned for the normal equations in this precision; use method QR";
+    throw OpenMMException(msg.str());
+}
+
+void CommonSolveLeastSquaresKernel::solve(const LeastSquaresProblem& pr, const LeastSquaresOptions& options, LeastSquaresResult& result) {
     result.precision = precision;
-    if (problem.p > 0)
-        throw OpenMMException(prefix(options, precision) + "equality constraints are not implemented on the GPU platforms yet; "
-                                                           "use the Reference or CPU platform");
-    if (options.normalEquationsGiven)
-        throw OpenMMException(prefix(options, precision) + "given normal equations (normalEquationsGiven) are solved on the "
-                                                           "Reference and CPU platforms only");
     if (options.allowRankDeficient)
         throw OpenMMException(prefix(options, precision) + "the minimum-norm solution of rank-deficient problems (allowRankDeficient) "
                                                            "is only implemented on the Reference and CPU platforms");
-    if ((long long) problem.m * problem.n > numeric_limits<int>::max())
-        throw OpenMMException(prefix(options, precision) + "A has more than 2^31 elements");
+    if (pr.p > 0 && pr.m < pr.n)
+        throw OpenMMException(prefix(options, precision) + "with constraints the GPU platforms need A of full column rank, so m >= n "
+                                                           "(here m < n); use the Reference or CPU platform");
+    if ((long long) pr.m * (pr.n + pr.nrhs) > numeric_limits<int>::max() || (long long) pr.n * (pr.n + pr.nrhs + pr.p) > numeric_limits<int>::max())
+        throw OpenMMException(prefix(options, precision) + "the problem has more than 2^31 matrix elements");
     ContextSelector selector(cc);
-    if (options.method == LeastSquaresMethod::QR)
-        solveQR(problem, options, result);
-    else
-        solveNormal(problem, options, result);
+    const int n = pr.n, nrhs = pr.nrhs, p = pr.p;
+    // X: column-major n x (nrhs + p): the unconstrained solution for each b, then Y = (A^T A)^-1 C^T.
+    vector<double> X = (options.method == LeastSquaresMethod::QR ? solveQR(pr, options, result) : solveNormal(pr, options, result));
+    result.x.assign((size_t) n * nrhs, 0.0);
+    if (p == 0) {
+        for (int j = 0; j < n; j++)
+            for (int r = 0; r < nrhs; r++)
+                result.x[(size_t) j * nrhs + r] = X[(size_t) r * n + j];
+        return;
+    }
+    // Range-space method on the host, in double: S = C Y (p x p, symmetric positive definite when C has
+    // full row rank), S lambda = C X0 - d, x = X0 - Y lambda.
+    auto Y = [&](int j, int s) { return X[(size_t) (nrhs + s) * n + j]; };
+    vector<double> S((size_t) p * p, 0.0);
+    for (int r = 0; r < p; r++)
+        for (int s = 0; s < p; s++) {
+            double sum = 0;
+            for (int j = 0; j < n; j++)
+                sum += pr.C[(size_t) r * n + j] * Y(j, s);
+            S[(size_t) r * p + s] = sum;
+        }
+    for (int r = 0; r < p; r++) // symmetrize: the device result carries rounding of the working precision
+        for (int s = 0; s < r; s++)
+            S[(size_t) r * p + s] = S[(size_t) s * p + r] = 0.5 * (S[(size_t) r * p + s] + S[(size_t) s * p + r]);
+    // Cholesky of S, in place (lower), with a relative pivot test: a dependent constraint row gives a zero pivot.
+    double smax = 0;
+    for (int r = 0; r < p; r++)
+        smax = max(smax, fabs(S[(size_t) r * p + r]));
+    for (int j = 0; j < p; j++) {
+        double dj = S[(size_t) j * p + j];
+        for (int k = 0; k < j; k++)
+            dj -= S[(size_t) j * p + k] * S[(size_t) j * p + k];
+        if (!(dj > 100 * p * eps * smax)) {
+            stringstream msg;
+            msg << prefix(options, precision) << "the constraint rows are linearly dependent (constraint " << j
+                << " is a combination of the rows before it, to working precision)";
+            throw OpenMMException(msg.str());
+        }
+        dj = sqrt(dj);
+        S[(size_t) j * p + j] = dj;
+        for (int i = j + 1; i < p; i++) {
+            double v = S[(size_t) i * p + j];
+            for (int k = 0; k < j; k++)
+                v -= S[(size_t) i * p + k] * S[(size_t) j * p + k];
+            S[(size_t) i * p + j] = v / dj;
+        }
+    }
+    result.lagrangeMultipliers.assign((size_t) p * nrhs, 0.0);
+    for (int r = 0; r < nrhs; r++) {
+        vector<double> lambda(p);
+        for (int s = 0; s < p; s++) {
+            double v = -pr.d[(size_t) s * nrhs + r];
+            for (int j = 0; j < n; j++)
+                v += pr.C[(size_t) s * n + j] * X[(size_t) r * n + j];
+            lambda[s] = v;
+        }
+        for (int i = 0; i < p; i++) { // L L^T lambda = C X0 - d
+            for (int k = 0; k < i; k++)
+                lambda[i] -= S[(size_t) i * p + k] * lambda[k];
+            lambda[i] /= S[(size_t) i * p + i];
+        }
+        for (int i = p - 1; i >= 0; i--) {
+            for (int k = i + 1; k < p; k++)
+                lambda[i] -= S[(size_t) k * p + i] * lambda[k];
+            lambda[i] /= S[(size_t) i * p + i];
+        }
+        for (int s = 0; s < p; s++)
+            result.lagrangeMultipliers[(size_t) s * nrhs + r] = lambda[s];
+        for (int j = 0; j < n; j++) {
+            double v = X[(size_t) r * n + j];
+            for (int s = 0; s < p; s++)
+                v -= Y(j, s) * lambda[s];
+            result.x[(size_t) j * nrhs + r] = v;
+        }
+    }
 }
 
-void CommonSolveLeastSquaresKernel::solveNormal(const LeastSquaresProblem& pr, const LeastSquaresOptions& options, LeastSquaresResult& result) {
-    const int m = pr.m, n = pr.n, nrhs = pr.nrhs;
+vector<double> CommonSolveLeastSquaresKernel::solveNormal(const LeastSquaresProblem& pr, const LeastSquaresOptions& options,
+                                                          LeastSquaresResult& result) {
+    const int m = pr.m, n = pr.n, nrhs = pr.nrhs, p = pr.p, cols = nrhs + p;
     const int accSize = (accDouble ? sizeof(double) : sizeof(float));
-    // Upload A (row-major, as given) and b (column-major: each right-hand side contiguous).
-    vector<double> a(pr.A, pr.A + (size_t) m * n), bcm((size_t) m * nrhs);
-    for (int i = 0; i < m; i++)
-        for (int r = 0; r < nrhs; r++)
-            bcm[(size_t) r * m + i] = pr.b[(size_t) i * nrhs + r];
-    ComputeArray A, B, G, H;
-    uploadAs(cc, A, a, storeDouble, "lsA");
-    uploadAs(cc, B, bcm, storeDouble, "lsB");
-    G.initialize(cc, (size_t) n * n, accSize, "lsG");
-    H.initialize(cc, (size_t) n * nrhs, accSize, "lsH");
-    const int tiles = (n + 15) / 16;
-    ComputeKernel normalMatrix = program->createKernel("normalMatrix");
-    normalMatrix->addArg(m);
-    normalMatrix->addArg(n);
-    normalMatrix->addArg(A);
-    normalMatrix->addArg(G);
-    normalMatrix->execute(tiles * tiles * 256, 256);
-    ComputeKernel normalRhs = program->createKernel("normalRhs");
-    normalRhs->addArg(m);
-    normalRhs->addArg(n);
-    normalRhs->addArg(nrhs);
-    normalRhs->addArg(A);
-    normalRhs->addArg(B);
-    normalRhs->addArg(H);
-    normalRhs->execute(n * nrhs);
-    // The pivot spread only bounds cond(A^T A) from below, so the default threshold carries a factor max(n, 10).
-    const double tol = (options.rankTolerance > 0 ? options.rankTolerance : max(n, 10) * eps);
-    auto singular = [&](double conditionLowerBound, const string& how) {
-        stringstream msg;
-        msg << prefix(options, precision) << "A^T A is numerically singular (" << how << "; condition number at least "
-            << conditionLowerBound << ", i.e. cond(A) at least about " << sqrt(conditionLowerBound)
-            << "): A is rank deficient or too ill-conditioned for the normal equations in this precision; use method QR";
-        throw OpenMMException(msg.str());
-    };
-    vector<double> x;
-    if (options.method == LeastSquaresMethod::Cholesky) {
-        ComputeArray diag, failure;
-        diag.initialize(cc, n, accSize, "lsDiag");
-        failure.initialize<int>(cc, 1, "lsFailure");
-        failure.upload(vector<int>{-1});
-        ComputeKernel column = program->createKernel("choleskyColumn");
-        column->addArg(n);
-        column->addArg(0);
-        column->addArg(G);
-        column->addArg(diag);
-        column->addArg(failure);
-        ComputeKernel update = program->createKernel("choleskyUpdate");
-        update->addArg(n);
-        update->addArg(0);
-        update->addArg(G);
-        for (int j = 0; j < n; j++) {
-            column->setArg(1, j);
-            column->execute(n - j);
-            if (j < n - 1) {
-                update->setArg(1, j);
-                update->execute((n - j - 1) * (n - j - 1));
-            }
-        }
-        vector<int> failed;
-        failure.download(failed);
-        if (failed[0] >= 0) {
-            stringstream how;
-            how << "the Cholesky factorization breaks down at column " << failed[0];
-            singular(numeric_limits<double>::infinity(), how.str());
-        }
-        vector<double> d = downloadAsDouble(diag, accDouble);
-        double dmax = *max_element(d.begin(), d.end()), dmin = *min_element(d.begin(), d.end());
-        result.conditionEstimate = (dmax / dmin) * (dmax / dmin);
-        if (!(dmin * dmin >= tol * dmax * dmax))
-            singular(result.conditionEstimate, "spread of the Cholesky pivots");
-        ComputeKernel solveKernel = program->createKernel("choleskySolve");
-        solveKernel->addArg(n);
-        solveKernel->addArg(nrhs);
-        solveKernel->addArg(G);
-        solveKernel->addArg(diag);
-        solveKernel->addArg(H);
-        solveKernel->execute(nrhs * BLOCK, BLOCK);
-        x = downloadAsDouble(H, accDouble);
-    }
-    else if (options.method == LeastSquaresMethod::Gauss) {
-        ComputeArray pivots;
-        pivots.initialize(cc, n, accSize, "lsPivots");
-        ComputeKernel pivot = program->createKernel("gaussPivot");
-        pivot->addArg(n);
-        pivot->addArg(nrhs);
-        pivot->addArg(0);
-        pivot->addArg(G);
-        pivot->addArg(H);
-        pivot->addArg(pivots);
-        ComputeKernel eliminate = program->createKernel("gaussEliminate");
-        eliminate->addArg(n);
-        eliminate->addArg(nrhs);
-        eliminate->addArg(0);
-        eliminate->addArg(G);
-        eliminate->addArg(H);
-        for (int j = 0; j < n; j++) {
-            pivot->setArg(2, j);
-            pivot->execute(BLOCK, BLOCK);
-            if (j < n - 1) {
-                eliminate->setArg(2, j);
-                eliminate->execute((n - j - 1) * (n - j - 1 + nrhs));
-            }
-        }
-        vector<double> p = downloadAsDouble(pivots, accDouble);
-        double pmax = *max_element(p.begin(), p.end()), pmin = *min_element(p.begin(), p.end());
-        result.conditionEstimate = (pmin > 0 ? pmax / pmin : numeric_limits<double>::infinity());
-        if (!(pmin >= tol * pmax))
-            singular(result.conditionEstimate, "spread of the LU pivots");
-        ComputeKernel solveKernel = program->createKernel("upperSolve");
-        solveKernel->addArg(n);
-        solveKernel->addArg(nrhs);
-        solveKernel->addArg(G);
-        solveKernel->addArg(H);
-        solveKernel->execute(nrhs * BLOCK, BLOCK);
-        x = downloadAsDouble(H, accDouble);
+    const bool cholesky = (options.method == LeastSquaresMethod::Cholesky);
+    ComputeArray G, H;
+    if (options.normalEquationsGiven) {
+        // The given symmetric matrix is G itself; b is A^T b.
+        vector<double> g((size_t) n * n), h((size_t) n * cols, 0.0);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                g[(size_t) i + (size_t) j * n] = pr.A[(size_t) i * n + j];
+        for (int i = 0; i < n; i++)
+            for (int r = 0; r < nrhs; r++)
+                h[(size_t) r * n + i] = pr.b[(size_t) i * nrhs + r];
+        uploadAs(cc, G, g, accDouble, "lsG");
+        uploadAs(cc, H, h, accDouble, "lsH");
     }
     else {
-        // Gauss-Seidel. A zero column of A gives a zero diagonal element of A^T A: name it (checked on the host, in double).
-        for (int j = 0; j < n; j++) {
-            double s = 0;
-            for (int i = 0; i < m; i++)
-                s += pr.A[(size_t) i * n + j] * pr.A[(size_t) i * n + j];
-            if (s == 0) {
-                stringstream msg;
-                msg << prefix(options, precision) << "zero diagonal element " << j << " of the normal matrix: column " << j
-                    << " of A is zero, so A is rank deficient";
-                throw OpenMMException(msg.str());
-            }
-        }
-        vector<double> x0((size_t) n * nrhs, 0.0);
+        // Row-major A (m x n) is column-major A^T (n x m, ld n); b goes up column-major (m x nrhs, ld m).
+        vector<double> a(pr.A, pr.A + (size_t) m * n), bcm((size_t) m * nrhs);
+        for (int i = 0; i < m; i++)
+            for (int r = 0; r < nrhs; r++)
+                bcm[(size_t) r * m + i] = pr.b[(size_t) i * nrhs + r];
+        ComputeArray At, B;
+        uploadAs(cc, At, a, storeDouble, "lsAt");
+        uploadAs(cc, B, bcm, storeDouble, "lsB");
+        G.initialize(cc, (size_t) n * n, accSize, "lsG");
+        H.initialize(cc, (size_t) n * cols, accSize, "lsH");
+        // Cholesky reads the lower triangle only; Gauss and Gauss-Seidel need all of A^T A.
+        gemm(true, n, n, m, false, false, At, 0, n, false, At, 0, n, true, G, 0, n, cholesky);
+        gemm(true, n, nrhs, m, false, false, At, 0, n, false, B, 0, m, false, H, 0, n, false);
+    }
+    if (p > 0)
+        uploadPart(H, constraintColumns(pr), n * nrhs, accDouble);
+    if (options.method == LeastSquaresMethod::GaussSeidel) {
+        ComputeArray X;
+        vector<double> x0((size_t) n * cols, 0.0);
         if (!options.initialGuess.empty())
             for (int j = 0; j < n; j++)
                 for (int r = 0; r < nrhs; r++)
                     x0[(size_t) r * n + j] = options.initialGuess[(size_t) j * nrhs + r];
-        ComputeArray X, norms;
         uploadAs(cc, X, x0, accDouble, "lsX");
-        norms.initialize(cc, 2 * nrhs, accSize, "lsNorms");
-        ComputeKernel sweep = program->createKernel("gaussSeidelSweep");
-        sweep->addArg(n);
-        sweep->addArg(nrhs);
-        sweep->addArg(G);
-        sweep->addArg(H);
-        sweep->addArg(X);
-        if (accDouble)
-            sweep->addArg(options.relaxation);
-        else
-            sweep->addArg((float) options.relaxation);
-        ComputeKernel residual = program->createKernel("normalResidual");
-        residual->addArg(n);
-        residual->addArg(nrhs);
-        residual->addArg(G);
-        residual->addArg(H);
-        residual->addArg(X);
-        residual->addArg(norms);
-        int it = 0;
-        double worst = 0;
-        while (true) {
-            residual->execute(nrhs * BLOCK, BLOCK);
-            vector<double> nr = downloadAsDouble(norms, accDouble);
-            worst = 0;
-            int worstRhs = 0;
-            for (int r = 0; r < nrhs; r++) {
-                double rel = (nr[2 * r + 1] > 0 ? sqrt(nr[2 * r] / nr[2 * r + 1]) : 0.0);
-                if (!(rel <= worst)) {
-                    worst = rel;
-                    worstRhs = r;
-                }
-            }
-            if (worst <= options.tolerance)
-                break;
-            if (it >= options.maxIterations || !std::isfinite(worst)) {
-                stringstream msg;
-                msg << prefix(options, precision) << "Gauss-Seidel did not converge in " << it
-                    << " iterations (relative normal-equation residual " << worst << " > tolerance " << options.tolerance
-                    << ", right-hand side " << worstRhs << "); cond(A^T A) is too large for the iteration"
-                    << (accDouble ? "" : " or the tolerance is below single precision") << ", raise maxIterations or use QR or Cholesky";
-                throw OpenMMException(msg.str());
-            }
-            sweep->execute(nrhs * BLOCK, BLOCK);
-            it++;
-        }
-        result.iterations = it;
-        result.relativeNormalResidual = worst;
-        x = downloadAsDouble(X, accDouble);
+        gaussSeidel(G, H, X, n, cols, options, result);
+        return downloadAsDouble(X, accDouble);
     }
-    result.x.assign((size_t) n * nrhs, 0.0);
-    for (int j = 0; j < n; j++)
-        for (int r = 0; r < nrhs; r++)
-            result.x[(size_t) j * nrhs + r] = x[(size_t) r * n + j];
+    if (cholesky) {
+        factorCholesky(G, n, options, result);
+        ComputeKernel forward = makeKernel(program, "lowerSolve", n, cols, G, 0, n, 0, H, 0, n);
+        forward->execute(cols * BLOCK, BLOCK);
+        ComputeKernel backward = makeKernel(program, "lowerTransposeSolve", n, cols, G, 0, n, H, 0, n);
+        backward->execute(cols * BLOCK, BLOCK);
+    }
+    else {
+        factorLU(G, H, n, cols, options, result);
+        ComputeKernel forward = makeKernel(program, "lowerSolve", n, cols, G, 0, n, 1, H, 0, n);
+        forward->execute(cols * BLOCK, BLOCK);
+        ComputeKernel backward = makeKernel(program, "upperSolve", n, cols, G, 0, n, H, 0, n);
+        backward->execute(cols * BLOCK, BLOCK);
+    }
+    return downloadAsDouble(H, accDouble);
 }
 
-void CommonSolveLeastSquaresKernel::solveQR(const LeastSquaresProblem& pr, const LeastSquaresOptions& options, LeastSquaresResult& result) {
-    const int m = pr.m, n = pr.n, nrhs = pr.nrhs;
+void CommonSolveLeastSquaresKernel::factorCholesky(ComputeArray& G, int n, const LeastSquaresOptions& options, LeastSquaresResult& result) {
     const int accSize = (accDouble ? sizeof(double) : sizeof(float));
-    // Column-major A and b in the working type; mixed precision rounds the input to float first.
-    vector<double> a((size_t) m * n), bcm((size_t) m * nrhs);
+    ComputeArray diag, failure;
+    diag.initialize(cc, n, accSize, "lsDiag");
+    failure.initialize<int>(cc, 1, "lsFailure");
+    failure.upload(vector<int>{-1});
+    ComputeKernel block = makeKernel(program, "choleskyDiagonalBlock", n, 0, 0, G, diag, failure);
+    ComputeKernel panel = makeKernel(program, "choleskyPanel", n, 0, 0, G);
+    for (int k0 = 0; k0 < n; k0 += NB) {
+        const int kb = min(NB, n - k0), rest = n - k0 - kb;
+        block->setArg(1, k0);
+        block->setArg(2, kb);
+        block->execute(256, 256);
+        if (rest == 0)
+            break;
+        panel->setArg(1, k0);
+        panel->setArg(2, kb);
+        panel->execute(rest);
+        gemm(false, rest, rest, kb, true, true, G, k0 + kb + k0 * n, n, false, G, k0 + kb + k0 * n, n, true, G, (k0 + kb) * (n + 1), n,
+             true);
+    }
+    vector<int> failed;
+    failure.download(failed);
+    if (failed[0] >= 0) {
+        stringstream how;
+        how << "the Cholesky factorization breaks down at column " << failed[0];
+        singular(options, numeric_limits<double>::infinity(), how.str());
+    }
+    vector<double> d = downloadAsDouble(diag, accDouble);
+    const double dmax = *max_element(d.begin(), d.end()), dmin = *min_element(d.begin(), d.end());
+    result.conditionEstimate = (dmax / dmin) * (dmax / dmin);
+    // The pivot spread only bounds cond(A^T A) from below, so the default threshold carries a factor max(n, 10).
+    const double tol = (options.rankTolerance > 0 ? options.rankTolerance : max(n, 10) * eps);
+    if (!(dmin * dmin >= tol * dmax * dmax))
+        singular(options, result.conditionEstimate, "spread of the Cholesky pivots");
+}
+
+void CommonSolveLeastSquaresKernel::factorLU(ComputeArray& G, ComputeArray& H, int n, int columns, const LeastSquaresOptions& options,
+                                             LeastSquaresResult& result) {
+    const int accSize = (accDouble ? sizeof(double) : sizeof(float));
+    ComputeArray pivots;
+    pivots.initialize(cc, n, accSize, "lsPivots");
+    ComputeKernel pivot = makeKernel(program, "luPivot", n, columns, 0, G, H, pivots);
+    ComputeKernel panel = makeKernel(program, "luPanel", n, 0, 0, G);
+    ComputeKernel rowBlock = makeKernel(program, "luRowBlock", n, 0, 0, G);
+    for (int k0 = 0; k0 < n; k0 += NB) {
+        const int kb = min(NB, n - k0), end = k0 + kb, rest = n - end;
+        for (int j = k0; j < end; j++) {
+            pivot->setArg(2, j);
+            pivot->execute(BLOCK, BLOCK);
+            if (j + 1 < n) {
+                panel->setArg(1, j);
+                panel->setArg(2, end);
+                panel->execute(n - j - 1);
+            }
+        }
+        if (rest == 0)
+            break;
+        rowBlock->setArg(1, k0);
+        rowBlock->setArg(2, kb);
+        rowBlock->execute(rest);
+        gemm(false, rest, rest, kb, true, true, G, end + k0 * n, n, false, G, k0 + end * n, n, false, G, end * (n + 1), n, false);
+    }
+    vector<double> p = downloadAsDouble(pivots, accDouble);
+    const double pmax = *max_element(p.begin(), p.end()), pmin = *min_element(p.begin(), p.end());
+    result.conditionEstimate = (pmin > 0 ? pmax / pmin : numeric_limits<double>::infinity());
+    const double tol = (options.rankTolerance > 0 ? options.rankTolerance : max(n, 10) * eps);
+    if (!(pmin >= tol * pmax))
+        singular(options, result.conditionEstimate, "spread of the LU pivots");
+}
+
+void CommonSolveLeastSquaresKernel::gaussSeidel(ComputeArray& G, ComputeArray& H, ComputeArray& X, int n, int columns,
+                                                const LeastSquaresOptions& options, LeastSquaresResult& result) {
+    const int accSize = (accDouble ? sizeof(double) : sizeof(float));
+    // A zero diagonal element of A^T A (a zero column of A) would divide by zero: name it.
+    vector<double> g = downloadAsDouble(G, accDouble);
+    for (int j = 0; j < n; j++)
+        if (!(g[(size_t) j * n + j] > 0)) {
+            stringstream msg;
+            msg << prefix(options, precision) << "zero diagonal element " << j << " of the normal matrix: column " << j
+                << " of A is zero, so A is rank deficient";
+            throw OpenMMException(msg.str());
+        }
+    ComputeArray norms;
+    norms.initialize(cc, 2 * columns, accSize, "lsNorms");
+    ComputeKernel sweep = makeKernel(program, "gaussSeidelSweep", n, columns, G, H, X);
+    if (accDouble)
+        sweep->addArg(options.relaxation);
+    else
+        sweep->addArg((float) options.relaxation);
+    ComputeKernel residual = makeKernel(program, "normalResidual", n, columns, G, H, X, norms);
+    int it = 0;
+    double worst = 0;
+    while (true) {
+        residual->execute(columns * BLOCK, BLOCK);
+        vector<double> nr = downloadAsDouble(norms, accDouble);
+        worst = 0;
+        int worstRhs = 0;
+        for (int r = 0; r < columns; r++) {
+            const double rel = (nr[2 * r + 1] > 0 ? sqrt(nr[2 * r] / nr[2 * r + 1]) : 0.0);
+            if (!(rel <= worst)) {
+                worst = rel;
+                worstRhs = r;
+            }
+        }
+        if (worst <= options.tolerance)
+            break;
+        if (it >= options.maxIterations || !std::isfinite(worst)) {
+            stringstream msg;
+            msg << prefix(options, precision) << "Gauss-Seidel did not converge in " << it << " iterations (relative normal-equation residual "
+                << worst << " > tolerance " << options.tolerance << ", right-hand side " << worstRhs
+                << "); cond(A^T A) is too large for the iteration" << (accDouble ? "" : " or the tolerance is below single precision")
+                << ", raise maxIterations or use QR or Cholesky";
+            throw OpenMMException(msg.str());
+        }
+        sweep->execute(columns * BLOCK, BLOCK);
+        it++;
+    }
+    result.iterations = it;
+    result.relativeNormalResidual = worst;
+}
+
+vector<double> CommonSolveLeastSquaresKernel::solveQR(const LeastSquaresProblem& pr, const LeastSquaresOptions& options,
+                                                      LeastSquaresResult& result) {
+    const int m = pr.m, n = pr.n, nrhs = pr.nrhs, p = pr.p, width = n + nrhs;
+    const int accSize = (accDouble ? sizeof(double) : sizeof(float));
+    // W = [A | b], column-major m x (n + nrhs), in the working type; mixed precision rounds the input to float first.
+    vector<double> w((size_t) m * width);
     auto round = [&](double v) { return storeDouble ? v : (double) (float) v; };
     for (int i = 0; i < m; i++) {
         for (int j = 0; j < n; j++)
-            a[(size_t) j * m + i] = round(pr.A[(size_t) i * n + j]);
+            w[(size_t) j * m + i] = round(pr.A[(size_t) i * n + j]);
         for (int r = 0; r < nrhs; r++)
-            bcm[(size_t) r * m + i] = round(pr.b[(size_t) i * nrhs + r]);
+            w[(size_t) (n + r) * m + i] = round(pr.b[(size_t) i * nrhs + r]);
     }
-    ComputeArray Q, B, rdiag, beta;
-    uploadAs(cc, Q, a, accDouble, "lsQ");
-    uploadAs(cc, B, bcm, accDouble, "lsQB");
+    ComputeArray W, rdiag, beta, V, S, T, VtC, TtVtC;
+    uploadAs(cc, W, w, accDouble, "lsW");
+    w.clear();
+    w.shrink_to_fit();
     rdiag.initialize(cc, n, accSize, "lsRdiag");
     beta.initialize(cc, n, accSize, "lsBeta");
-    ComputeKernel vec = program->createKernel("householderVector");
-    vec->addArg(m);
-    vec->addArg(0);
-    vec->addArg(Q);
-    vec->addArg(rdiag);
-    vec->addArg(beta);
-    ComputeKernel apply = program->createKernel("householderApply");
-    apply->addArg(m);
-    apply->addArg(n);
-    apply->addArg(nrhs);
-    apply->addArg(0);
-    apply->addArg(Q);
-    apply->addArg(B);
-    apply->addArg(beta);
-    for (int k = 0; k < n; k++) {
-        vec->setArg(1, k);
-        vec->execute(BLOCK, BLOCK);
-        apply->setArg(3, k);
-        apply->execute((n - k - 1 + nrhs) * BLOCK, BLOCK);
+    V.initialize(cc, (size_t) m * NB, accSize, "lsV");
+    S.initialize(cc, NB * NB, accSize, "lsS");
+    T.initialize(cc, NB * NB, accSize, "lsT");
+    VtC.initialize(cc, (size_t) NB * width, accSize, "lsVtC");
+    TtVtC.initialize(cc, (size_t) NB * width, accSize, "lsTtVtC");
+    ComputeKernel vec = makeKernel(program, "householderVector", m, 0, W, rdiag, beta);
+    ComputeKernel apply = makeKernel(program, "householderPanelApply", m, 0, 0, W, beta);
+    ComputeKernel copyPanel = makeKernel(program, "qrCopyPanel", m, 0, 0, W, V);
+    ComputeKernel buildT = makeKernel(program, "qrBuildT", 0, 0, S, beta, T);
+    for (int k0 = 0; k0 < n; k0 += NB) {
+        const int kb = min(NB, n - k0), end = k0 + kb, rest = width - end;
+        for (int k = k0; k < end; k++) {
+            vec->setArg(1, k);
+            vec->execute(BLOCK, BLOCK);
+            if (k + 1 < end) {
+                apply->setArg(1, k);
+                apply->setArg(2, end);
+                apply->execute((end - k - 1) * BLOCK, BLOCK);
+            }
+        }
+        // Q_panel^T = I - V T^T V^T on every column right of the panel (b included).
+        copyPanel->setArg(1, k0);
+        copyPanel->setArg(2, kb);
+        copyPanel->execute((m - k0) * kb);
+        gemm(false, kb, kb, m - k0, false, false, V, k0, m, true, V, k0, m, false, S, 0, NB, false);
+        buildT->setArg(0, k0);
+        buildT->setArg(1, kb);
+        buildT->execute(NB, NB);
+        gemm(false, kb, rest, m - k0, false, false, V, k0, m, true, W, k0 + end * m, m, false, VtC, 0, NB, false);
+        gemm(false, kb, rest, kb, false, false, T, 0, NB, true, VtC, 0, NB, false, TtVtC, 0, NB, false);
+        gemm(false, m - k0, rest, kb, true, true, V, k0, m, false, TtVtC, 0, NB, false, W, k0 + end * m, m, false);
     }
     vector<double> r = downloadAsDouble(rdiag, accDouble);
     double rmax = 0, rmin = numeric_limits<double>::infinity();
@@ -333,19 +472,21 @@ void CommonSolveLeastSquaresKernel::solveQR(const LeastSquaresProblem& pr, const
             << " for this precision. allowRankDeficient (the minimum-norm solution) needs the Reference or CPU platform.";
         throw OpenMMException(msg.str());
     }
-    ComputeKernel solveKernel = program->createKernel("qrSolve");
-    solveKernel->addArg(m);
-    solveKernel->addArg(n);
-    solveKernel->addArg(nrhs);
-    solveKernel->addArg(Q);
-    solveKernel->addArg(rdiag);
-    solveKernel->addArg(B);
-    solveKernel->execute(nrhs * BLOCK, BLOCK);
-    vector<double> x = downloadAsDouble(B, accDouble);
-    result.x.assign((size_t) n * nrhs, 0.0);
-    for (int j = 0; j < n; j++)
-        for (int rr = 0; rr < nrhs; rr++)
-            result.x[(size_t) j * nrhs + rr] = x[(size_t) rr * m + j];
+    ComputeKernel setDiagonal = makeKernel(program, "qrSetDiagonal", m, n, W, rdiag);
+    setDiagonal->execute(n);
+    // X = [(Q^T b)[0:n] | C^T]; then R^T z = C^T for the constraint columns and R x = . for all.
+    ComputeArray X;
+    X.initialize(cc, (size_t) n * (nrhs + p), accSize, "lsX");
+    ComputeKernel copy = makeKernel(program, "copyBlock", n, nrhs, W, n * m, m, X, 0, n);
+    copy->execute(n * nrhs);
+    if (p > 0) {
+        uploadPart(X, constraintColumns(pr), n * nrhs, accDouble);
+        ComputeKernel forward = makeKernel(program, "upperTransposeSolve", n, p, W, 0, m, X, n * nrhs, n);
+        forward->execute(p * BLOCK, BLOCK);
+    }
+    ComputeKernel backward = makeKernel(program, "upperSolve", n, nrhs + p, W, 0, m, X, 0, n);
+    backward->execute((nrhs + p) * BLOCK, BLOCK);
+    return downloadAsDouble(X, accDouble);
 }
 
 } // namespace OpenMMDFT

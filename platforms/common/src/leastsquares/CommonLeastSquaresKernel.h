@@ -2,25 +2,34 @@
 #define OPENMMDFT_COMMONLEASTSQUARESKERNEL_H_
 
 #include "openmmdft/LeastSquaresKernels.h"
+#include "openmm/common/ComputeArray.h"
 #include "openmm/common/ComputeContext.h"
+#include "openmm/common/ComputeKernel.h"
 #include "openmm/common/ComputeProgram.h"
+#include <vector>
 
 namespace OpenMMDFT {
 
 /**
  * Least squares on the GPU platforms (OpenCL, CUDA), written once against OpenMM's Compute API
- * (kernels in leastsquares/kernels/leastSquares.cc):
- *   QR          unblocked Householder QR of A on the device (one reflector per step), back substitution;
- *   Cholesky    A^T A and A^T b by tiled products, right-looking Cholesky, two triangular solves;
- *   Gauss       A^T A, LU with partial pivoting (row swaps on the device), back substitution;
+ * (kernels in leastsquares/kernels/lsq*.cc). Blocked algorithms whose O(n^3) work is one tiled
+ * matrix-product kernel (lsqGemm.cc), as LAPACK's are built on dgemm:
+ *   QR          blocked Householder QR of [A | b] with compact WY updates (dgeqrf/dlarft/dlarfb), then R x = Q^T b;
+ *   Cholesky    A^T A and A^T b by the tiled product (lower half only), blocked right-looking Cholesky, two triangular solves;
+ *   Gauss       A^T A, blocked LU with partial pivoting (row swaps on the device), two triangular solves;
  *   GaussSeidel A^T A, Gauss-Seidel sweeps by one work group per right-hand side, residual checked every sweep.
+ * normalEquationsGiven: the given n x n matrix and right-hand sides replace A^T A and A^T b.
+ * Equality constraints C x = d: range-space method. The factorization of A^T A (R^T R for QR) is applied to
+ * [A^T b | C^T] on the device, giving X0 and Y = (A^T A)^-1 C^T; the p x p Schur complement S = C Y, the
+ * multipliers lambda = S^-1 (C X0 - d) and x = X0 - Y lambda are formed on the host in double (p is small).
+ * This needs A itself of full column rank (m >= n), which the Reference/CPU null-space method does not.
  * Precision follows the platform: single = float everywhere; mixed = A and b rounded to float,
  * A^T A, A^T b, the factorizations and the solves in double ("double accumulation"); double = double.
  * Condition checks are cheap on-device estimates: a non-positive Cholesky pivot, the spread of the
  * Cholesky/LU pivots or of |R(j,j)| (lower bounds of the condition number) against the rank tolerance
  * (default max(n,10)*eps for A^T A and max(m,n)*eps for A, eps of float in single and mixed, of double in double).
- * Not available here (OpenMMException that says so; use Reference or CPU): equality constraints and the
- * minimum-norm rank-deficient solution.
+ * Not available here (an OpenMMException says so; use Reference or CPU): the minimum-norm solution of a
+ * rank-deficient problem (allowRankDeficient).
  */
 class CommonSolveLeastSquaresKernel : public SolveLeastSquaresKernel {
 public:
@@ -30,10 +39,23 @@ public:
     void initialize() override;
     void solve(const LeastSquaresProblem& problem, const LeastSquaresOptions& options, LeastSquaresResult& result) override;
 private:
-    void solveNormal(const LeastSquaresProblem& problem, const LeastSquaresOptions& options, LeastSquaresResult& result);
-    void solveQR(const LeastSquaresProblem& problem, const LeastSquaresOptions& options, LeastSquaresResult& result);
+    /** Solves for nrhs + p columns: x for b, then Y = (A^T A)^-1 C^T; column-major n x (nrhs + p), in double. */
+    std::vector<double> solveNormal(const LeastSquaresProblem& problem, const LeastSquaresOptions& options, LeastSquaresResult& result);
+    std::vector<double> solveQR(const LeastSquaresProblem& problem, const LeastSquaresOptions& options, LeastSquaresResult& result);
+    void factorCholesky(OpenMM::ComputeArray& G, int n, const LeastSquaresOptions& options, LeastSquaresResult& result);
+    void factorLU(OpenMM::ComputeArray& G, OpenMM::ComputeArray& H, int n, int columns, const LeastSquaresOptions& options,
+                  LeastSquaresResult& result);
+    void gaussSeidel(OpenMM::ComputeArray& G, OpenMM::ComputeArray& H, OpenMM::ComputeArray& X, int n, int columns,
+                     const LeastSquaresOptions& options, LeastSquaresResult& result);
+    /** C = [C +] [-] opA(A) opB(B), column-major (see lsqGemm.cc); storeInput selects the kernel whose inputs are STORE. */
+    void gemm(bool storeInput, int M, int N, int K, bool subtract, bool accumulate, OpenMM::ComputeArray& A, int aOff, int lda,
+              bool transA, OpenMM::ComputeArray& B, int bOff, int ldb, bool transB, OpenMM::ComputeArray& C, int cOff, int ldc,
+              bool lowerOnly);
+    /** Throws the error for a numerically singular A^T A. */
+    [[noreturn]] void singular(const LeastSquaresOptions& options, double conditionLowerBound, const std::string& how) const;
     OpenMM::ComputeContext& cc;
     OpenMM::ComputeProgram program;
+    OpenMM::ComputeKernel gemmStore, gemmAcc;
     bool accDouble, storeDouble;
     std::string precision;
     double eps;
