@@ -3,7 +3,7 @@
  * against LAPACK on the same machine, in the same run, on the same data.
  *
  *   BenchLeastSquares [--sizes 1000,2000,3000,4000,5000] [--rows-per-column 2] [--repeat 1]
- *                     [--platforms Reference,OpenCL] [--markdown out.md]
+ *                     [--platforms Reference,OpenCL] [--precisions double,mixed,single] [--markdown out.md]
  *
  * Problem for each N: A is m x N with m = 2N (default) and independent standard normal entries,
  * b = A x_true with x_true standard normal (a consistent system, so the optimal residual is 0 and
@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
     double rowsPerColumn = 2.0;
     int repeat = 1;
     vector<string> platformNames{"Reference"};
+    vector<string> precisions{"double", "mixed", "single"}; // of the OpenCL/CUDA platforms
     string markdown;
     for (int i = 1; i < argc; i++) {
         string a = argv[i];
@@ -119,6 +120,8 @@ int main(int argc, char** argv) {
             repeat = max(1, stoi(next()));
         else if (a == "--platforms")
             platformNames = split(next());
+        else if (a == "--precisions")
+            precisions = split(next());
         else if (a == "--markdown")
             markdown = next();
         else {
@@ -149,7 +152,7 @@ int main(int argc, char** argv) {
         if (name == "Reference" || name == "CPU")
             configs.push_back({name, "double", {}});
         else
-            for (string prec : {"double", "mixed", "single"})
+            for (const string& prec : precisions)
                 configs.push_back({name, prec, {{"Precision", prec}}});
     }
     vector<Row> rows;

@@ -63,6 +63,29 @@ def test_gpu_platforms(platformName, precision):
         assert np.linalg.norm(x - reference) <= bound * np.linalg.norm(reference) + 1e-12, method
 
 
+@pytest.mark.parametrize("platformName", [p for p in PLATFORMS if p not in ("Reference", "CPU")] or ["Reference"])
+@pytest.mark.parametrize("precision", ["double", "mixed", "single"])
+def test_gpu_platforms_constrained(platformName, precision):
+    """A total-charge-like constraint on every method, against elimination solved by numpy."""
+    if platformName == "Reference" and precision != "double":
+        pytest.skip("Reference is double precision only")
+    A, b = problem(120, 70, 10.0, seed=8)  # n = 70 crosses the 64-column panel of the GPU factorizations
+    C, d = np.ones((1, 70)), np.array([0.5])
+    reduced = A[:, :69] - A[:, [69]]
+    y = np.linalg.lstsq(reduced, b - 0.5 * A[:, 69], rcond=None)[0]
+    expected = np.append(y, 0.5 - y.sum())
+    eps = {"double": 2.2e-16, "mixed": 1.2e-7, "single": 1.2e-7}[precision]
+    for method in ("QR", "Cholesky", "Gauss", "GaussSeidel"):
+        x, info = openmmdft.solveLeastSquares(A, b, method=method, platform=platformName, constraints=(C, d),
+                                              tolerance=1e-5 if precision == "single" else 1e-11,
+                                              precision=None if platformName == "Reference" else precision, fullOutput=True)
+        # The range-space method forms (A^T A)^-1 C^T, so every method gets the normal-equation bound.
+        bound = 100 * 10.0**2 * eps + (10 * 10.0**2 * 1e-5 if method == "GaussSeidel" and precision == "single" else 0.0)
+        assert np.linalg.norm(x - expected) <= bound * np.linalg.norm(expected) + 1e-10, method
+        assert x.sum() == pytest.approx(0.5, abs=100 * eps * np.abs(x).sum()), method
+        assert info["lagrangeMultipliers"].shape == (1, 1)
+
+
 def test_sum_constraint_matches_elimination():
     A, b = problem(40, 5, 10.0, seed=5)
     C, d = np.ones((1, 5)), np.array([1.0])

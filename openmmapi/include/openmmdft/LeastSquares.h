@@ -28,6 +28,10 @@
  *   GaussSeidel null-space reduction (QR of C^T) of the normal equations, then Gauss-Seidel;
  *   QR          null-space method: x = x_p + Z y with Z an orthonormal basis of null(C),
  *               y from the Householder QR of A Z.
+ *   These are the Reference/CPU (LAPACK) methods. The OpenCL/CUDA platforms use one range-space
+ *   method for every method instead: the factorization of A^T A (R^T R for QR) is applied to
+ *   [A^T b | C^T] on the device, and the p x p Schur complement C (A^T A)^-1 C^T is solved on the
+ *   host; this needs A itself of full column rank (m >= n; an error says so otherwise).
  *   The Lagrange multipliers lambda (p x nrhs, row-major) satisfy
  *   A^T (A x - b) + C^T lambda = 0, i.e. they belong to the Lagrangian
  *   1/2 ||A x - b||^2 + lambda^T (C x - d).
@@ -37,7 +41,8 @@
  * rankTolerance (default max(m,n)*eps of the working precision) an OpenMMException says so,
  * with the estimate. With allowRankDeficient = true and method QR, the minimum-norm solution is
  * returned instead (column-pivoted QR / complete orthogonal factorization, LAPACK dgelsy-style),
- * with result.rankDeficient = true and result.rank < n. The normal-equation methods (Gauss,
+ * with result.rankDeficient = true and result.rank < n (Reference and CPU platforms; OpenCL and CUDA
+ * refuse allowRankDeficient with an error that says so). The normal-equation methods (Gauss,
  * Cholesky) always raise an error when A^T A is singular to working precision (estimated
  * rcond_1(A^T A) below eps, or the Cholesky factorization breaks down), naming cond(A^T A); a
  * cond(A) of about 1e8 already makes A^T A singular in double precision. Gauss-Seidel reports
@@ -105,7 +110,7 @@ struct OPENMM_EXPORT_DFT LeastSquaresOptions {
      * The caller already has the normal equations: A is the n x n symmetric positive definite
      * normal matrix (m = n) and b its right-hand side, and they are solved as they are (Cholesky,
      * Gauss or Gauss-Seidel; no constraints). Density fitting is such a fit: its normal matrix is
-     * the Coulomb metric (P|Q). Reference and CPU platforms only.
+     * the Coulomb metric (P|Q). Every platform.
      */
     bool normalEquationsGiven = false;
     /**

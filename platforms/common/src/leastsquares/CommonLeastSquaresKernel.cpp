@@ -1,13 +1,12 @@
 /* Least squares on the GPU platforms: the host side (see CommonLeastSquaresKernel.h). */
 #include "CommonLeastSquaresKernel.h"
-#include "CommonLeastSquaresKernelSources.h"
+#include "LeastSquaresProgram.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -19,10 +18,8 @@ namespace OpenMMDFT {
 
 namespace {
 
-/** Work-group size of the one-group-per-item kernels. */
-const int BLOCK = 128;
-/** Panel width of the blocked factorizations (columns factored before one tiled trailing update). */
-const int NB = 64;
+const int BLOCK = LEAST_SQUARES_BLOCK;
+const int NB = LEAST_SQUARES_NB;
 
 string prefix(const LeastSquaresOptions& options, const string& precision) {
     return "solveLeastSquares (" + leastSquaresMethodName(options.method) + ", GPU platform, " + precision + " precision): ";
@@ -94,17 +91,7 @@ void CommonSolveLeastSquaresKernel::initialize() {
     precision = (useDouble ? "double" : useMixed ? "mixed" : "single");
     // Mixed: the input is rounded to float, so its eps bounds what the answer can resolve.
     eps = (storeDouble ? DBL_EPSILON : FLT_EPSILON);
-    map<string, string> defines;
-    defines["STORE"] = (storeDouble ? "double" : "float");
-    defines["ACC"] = (accDouble ? "double" : "float");
-    defines["BLOCK"] = to_string(BLOCK);
-    defines["NB"] = to_string(NB);
-    // The tiled product twice: for inputs in the storage type (A, b) and in the accumulation type.
-    typedef CommonLeastSquaresKernelSources S;
-    const string source = S::lsqCommon + "#define IN STORE\n#define GEMM gemmStore\n" + S::lsqGemm +
-                          "#undef IN\n#undef GEMM\n#define IN ACC\n#define GEMM gemmAcc\n" + S::lsqGemm + S::lsqTriangular +
-                          S::lsqCholesky + S::lsqLU + S::lsqQR + S::lsqGaussSeidel;
-    program = cc.compileProgram(source, defines);
+    program = cc.compileProgram(leastSquaresProgramSource(), leastSquaresProgramDefines(storeDouble, accDouble));
     gemmStore = program->createKernel("gemmStore");
     gemmAcc = program->createKernel("gemmAcc");
     for (int i = 0; i < 17; i++) {

@@ -1,0 +1,407 @@
+#ifndef OPENMMDFT_GPULEASTSQUARESTESTCASES_H_
+#define OPENMMDFT_GPULEASTSQUARESTESTCASES_H_
+
+/*
+ * Least squares (issue 4) on a GPU platform (OpenCL or CUDA: the common Compute API kernels), in
+ * the solver's precision, against LAPACK computed in the test: dgelsd (SVD) for plain problems,
+ * dgglse for equality-constrained ones, dgesv for a given (indefinite) normal matrix.
+ * Tolerances (relative 2-norm error of x, epsS = 1.2e-7, epsD = 2.2e-16, c = 20 sqrt(n)):
+ *   double  QR c cond epsD;                     normal equations c cond^2 epsD
+ *   mixed   QR c cond epsS (input rounded);     normal equations c (cond epsS + cond^2 epsD)
+ *   single  QR c cond epsS;                     normal equations c cond^2 epsS (only while cond^2 epsS < 1e-2)
+ * The sizes cross the panel width of the blocked factorizations (64): n = 3, 40, 64, 65, 129, 150, 1000.
+ */
+
+#include "openmmdft/LeastSquares.h"
+#include "openmm/OpenMMException.h"
+#include <gtest/gtest.h>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+extern "C" {
+void dgelsd_(const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b, const int* ldb, double* s,
+             const double* rcond, int* rank, double* work, const int* lwork, int* iwork, int* info);
+void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work, const int* lwork, int* info);
+void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau, double* work, const int* lwork,
+             int* info);
+void dgglse_(const int* m, const int* n, const int* p, double* a, const int* lda, double* b, const int* ldb, double* c, double* d,
+             double* x, double* work, const int* lwork, int* info);
+void dgesv_(const int* n, const int* nrhs, double* a, const int* lda, int* ipiv, double* b, const int* ldb, int* info);
+}
+
+namespace GpuLeastSquaresTest {
+
+using namespace OpenMMDFT;
+using std::string;
+using std::vector;
+
+inline vector<double> orthonormal(int m, int n, std::mt19937_64& rng) {
+    std::normal_distribution<double> g;
+    vector<double> a((size_t) m * n), tau(n);
+    for (double& v : a)
+        v = g(rng);
+    int info, lwork = -1;
+    double q;
+    dgeqrf_(&m, &n, a.data(), &m, tau.data(), &q, &lwork, &info);
+    vector<double> work((size_t) q + 1);
+    lwork = (int) work.size();
+    dgeqrf_(&m, &n, a.data(), &m, tau.data(), work.data(), &lwork, &info);
+    lwork = -1;
+    dorgqr_(&m, &n, &n, a.data(), &m, tau.data(), &q, &lwork, &info);
+    work.resize((size_t) q + 1);
+    lwork = (int) work.size();
+    dorgqr_(&m, &n, &n, a.data(), &m, tau.data(), work.data(), &lwork, &info);
+    return a;
+}
+
+/* Row-major A = U diag(s) V^T with cond(A) = cond, and consistent right-hand sides b (nrhs columns). */
+inline void makeProblem(int m, int n, int nrhs, double cond, unsigned seed, vector<double>& A, vector<double>& b) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> g;
+    vector<double> U = orthonormal(m, n, rng), V = orthonormal(n, n, rng);
+    A.assign((size_t) m * n, 0.0);
+    for (int i = 0; i < m; i++)
+        for (int k = 0; k < n; k++) {
+            double us = U[i + (size_t) k * m] * (n == 1 ? 1.0 : pow(cond, -(double) k / (n - 1)));
+            for (int j = 0; j < n; j++)
+                A[(size_t) i * n + j] += us * V[j + (size_t) k * n];
+        }
+    b.assign((size_t) m * nrhs, 0.0);
+    for (int r = 0; r < nrhs; r++) {
+        vector<double> x(n);
+        for (double& v : x)
+            v = g(rng);
+        for (int i = 0; i < m; i++) {
+            double s = 0;
+            for (int j = 0; j < n; j++)
+                s += A[(size_t) i * n + j] * x[j];
+            b[(size_t) i * nrhs + r] = s;
+        }
+    }
+}
+
+inline vector<double> dgelsd(int m, int n, int nrhs, const vector<double>& A, const vector<double>& b) {
+    vector<double> a((size_t) m * n), bb((size_t) m * nrhs), s(n);
+    for (int i = 0; i < m; i++) {
+        for (int j = 0; j < n; j++)
+            a[i + (size_t) j * m] = A[(size_t) i * n + j];
+        for (int r = 0; r < nrhs; r++)
+            bb[i + (size_t) r * m] = b[(size_t) i * nrhs + r];
+    }
+    double rcond = -1, q;
+    int rank, info, lwork = -1, iq;
+    dgelsd_(&m, &n, &nrhs, a.data(), &m, bb.data(), &m, s.data(), &rcond, &rank, &q, &lwork, &iq, &info);
+    vector<double> work((size_t) q + 1);
+    vector<int> iwork(std::max(1, iq));
+    lwork = (int) work.size();
+    dgelsd_(&m, &n, &nrhs, a.data(), &m, bb.data(), &m, s.data(), &rcond, &rank, work.data(), &lwork, iwork.data(), &info);
+    vector<double> x((size_t) n * nrhs);
+    for (int j = 0; j < n; j++)
+        for (int r = 0; r < nrhs; r++)
+            x[(size_t) j * nrhs + r] = bb[j + (size_t) r * m];
+    return x;
+}
+
+/* LAPACK dgglse, min ||A x - b|| subject to C x = d, one right-hand side at a time; x row-major n x nrhs. */
+inline vector<double> dgglse(int m, int n, int nrhs, int p, const vector<double>& A, const vector<double>& b, const vector<double>& C,
+                             const vector<double>& d) {
+    vector<double> x((size_t) n * nrhs);
+    for (int r = 0; r < nrhs; r++) {
+        vector<double> a((size_t) m * n), c((size_t) p * n), bb(m), dd(p), xr(n);
+        for (int i = 0; i < m; i++) {
+            for (int j = 0; j < n; j++)
+                a[i + (size_t) j * m] = A[(size_t) i * n + j];
+            bb[i] = b[(size_t) i * nrhs + r];
+        }
+        for (int s = 0; s < p; s++) {
+            for (int j = 0; j < n; j++)
+                c[s + (size_t) j * p] = C[(size_t) s * n + j];
+            dd[s] = d[(size_t) s * nrhs + r];
+        }
+        int info, lwork = -1;
+        double q;
+        dgglse_(&m, &n, &p, a.data(), &m, c.data(), &p, bb.data(), dd.data(), xr.data(), &q, &lwork, &info);
+        vector<double> work((size_t) q + 1);
+        lwork = (int) work.size();
+        dgglse_(&m, &n, &p, a.data(), &m, c.data(), &p, bb.data(), dd.data(), xr.data(), work.data(), &lwork, &info);
+        EXPECT_EQ(0, info);
+        for (int j = 0; j < n; j++)
+            x[(size_t) j * nrhs + r] = xr[j];
+    }
+    return x;
+}
+
+inline double relativeError(const vector<double>& x, const vector<double>& ref) {
+    double d = 0, r = 0;
+    for (size_t i = 0; i < x.size(); i++) {
+        d += (x[i] - ref[i]) * (x[i] - ref[i]);
+        r += ref[i] * ref[i];
+    }
+    return sqrt(d / r);
+}
+
+/** The stated tolerances (top of this file) for QR (normalEquations false) or the normal equations. */
+inline double tolerance(const string& precision, int n, double cond, bool normalEquations) {
+    const double epsS = FLT_EPSILON, epsD = DBL_EPSILON, k = 20 * sqrt((double) n);
+    if (precision == "double")
+        return k * (normalEquations ? cond * cond : cond) * epsD;
+    if (precision == "mixed")
+        return k * (normalEquations ? cond * epsS + cond * cond * epsD : cond * epsS);
+    return k * (normalEquations ? cond * cond : cond) * epsS;
+}
+
+struct AccuracyCase {
+    int m, n;
+    vector<double> conds;
+};
+
+/** QR, Cholesky and Gauss against dgelsd; a case whose tolerance would exceed 1e-2 is not run. */
+inline void testAgainstDgelsd(LeastSquaresSolver& solver, const string& platformName, const string& precision,
+                              const vector<AccuracyCase>& cases) {
+    for (const AccuracyCase& c : cases)
+        for (double cond : c.conds) {
+            vector<double> A, b;
+            makeProblem(c.m, c.n, 2, cond, 1000 + c.n + (unsigned) log10(cond), A, b);
+            vector<double> ref = dgelsd(c.m, c.n, 2, A, b);
+            printf("[ %s ] %4d x %4d cond %5.0e:", precision.c_str(), c.m, c.n, cond);
+            for (LeastSquaresMethod method : {LeastSquaresMethod::QR, LeastSquaresMethod::Cholesky, LeastSquaresMethod::Gauss}) {
+                SCOPED_TRACE(precision + " " + leastSquaresMethodName(method) + " m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) +
+                             " cond=" + std::to_string(cond));
+                const double tol = tolerance(precision, c.n, cond, method != LeastSquaresMethod::QR);
+                if (tol > 1e-2)
+                    continue;
+                LeastSquaresOptions o;
+                o.method = method;
+                LeastSquaresResult r = solver.solve(c.m, c.n, 2, A, b, o);
+                EXPECT_EQ(precision, r.precision);
+                EXPECT_EQ(platformName, r.platformName);
+                const double err = relativeError(r.x, ref);
+                EXPECT_LE(err, tol);
+                printf("  %s %.1e (tol %.1e)", leastSquaresMethodName(method).c_str(), err, tol);
+            }
+            printf("\n");
+        }
+}
+
+inline void testGaussSeidel(LeastSquaresSolver& solver, const string& precision) {
+    const int m = 400, n = 100;
+    vector<double> A, b;
+    makeProblem(m, n, 2, 3.0, 77, A, b);
+    vector<double> ref = dgelsd(m, n, 2, A, b);
+    LeastSquaresOptions o;
+    o.method = LeastSquaresMethod::GaussSeidel;
+    o.tolerance = (precision == "single" ? 1e-5 : 1e-10);
+    LeastSquaresResult r = solver.solve(m, n, 2, A, b, o);
+    EXPECT_GT(r.iterations, 0);
+    EXPECT_LE(r.relativeNormalResidual, o.tolerance);
+    const double floor = (precision == "double" ? 0.0 : 20 * sqrt((double) n) * 9 * FLT_EPSILON);
+    EXPECT_LE(relativeError(r.x, ref), 10 * 9 * o.tolerance + floor);
+    // Non-convergence is an error that names the iterations.
+    o.maxIterations = 3;
+    o.tolerance = 1e-14;
+    try {
+        solver.solve(m, n, 2, A, b, o);
+        ADD_FAILURE() << "expected non-convergence";
+    }
+    catch (const OpenMM::OpenMMException& e) {
+        EXPECT_NE(string::npos, string(e.what()).find("did not converge in 3 iterations")) << e.what();
+    }
+}
+
+/**
+ * Equality constraints (range-space method on the device) against LAPACK dgglse, every method,
+ * two right-hand sides, n = 130 (three panels). The multipliers are checked through the optimality
+ * condition A^T (A x - b) + C^T lambda = 0 (evaluated here in double), the constraints through C x - d.
+ */
+inline void testConstrained(LeastSquaresSolver& solver, const string& precision) {
+    const int m = 390, n = 130, p = 3, nrhs = 2;
+    const double cond = 10;
+    vector<double> A, b;
+    makeProblem(m, n, nrhs, cond, 4242, A, b);
+    std::mt19937_64 rng(99);
+    std::normal_distribution<double> g;
+    for (double& v : b)
+        v += 0.1 * g(rng); // an inconsistent b, so that the constraints bind
+    vector<double> C((size_t) p * n), d((size_t) p * nrhs);
+    for (int j = 0; j < n; j++) {
+        C[j] = 1.0; // a total, as for ESP charges
+        C[n + j] = (j % 2 ? 1.0 : -1.0);
+        C[2 * n + j] = g(rng);
+    }
+    for (double& v : d)
+        v = g(rng);
+    vector<double> ref = dgglse(m, n, nrhs, p, A, b, C, d);
+    for (LeastSquaresMethod method :
+         {LeastSquaresMethod::QR, LeastSquaresMethod::Cholesky, LeastSquaresMethod::Gauss, LeastSquaresMethod::GaussSeidel}) {
+        SCOPED_TRACE(precision + " " + leastSquaresMethodName(method));
+        LeastSquaresOptions o;
+        o.method = method;
+        o.tolerance = (precision == "single" ? 1e-5 : 1e-11);
+        LeastSquaresResult r = solver.solveConstrained(m, n, nrhs, A, b, p, C, d, o);
+        // The Schur complement C (A^T A)^-1 C^T is formed in the working precision for every method.
+        double tol = tolerance(precision, n, cond, true);
+        if (method == LeastSquaresMethod::GaussSeidel)
+            tol += 10 * cond * cond * o.tolerance;
+        const double err = relativeError(r.x, ref);
+        EXPECT_LE(err, tol);
+        ASSERT_EQ((size_t) p * nrhs, r.lagrangeMultipliers.size());
+        double worstStationarity = 0, worstConstraint = 0;
+        for (int rr = 0; rr < nrhs; rr++) {
+            vector<double> res(m);
+            for (int i = 0; i < m; i++) {
+                double s = -b[(size_t) i * nrhs + rr];
+                for (int j = 0; j < n; j++)
+                    s += A[(size_t) i * n + j] * r.x[(size_t) j * nrhs + rr];
+                res[i] = s;
+            }
+            double g2 = 0, atb2 = 0;
+            for (int j = 0; j < n; j++) {
+                double gj = 0, aj = 0;
+                for (int i = 0; i < m; i++) {
+                    gj += A[(size_t) i * n + j] * res[i];
+                    aj += A[(size_t) i * n + j] * b[(size_t) i * nrhs + rr];
+                }
+                for (int s = 0; s < p; s++)
+                    gj += C[(size_t) s * n + j] * r.lagrangeMultipliers[(size_t) s * nrhs + rr];
+                g2 += gj * gj;
+                atb2 += aj * aj;
+            }
+            worstStationarity = std::max(worstStationarity, sqrt(g2 / atb2));
+            for (int s = 0; s < p; s++) {
+                double cx = 0, cnorm = 0;
+                for (int j = 0; j < n; j++) {
+                    cx += C[(size_t) s * n + j] * r.x[(size_t) j * nrhs + rr];
+                    cnorm += fabs(C[(size_t) s * n + j] * r.x[(size_t) j * nrhs + rr]);
+                }
+                worstConstraint = std::max(worstConstraint, fabs(cx - d[(size_t) s * nrhs + rr]) / (cnorm + fabs(d[(size_t) s * nrhs + rr])));
+            }
+        }
+        // x is within tol of the optimum, so the gradient of the Lagrangian is within about cond^2 tol of zero.
+        EXPECT_LE(worstStationarity, cond * cond * tol);
+        EXPECT_LE(worstConstraint, tol);
+        printf("[ %s ] constrained %s: err %.1e (tol %.1e), stationarity %.1e, constraints %.1e\n", precision.c_str(),
+               leastSquaresMethodName(method).c_str(), err, tol, worstStationarity, worstConstraint);
+    }
+    // Dependent constraint rows are named.
+    vector<double> C2(C);
+    for (int j = 0; j < n; j++)
+        C2[2 * n + j] = 2 * C[j] - C[n + j];
+    try {
+        solver.solveConstrained(m, n, nrhs, A, b, p, C2, d);
+        ADD_FAILURE() << "dependent constraints not detected";
+    }
+    catch (const OpenMM::OpenMMException& e) {
+        EXPECT_NE(string::npos, string(e.what()).find("linearly dependent")) << e.what();
+    }
+}
+
+/**
+ * normalEquationsGiven: the normal matrix and right-hand side are handed over. A^T A of a fitting
+ * problem (every normal-equation method, against dgelsd), and a symmetric indefinite matrix that
+ * Gauss can only factor with row exchanges (zero diagonal; against dgesv).
+ */
+inline void testGivenNormalEquations(LeastSquaresSolver& solver, const string& precision) {
+    const int m = 300, n = 90;
+    vector<double> A, b;
+    makeProblem(m, n, 1, 5.0, 31, A, b);
+    vector<double> ref = dgelsd(m, n, 1, A, b);
+    vector<double> G((size_t) n * n, 0.0), h(n, 0.0);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            h[j] += A[(size_t) i * n + j] * b[i];
+            for (int k = 0; k < n; k++)
+                G[(size_t) j * n + k] += A[(size_t) i * n + j] * A[(size_t) i * n + k];
+        }
+    for (LeastSquaresMethod method : {LeastSquaresMethod::Cholesky, LeastSquaresMethod::Gauss, LeastSquaresMethod::GaussSeidel}) {
+        SCOPED_TRACE(precision + " " + leastSquaresMethodName(method));
+        LeastSquaresOptions o;
+        o.method = method;
+        o.normalEquationsGiven = true;
+        o.tolerance = (precision == "single" ? 1e-5 : 1e-11);
+        LeastSquaresResult r = solver.solve(n, n, 1, G, h, o);
+        double tol = tolerance(precision, n, 5.0, true) + (method == LeastSquaresMethod::GaussSeidel ? 10 * 25 * o.tolerance : 0.0);
+        EXPECT_LE(relativeError(r.x, ref), tol);
+    }
+    // Symmetric indefinite, zero diagonal: [[0, B], [B^T, 0]] with B = I + small coupling.
+    const int half = 70, n2 = 2 * half;
+    vector<double> K((size_t) n2 * n2, 0.0), k(n2);
+    std::mt19937_64 rng(5);
+    std::normal_distribution<double> g;
+    for (int i = 0; i < half; i++)
+        for (int j = 0; j < half; j++) {
+            const double v = (i == j ? 2.0 : 0.05 * g(rng));
+            K[(size_t) i * n2 + half + j] = v;
+            K[(size_t) (half + j) * n2 + i] = v;
+        }
+    for (double& v : k)
+        v = g(rng);
+    vector<double> lu(K), x(k);
+    vector<int> ipiv(n2);
+    int info, one = 1, nn = n2;
+    dgesv_(&nn, &one, lu.data(), &nn, ipiv.data(), x.data(), &nn, &info); // K symmetric: row- and column-major agree
+    ASSERT_EQ(0, info);
+    LeastSquaresOptions o;
+    o.method = LeastSquaresMethod::Gauss;
+    o.normalEquationsGiven = true;
+    LeastSquaresResult r = solver.solve(n2, n2, 1, K, k, o);
+    EXPECT_LE(relativeError(r.x, x), tolerance(precision, n2, 10.0, false));
+}
+
+inline void testErrors(LeastSquaresSolver& solver) {
+    vector<double> A, b;
+    makeProblem(50, 6, 1, 10, 5, A, b);
+    for (int i = 0; i < 50; i++)
+        A[(size_t) i * 6 + 4] = 3.0 * A[(size_t) i * 6 + 1]; // rank deficient
+    for (LeastSquaresMethod method : {LeastSquaresMethod::QR, LeastSquaresMethod::Cholesky, LeastSquaresMethod::Gauss}) {
+        LeastSquaresOptions o;
+        o.method = method;
+        try {
+            solver.solve(50, 6, 1, A, b, o);
+            ADD_FAILURE() << "rank deficiency not detected by " << leastSquaresMethodName(method);
+        }
+        catch (const OpenMM::OpenMMException& e) {
+            string msg = e.what();
+            EXPECT_TRUE(msg.find("rank deficient") != string::npos || msg.find("singular") != string::npos) << msg;
+        }
+    }
+    // The minimum-norm solution is a Reference/CPU feature: refused with a message that says so.
+    LeastSquaresOptions o;
+    o.allowRankDeficient = true;
+    try {
+        solver.solve(50, 6, 1, A, b, o);
+        ADD_FAILURE() << "allowRankDeficient accepted";
+    }
+    catch (const OpenMM::OpenMMException& e) {
+        EXPECT_NE(string::npos, string(e.what()).find("Reference and CPU")) << e.what();
+    }
+    // Constraints with m < n (A cannot have full column rank): refused with a message that says so.
+    vector<double> A2, b2;
+    makeProblem(8, 8, 1, 2, 6, A2, b2);
+    A2.resize(6 * 8);
+    b2.resize(6);
+    vector<double> C(2 * 8, 0.0), d(2, 0.0);
+    C[0] = C[8 + 1] = 1.0;
+    try {
+        solver.solveConstrained(6, 8, 1, A2, b2, 2, C, d);
+        ADD_FAILURE() << "m < n with constraints accepted";
+    }
+    catch (const OpenMM::OpenMMException& e) {
+        EXPECT_NE(string::npos, string(e.what()).find("m >= n")) << e.what();
+    }
+}
+
+/** The cases shared by every GPU platform; the large one is the issue's 5000 x 1000. */
+inline vector<AccuracyCase> smallCases() {
+    return {{10, 3, {1, 1e2, 1e4}}, {200, 40, {1, 10, 1e3}}, {300, 64, {10}}, {300, 65, {10}}, {600, 150, {1, 1e3}}, {500, 129, {10}}};
+}
+inline vector<AccuracyCase> largeCases() {
+    return {{5000, 1000, {10}}};
+}
+
+} // namespace GpuLeastSquaresTest
+
+#endif

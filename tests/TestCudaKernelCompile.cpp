@@ -1,0 +1,90 @@
+/*
+ * The common (Compute API) kernels compiled for CUDA with NVRTC, as OpenMM's CUDA platform does at run
+ * time, but here without a GPU: it checks that the device code that only OpenCL (PoCL) runs in CI is
+ * also valid CUDA, in every precision. No driver is needed (NVRTC only produces PTX).
+ *
+ * The preamble below defines the Compute API's macros the way OpenMM's CUDA platform does
+ * (KERNEL = extern "C" __global__, LOCAL = __shared__, SYNC_THREADS = __syncthreads(), ...).
+ * Kernels that are snippets inserted into OpenMM's own templates (qmmmCoulomb, qmmmPair14,
+ * qmmmPositionCheck) are not standalone programs and are not compiled here.
+ */
+#include "LeastSquaresProgram.h"
+#include "CommonQMMMKernelSources.h"
+#include <gtest/gtest.h>
+#include <nvrtc.h>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace OpenMMDFT;
+using namespace std;
+
+namespace {
+
+const char* PREAMBLE = R"(
+#define KERNEL extern "C" __global__
+#define DEVICE __device__
+#define LOCAL __shared__
+#define LOCAL_ARG
+#define GLOBAL
+#define RESTRICT __restrict__
+#define LOCAL_ID threadIdx.x
+#define LOCAL_SIZE blockDim.x
+#define GLOBAL_ID (blockIdx.x*blockDim.x+threadIdx.x)
+#define GLOBAL_SIZE (blockDim.x*gridDim.x)
+#define GROUP_ID blockIdx.x
+#define NUM_GROUPS gridDim.x
+#define SYNC_THREADS __syncthreads();
+#define SYNC_WARPS __syncwarp();
+)";
+
+/** Compile source with the given #defines; empty on success, otherwise NVRTC's log. */
+string compile(const string& source, const map<string, string>& defines) {
+    string text = PREAMBLE;
+    for (const auto& d : defines)
+        text += "#define " + d.first + " " + d.second + "\n";
+    text += source;
+    nvrtcProgram program;
+    if (nvrtcCreateProgram(&program, text.c_str(), "openmmdft.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS)
+        return "nvrtcCreateProgram failed";
+    vector<const char*> options{"--gpu-architecture=compute_90", "--std=c++17"};
+    nvrtcResult result = nvrtcCompileProgram(program, (int) options.size(), options.data());
+    string log;
+    if (result != NVRTC_SUCCESS) {
+        size_t size;
+        nvrtcGetProgramLogSize(program, &size);
+        log.resize(size);
+        nvrtcGetProgramLog(program, &log[0]);
+        if (!log.empty() && log.back() == '\0')
+            log.pop_back();
+        log = string(nvrtcGetErrorString(result)) + "\n" + log;
+    }
+    nvrtcDestroyProgram(&program);
+    return log;
+}
+
+} // namespace
+
+class CudaKernelCompile : public ::testing::TestWithParam<string> {};
+
+TEST_P(CudaKernelCompile, LeastSquares) {
+    const string precision = GetParam();
+    map<string, string> defines = leastSquaresProgramDefines(precision == "double", precision != "single");
+    defines["SQRT"] = (precision == "double" ? "sqrt" : "sqrtf"); // set by OpenMM's CUDA platform
+    string log = compile(leastSquaresProgramSource(), defines);
+    EXPECT_TRUE(log.empty()) << log;
+}
+
+TEST_P(CudaKernelCompile, BondGraph) {
+    string log = compile(CommonQMMMKernelSources::qmmmBondGraph, {{"SQRT", GetParam() == "double" ? "sqrt" : "sqrtf"}});
+    EXPECT_TRUE(log.empty()) << log;
+}
+
+/** The check itself must be able to fail: a kernel with an error is reported. */
+TEST(CudaKernelCompileCheck, ReportsErrors) {
+    string log = compile("KERNEL void broken(GLOBAL float* x) { x[0] = undefinedName; }", {});
+    EXPECT_NE(string::npos, log.find("undefinedName")) << log;
+}
+
+INSTANTIATE_TEST_SUITE_P(Precisions, CudaKernelCompile, ::testing::Values("single", "mixed", "double"),
+                         [](const ::testing::TestParamInfo<string>& info) { return info.param; });
