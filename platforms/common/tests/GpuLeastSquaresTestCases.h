@@ -9,7 +9,8 @@
  *   double  QR c cond epsD;                     normal equations c cond^2 epsD
  *   mixed   QR c cond epsS (input rounded);     normal equations c (cond epsS + cond^2 epsD)
  *   single  QR c cond epsS;                     normal equations c cond^2 epsS (only while cond^2 epsS < 1e-2)
- * The sizes cross the panel width of the blocked factorizations (64): n = 3, 40, 64, 65, 129, 150, 1000.
+ * The sizes cross the panel width of the blocked factorizations (64): n = 3, 40, 50, 64, 65, 129, 150, 1000;
+ * cond(A) up to 1e8 (QR in double; the normal equations are tested where their tolerance stays below 1e-2).
  */
 
 #include "openmmdft/LeastSquares.h"
@@ -368,6 +369,20 @@ inline void testErrors(LeastSquaresSolver& solver) {
             EXPECT_TRUE(msg.find("rank deficient") != string::npos || msg.find("singular") != string::npos) << msg;
         }
     }
+    // cond(A) = 1e8 makes A^T A singular in every precision: the normal-equation methods say so instead of answering.
+    vector<double> A8, b8;
+    makeProblem(300, 50, 1, 1e8, 8, A8, b8);
+    for (LeastSquaresMethod method : {LeastSquaresMethod::Cholesky, LeastSquaresMethod::Gauss}) {
+        LeastSquaresOptions o;
+        o.method = method;
+        try {
+            solver.solve(300, 50, 1, A8, b8, o);
+            ADD_FAILURE() << "cond(A) = 1e8 accepted by " << leastSquaresMethodName(method);
+        }
+        catch (const OpenMM::OpenMMException& e) {
+            EXPECT_NE(string::npos, string(e.what()).find("singular")) << e.what();
+        }
+    }
     // The minimum-norm solution is a Reference/CPU feature: refused with a message that says so.
     LeastSquaresOptions o;
     o.allowRankDeficient = true;
@@ -396,7 +411,8 @@ inline void testErrors(LeastSquaresSolver& solver) {
 
 /** The cases shared by every GPU platform; the large one is the 5000 x 1000. */
 inline vector<AccuracyCase> smallCases() {
-    return {{10, 3, {1, 1e2, 1e4}}, {200, 40, {1, 10, 1e3}}, {300, 64, {10}}, {300, 65, {10}}, {600, 150, {1, 1e3}}, {500, 129, {10}}};
+    return {{10, 3, {1, 1e2, 1e4}},   {200, 40, {1, 10, 1e3}}, {300, 64, {10}},  {300, 65, {10}},
+            {600, 150, {1, 1e3}}, {500, 129, {10}},         {300, 50, {1e8}}};
 }
 inline vector<AccuracyCase> largeCases() {
     return {{5000, 1000, {10}}};

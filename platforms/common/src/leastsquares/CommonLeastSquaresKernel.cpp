@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <random>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -81,6 +83,23 @@ vector<double> constraintColumns(const LeastSquaresProblem& pr) {
     return vector<double>(pr.C, pr.C + (size_t) pr.p * pr.n);
 }
 
+/** max_j ||a_j||^2 = max_j (A^T A)(j,j) in double, from the caller's data: a lower bound of ||A^T A||_2 (and of ||A||_2^2). */
+double maxColumnNormSquared(const LeastSquaresProblem& pr, bool normalEquationsGiven) {
+    double best = 0;
+    if (normalEquationsGiven) {
+        for (int j = 0; j < pr.n; j++)
+            best = max(best, fabs(pr.A[(size_t) j * pr.n + j]));
+        return best;
+    }
+    vector<double> norms(pr.n, 0.0);
+    for (int i = 0; i < pr.m; i++)
+        for (int j = 0; j < pr.n; j++)
+            norms[j] += pr.A[(size_t) i * pr.n + j] * pr.A[(size_t) i * pr.n + j];
+    for (double v : norms)
+        best = max(best, v);
+    return best;
+}
+
 } // namespace
 
 void CommonSolveLeastSquaresKernel::initialize() {
@@ -110,6 +129,67 @@ void CommonSolveLeastSquaresKernel::gemm(bool storeInput, int M, int N, int K, b
             (int) lowerOnly);
     const int tiles = ((M + 63) / 64) * ((N + 63) / 64);
     kernel->execute(tiles * 256, 256);
+}
+
+void CommonSolveLeastSquaresKernel::triangularSolve(int n, int cols, ComputeArray& T, int tOff, int ldt, bool lower, bool transposed,
+                                                    bool unitDiagonal, ComputeArray& H, int hOff, int ldh) {
+    if (n <= 0 || cols <= 0)
+        return;
+    const bool forward = (lower != transposed); // op(T) is lower triangular
+    ComputeKernel diagonal = makeKernel(program, "triangularDiagonal", cols, T, tOff, ldt, (int) transposed, (int) forward,
+                                        (int) unitDiagonal, H, hOff, ldh, 0, 0);
+    ComputeKernel update = makeKernel(program, "triangularUpdate", cols, T, tOff, ldt, (int) transposed, H, hOff, ldh, 0, 0, 0, 0);
+    const int blocks = (n + NB - 1) / NB;
+    for (int b = 0; b < blocks; b++) {
+        const int k0 = (forward ? b : blocks - 1 - b) * NB, kb = min(NB, n - k0);
+        diagonal->setArg(10, k0);
+        diagonal->setArg(11, kb);
+        diagonal->execute(cols * 64, 64);
+        const int rowStart = (forward ? k0 + kb : 0), rows = (forward ? n - k0 - kb : k0);
+        if (rows == 0)
+            continue;
+        update->setArg(8, k0);
+        update->setArg(9, kb);
+        update->setArg(10, rowStart);
+        update->setArg(11, rows);
+        update->execute(rows * cols);
+    }
+}
+
+double CommonSolveLeastSquaresKernel::inverseNormEstimate(int n, const function<void(ComputeArray&)>& applyInverse) {
+    // Power iteration with M^-1 (M symmetric: A^T A, R^T R or a given symmetric matrix), applied by the factorization
+    // just computed: ||M^-1 y|| for unit y approaches |lambda|max(M^-1) = 1 / |lambda|min(M) from below within a few
+    // steps. A fixed pseudo-random start (reproducible) has a component along every eigenvector.
+    ComputeArray Z;
+    Z.initialize(cc, n, accDouble ? sizeof(double) : sizeof(float), "lsConditionProbe");
+    mt19937 rng(20261125);
+    uniform_real_distribution<double> uniform(-1.0, 1.0);
+    vector<double> y(n);
+    double norm = 0;
+    for (double& v : y) {
+        v = uniform(rng);
+        norm += v * v;
+    }
+    for (double& v : y)
+        v /= sqrt(norm);
+    double estimate = 0;
+    for (int iteration = 0; iteration < 3; iteration++) {
+        uploadPart(Z, y, 0, accDouble);
+        applyInverse(Z);
+        vector<double> z = downloadAsDouble(Z, accDouble);
+        norm = 0;
+        for (double v : z)
+            norm += v * v;
+        norm = sqrt(norm);
+        if (!std::isfinite(norm))
+            return numeric_limits<double>::infinity();
+        estimate = max(estimate, norm);
+        if (norm == 0)
+            break;
+        for (int j = 0; j < n; j++)
+            y[j] = z[j] / norm;
+    }
+    return estimate;
 }
 
 void CommonSolveLeastSquaresKernel::singular(const LeastSquaresOptions& options, double conditionLowerBound, const string& how) const {
@@ -254,20 +334,36 @@ vector<double> CommonSolveLeastSquaresKernel::solveNormal(const LeastSquaresProb
         gaussSeidel(G, H, X, n, cols, options, result);
         return downloadAsDouble(X, accDouble);
     }
+    // After the factorization, x = G^-1 h is two triangular solves (and the row exchanges for LU on later columns).
+    ComputeArray swaps;
+    function<void(ComputeArray&, int, bool)> applyInverse;
     if (cholesky) {
         factorCholesky(G, n, options, result);
-        ComputeKernel forward = makeKernel(program, "lowerSolve", n, cols, G, 0, n, 0, H, 0, n);
-        forward->execute(cols * BLOCK, BLOCK);
-        ComputeKernel backward = makeKernel(program, "lowerTransposeSolve", n, cols, G, 0, n, H, 0, n);
-        backward->execute(cols * BLOCK, BLOCK);
+        applyInverse = [&](ComputeArray& Z, int columns, bool) {
+            triangularSolve(n, columns, G, 0, n, true, false, false, Z, 0, n); // L y = h
+            triangularSolve(n, columns, G, 0, n, true, true, false, Z, 0, n);  // L^T x = y
+        };
     }
     else {
-        factorLU(G, H, n, cols, options, result);
-        ComputeKernel forward = makeKernel(program, "lowerSolve", n, cols, G, 0, n, 1, H, 0, n);
-        forward->execute(cols * BLOCK, BLOCK);
-        ComputeKernel backward = makeKernel(program, "upperSolve", n, cols, G, 0, n, H, 0, n);
-        backward->execute(cols * BLOCK, BLOCK);
+        factorLU(G, H, swaps, n, cols, options, result);
+        applyInverse = [&](ComputeArray& Z, int columns, bool exchangeRows) {
+            if (exchangeRows) {
+                ComputeKernel exchange = makeKernel(program, "luApplySwaps", n, columns, swaps, Z);
+                exchange->execute(columns);
+            }
+            triangularSolve(n, columns, G, 0, n, true, false, true, Z, 0, n);   // L y = P h, unit diagonal
+            triangularSolve(n, columns, G, 0, n, false, false, false, Z, 0, n); // U x = y
+        };
     }
+    // The pivot spreads checked in the factorization are cheap lower bounds of cond(A^T A) that can miss a
+    // near-singular matrix by many orders; estimate cond_2(A^T A) >= max_j G(j,j) ||G^-1||_2 properly.
+    const double conditionEstimate =
+        maxColumnNormSquared(pr, options.normalEquationsGiven) * inverseNormEstimate(n, [&](ComputeArray& Z) { applyInverse(Z, 1, true); });
+    result.conditionEstimate = max(result.conditionEstimate, conditionEstimate);
+    const double tol = (options.rankTolerance > 0 ? options.rankTolerance : max(n, 10) * eps);
+    if (!(conditionEstimate * tol <= 1))
+        singular(options, conditionEstimate, "estimated from the factorization");
+    applyInverse(H, cols, false); // the row exchanges of LU were applied to H during the factorization
     return downloadAsDouble(H, accDouble);
 }
 
@@ -308,12 +404,13 @@ void CommonSolveLeastSquaresKernel::factorCholesky(ComputeArray& G, int n, const
         singular(options, result.conditionEstimate, "spread of the Cholesky pivots");
 }
 
-void CommonSolveLeastSquaresKernel::factorLU(ComputeArray& G, ComputeArray& H, int n, int columns, const LeastSquaresOptions& options,
-                                             LeastSquaresResult& result) {
+void CommonSolveLeastSquaresKernel::factorLU(ComputeArray& G, ComputeArray& H, ComputeArray& swaps, int n, int columns,
+                                             const LeastSquaresOptions& options, LeastSquaresResult& result) {
     const int accSize = (accDouble ? sizeof(double) : sizeof(float));
     ComputeArray pivots;
     pivots.initialize(cc, n, accSize, "lsPivots");
-    ComputeKernel pivot = makeKernel(program, "luPivot", n, columns, 0, G, H, pivots);
+    swaps.initialize<int>(cc, n, "lsSwaps");
+    ComputeKernel pivot = makeKernel(program, "luPivot", n, columns, 0, G, H, pivots, swaps);
     ComputeKernel panel = makeKernel(program, "luPanel", n, 0, 0, G);
     ComputeKernel rowBlock = makeKernel(program, "luRowBlock", n, 0, 0, G);
     for (int k0 = 0; k0 < n; k0 += NB) {
@@ -461,6 +558,21 @@ vector<double> CommonSolveLeastSquaresKernel::solveQR(const LeastSquaresProblem&
     }
     ComputeKernel setDiagonal = makeKernel(program, "qrSetDiagonal", m, n, W, rdiag);
     setDiagonal->execute(n);
+    // As for the normal equations, the |R(j,j)| spread can miss a near rank deficiency by orders: estimate
+    // cond_2(A) >= max_j ||a_j|| / sigma_min, with 1/sigma_min^2 = ||(R^T R)^-1||_2 by power iteration.
+    const double inverseEstimate = inverseNormEstimate(n, [&](ComputeArray& Z) {
+        triangularSolve(n, 1, W, 0, m, false, true, false, Z, 0, n);  // R^T y = z
+        triangularSolve(n, 1, W, 0, m, false, false, false, Z, 0, n); // R x = y
+    });
+    const double conditionEstimate = sqrt(maxColumnNormSquared(pr, false) * inverseEstimate);
+    result.conditionEstimate = max(result.conditionEstimate, conditionEstimate);
+    if (!(conditionEstimate * tol <= 1)) {
+        stringstream msg;
+        msg << prefix(options, precision) << "A is rank deficient: cond(A) is at least about " << conditionEstimate
+            << " (estimated from R), beyond 1/rankTolerance = " << 1.0 / tol
+            << " for this precision. allowRankDeficient (the minimum-norm solution) needs the Reference or CPU platform.";
+        throw OpenMMException(msg.str());
+    }
     // X = [(Q^T b)[0:n] | C^T]; then R^T z = C^T for the constraint columns and R x = . for all.
     ComputeArray X;
     X.initialize(cc, (size_t) n * (nrhs + p), accSize, "lsX");
@@ -468,11 +580,9 @@ vector<double> CommonSolveLeastSquaresKernel::solveQR(const LeastSquaresProblem&
     copy->execute(n * nrhs);
     if (p > 0) {
         uploadPart(X, constraintColumns(pr), n * nrhs, accDouble);
-        ComputeKernel forward = makeKernel(program, "upperTransposeSolve", n, p, W, 0, m, X, n * nrhs, n);
-        forward->execute(p * BLOCK, BLOCK);
+        triangularSolve(n, p, W, 0, m, false, true, false, X, n * nrhs, n); // R^T z = C^T
     }
-    ComputeKernel backward = makeKernel(program, "upperSolve", n, nrhs + p, W, 0, m, X, 0, n);
-    backward->execute((nrhs + p) * BLOCK, BLOCK);
+    triangularSolve(n, nrhs + p, W, 0, m, false, false, false, X, 0, n); // R x = .
     return downloadAsDouble(X, accDouble);
 }
 

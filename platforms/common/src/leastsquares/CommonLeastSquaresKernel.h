@@ -6,6 +6,7 @@
 #include "openmm/common/ComputeContext.h"
 #include "openmm/common/ComputeKernel.h"
 #include "openmm/common/ComputeProgram.h"
+#include <functional>
 #include <vector>
 
 namespace OpenMMDFT {
@@ -25,9 +26,11 @@ namespace OpenMMDFT {
  * This needs A itself of full column rank (m >= n), which the Reference/CPU null-space method does not.
  * Precision follows the platform: single = float everywhere; mixed = A and b rounded to float,
  * A^T A, A^T b, the factorizations and the solves in double ("double accumulation"); double = double.
- * Condition checks are cheap on-device estimates: a non-positive Cholesky pivot, the spread of the
- * Cholesky/LU pivots or of |R(j,j)| (lower bounds of the condition number) against the rank tolerance
- * (default max(n,10)*eps for A^T A and max(m,n)*eps for A, eps of float in single and mixed, of double in double).
+ * Condition checks: a non-positive Cholesky pivot, the spread of the Cholesky/LU pivots or of |R(j,j)|, and an
+ * estimate of cond_2 (max_j ||a_j||^2 times ||(A^T A)^-1||_2 by three steps of power iteration with the
+ * factorization, O(n^2) each; the square root of it for QR), all lower bounds of the condition number, against
+ * the rank tolerance (default max(n,10)*eps for A^T A and max(m,n)*eps for A, eps of float in single and
+ * mixed, of double in double).
  * Not available here (an OpenMMException says so; use Reference or CPU): the minimum-norm solution of a
  * rank-deficient problem (allowRankDeficient).
  */
@@ -43,8 +46,13 @@ private:
     std::vector<double> solveNormal(const LeastSquaresProblem& problem, const LeastSquaresOptions& options, LeastSquaresResult& result);
     std::vector<double> solveQR(const LeastSquaresProblem& problem, const LeastSquaresOptions& options, LeastSquaresResult& result);
     void factorCholesky(OpenMM::ComputeArray& G, int n, const LeastSquaresOptions& options, LeastSquaresResult& result);
-    void factorLU(OpenMM::ComputeArray& G, OpenMM::ComputeArray& H, int n, int columns, const LeastSquaresOptions& options,
-                  LeastSquaresResult& result);
+    void factorLU(OpenMM::ComputeArray& G, OpenMM::ComputeArray& H, OpenMM::ComputeArray& swaps, int n, int columns,
+                  const LeastSquaresOptions& options, LeastSquaresResult& result);
+    /** op(T) x = h in place for cols right-hand sides (lower or upper triangle of T, op = transpose if transposed); blocked. */
+    void triangularSolve(int n, int cols, OpenMM::ComputeArray& T, int tOff, int ldt, bool lower, bool transposed, bool unitDiagonal,
+                         OpenMM::ComputeArray& H, int hOff, int ldh);
+    /** ||M^-1||_2 of a symmetric M by power iteration, applyInverse(Z) overwriting Z (n x 1) with M^-1 Z. */
+    double inverseNormEstimate(int n, const std::function<void(OpenMM::ComputeArray&)>& applyInverse);
     void gaussSeidel(OpenMM::ComputeArray& G, OpenMM::ComputeArray& H, OpenMM::ComputeArray& X, int n, int columns,
                      const LeastSquaresOptions& options, LeastSquaresResult& result);
     /** C = [C +] [-] opA(A) opB(B), column-major (see lsqGemm.cc); storeInput selects the kernel whose inputs are STORE. */

@@ -5,10 +5,12 @@
  *   applied to h as it is found) and luPanel (elimination inside the panel only);
  *   luRowBlock   U12 = L11^-1 G12, one thread per column right of the panel;
  *   gemmAcc      G22 -= L21 U12, the O(n^3) part, tiled.
- * L (unit diagonal, not stored) and U overwrite G; pivots[j] = |U(j,j)| for the condition check.
+ * L (unit diagonal, not stored) and U overwrite G; pivots[j] = |U(j,j)| for the condition check, and
+ * swaps[j] the row exchanged with row j at step j (LAPACK's ipiv), for right-hand sides solved later.
  */
 
-KERNEL void luPivot(int n, int nrhs, int j, GLOBAL ACC* RESTRICT G, GLOBAL ACC* RESTRICT H, GLOBAL ACC* RESTRICT pivots) {
+KERNEL void luPivot(int n, int nrhs, int j, GLOBAL ACC* RESTRICT G, GLOBAL ACC* RESTRICT H, GLOBAL ACC* RESTRICT pivots,
+        GLOBAL int* RESTRICT swaps) {
     LOCAL ACC bestValue[BLOCK];
     LOCAL int bestRow[BLOCK];
     ACC best = -1;
@@ -35,8 +37,10 @@ KERNEL void luPivot(int n, int nrhs, int j, GLOBAL ACC* RESTRICT G, GLOBAL ACC* 
         SYNC_THREADS;
     }
     const int p = bestRow[0];
-    if (LOCAL_ID == 0)
+    if (LOCAL_ID == 0) {
         pivots[j] = bestValue[0];
+        swaps[j] = p;
+    }
     if (p != j) {
         for (int c = LOCAL_ID; c < n; c += BLOCK) {
             const ACC t = AT(G, 0, n, j, c);
@@ -67,5 +71,18 @@ KERNEL void luRowBlock(int n, int k0, int kb, GLOBAL ACC* RESTRICT G) {
             const ACC u = AT(G, 0, n, k0+j, c);
             for (int i = j+1; i < kb; i++)
                 AT(G, 0, n, k0+i, c) -= AT(G, 0, n, k0+i, k0+j)*u;
+        }
+}
+
+/** Apply the row exchanges of the factorization, in order, to later right-hand sides (one thread per column). */
+KERNEL void luApplySwaps(int n, int nrhs, GLOBAL const int* RESTRICT swaps, GLOBAL ACC* RESTRICT H) {
+    for (int r = GLOBAL_ID; r < nrhs; r += GLOBAL_SIZE)
+        for (int j = 0; j < n; j++) {
+            const int p = swaps[j];
+            if (p != j) {
+                const ACC t = AT(H, 0, n, j, r);
+                AT(H, 0, n, j, r) = AT(H, 0, n, p, r);
+                AT(H, 0, n, p, r) = t;
+            }
         }
 }

@@ -1,81 +1,51 @@
 /**
- * Triangular solves T x = h for each right-hand side, in place in H (n x nrhs, column-major, leading
- * dimension ldh, from hOff), one work group of BLOCK threads per right-hand side. They cost O(n^2) per
- * right-hand side against the O(m n^2) factorization, so they stay unblocked: one step per column,
- * the column read by neighbouring threads at neighbouring addresses.
+ * Blocked triangular solves op(T) x = h for every right-hand side, in place in H (n x cols, column-major,
+ * leading dimension ldh, from hOff); T is the lower or upper triangle of a column-major matrix, op(T) = T
+ * or T^T. The host walks the diagonal blocks of NB rows in the order of the substitution: each block is
+ * solved by one work group per right-hand side (NB sequential steps), then every row still to come is
+ * updated with the block's solution in parallel. So a solve takes 2 n/NB launches instead of n sequential
+ * steps, which matters on a GPU for the right-hand sides and the condition estimate alike.
  */
 
-/** Forward substitution L y = h with the lower triangle of L (unit diagonal if unitDiagonal). */
-KERNEL void lowerSolve(int n, int nrhs, GLOBAL const ACC* RESTRICT L, int lOff, int ldl, int unitDiagonal,
-        GLOBAL ACC* RESTRICT H, int hOff, int ldh) {
-    LOCAL ACC value;
-    for (int rhs = GROUP_ID; rhs < nrhs; rhs += NUM_GROUPS) {
-        GLOBAL ACC* h = H+(size_t) hOff+(size_t) rhs*ldh;
-        for (int j = 0; j < n; j++) {
-            if (LOCAL_ID == 0) {
-                value = (unitDiagonal ? h[j] : h[j]/AT(L, lOff, ldl, j, j));
-                h[j] = value;
-            }
-            SYNC_THREADS;
-            const ACC y = value;
-            for (int i = j+1+LOCAL_ID; i < n; i += LOCAL_SIZE)
-                h[i] -= AT(L, lOff, ldl, i, j)*y;
-            SYNC_THREADS;
-        }
-    }
-}
+/** op(T)(i, j) */
+#define OP_T(i, j) (transposed ? AT(T, tOff, ldt, j, i) : AT(T, tOff, ldt, i, j))
 
-/** Back substitution U x = h with the upper triangle of U. */
-KERNEL void upperSolve(int n, int nrhs, GLOBAL const ACC* RESTRICT U, int uOff, int ldu, GLOBAL ACC* RESTRICT H, int hOff, int ldh) {
+/**
+ * Solve the diagonal block k0..k0+kb-1. forward (op(T) lower) substitutes from the block's first row,
+ * otherwise from its last; unitDiagonal takes T(j,j) = 1.
+ */
+KERNEL void triangularDiagonal(int cols, GLOBAL const ACC* RESTRICT T, int tOff, int ldt, int transposed, int forward, int unitDiagonal,
+        GLOBAL ACC* RESTRICT H, int hOff, int ldh, int k0, int kb) {
     LOCAL ACC value;
-    for (int rhs = GROUP_ID; rhs < nrhs; rhs += NUM_GROUPS) {
-        GLOBAL ACC* h = H+(size_t) hOff+(size_t) rhs*ldh;
-        for (int j = n-1; j >= 0; j--) {
+    for (int c = GROUP_ID; c < cols; c += NUM_GROUPS) {
+        GLOBAL ACC* h = H+(size_t) hOff+(size_t) c*ldh;
+        for (int step = 0; step < kb; step++) {
+            const int j = k0+(forward ? step : kb-1-step);
             if (LOCAL_ID == 0) {
-                value = h[j]/AT(U, uOff, ldu, j, j);
+                value = (unitDiagonal ? h[j] : h[j]/AT(T, tOff, ldt, j, j));
                 h[j] = value;
             }
             SYNC_THREADS;
             const ACC x = value;
-            for (int i = LOCAL_ID; i < j; i += LOCAL_SIZE)
-                h[i] -= AT(U, uOff, ldu, i, j)*x;
+            const int remaining = kb-1-step;
+            for (int r = LOCAL_ID; r < remaining; r += LOCAL_SIZE) {
+                const int i = (forward ? j+1+r : j-1-r);
+                h[i] -= OP_T(i, j)*x;
+            }
             SYNC_THREADS;
         }
     }
 }
 
-/** L^T x = y with the lower triangle of L (backward; each step a dot product down column j of L). */
-KERNEL void lowerTransposeSolve(int n, int nrhs, GLOBAL const ACC* RESTRICT L, int lOff, int ldl, GLOBAL ACC* RESTRICT H, int hOff, int ldh) {
-    LOCAL ACC scratch[BLOCK];
-    for (int rhs = GROUP_ID; rhs < nrhs; rhs += NUM_GROUPS) {
-        GLOBAL ACC* h = H+(size_t) hOff+(size_t) rhs*ldh;
-        for (int j = n-1; j >= 0; j--) {
-            ACC partial = 0;
-            for (int i = j+1+LOCAL_ID; i < n; i += BLOCK)
-                partial += AT(L, lOff, ldl, i, j)*h[i];
-            ACC dot;
-            BLOCK_SUM(partial, scratch, dot);
-            if (LOCAL_ID == 0)
-                h[j] = (h[j]-dot)/AT(L, lOff, ldl, j, j);
-            SYNC_THREADS;
-        }
-    }
-}
-
-/** U^T z = c with the upper triangle of U (forward; each step a dot product down column j of U). */
-KERNEL void upperTransposeSolve(int n, int nrhs, GLOBAL const ACC* RESTRICT U, int uOff, int ldu, GLOBAL ACC* RESTRICT H, int hOff, int ldh) {
-    LOCAL ACC scratch[BLOCK];
-    for (int rhs = GROUP_ID; rhs < nrhs; rhs += NUM_GROUPS) {
-        GLOBAL ACC* h = H+(size_t) hOff+(size_t) rhs*ldh;
-        for (int j = 0; j < n; j++) {
-            ACC partial = 0;
-            for (int i = LOCAL_ID; i < j; i += BLOCK)
-                partial += AT(U, uOff, ldu, i, j)*h[i];
-            ACC dot;
-            BLOCK_SUM(partial, scratch, dot);
-            if (LOCAL_ID == 0)
-                h[j] = (h[j]-dot)/AT(U, uOff, ldu, j, j);
-            SYNC_THREADS;
-        }
+/** h(i) -= sum over the block's rows l of op(T)(i, l) h(l), for rows rowStart..rowStart+rows-1, one thread per (row, column). */
+KERNEL void triangularUpdate(int cols, GLOBAL const ACC* RESTRICT T, int tOff, int ldt, int transposed, GLOBAL ACC* RESTRICT H, int hOff,
+        int ldh, int k0, int kb, int rowStart, int rows) {
+    for (int index = GLOBAL_ID; index < rows*cols; index += GLOBAL_SIZE) {
+        const int i = rowStart+index%rows, c = index/rows;
+        GLOBAL ACC* h = H+(size_t) hOff+(size_t) c*ldh;
+        ACC sum = 0;
+        for (int l = k0; l < k0+kb; l++)
+            sum += OP_T(i, l)*h[l];
+        h[i] -= sum;
     }
 }
