@@ -15,6 +15,9 @@
  * Our timings include the whole public entry point (validation, layout conversion from row-major,
  * residual norms recomputed in double on the host). Gauss-Seidel has no LAPACK counterpart; it is
  * shown against dposv.
+ * With --platforms CUDA (built where the CUDA toolkit is), the CUDA rows are compared with cuSOLVER in
+ * the same precision instead (CuSolverBaseline.h; double for mixed): geqrf/ormqr/trsm for QR,
+ * syrk/potrf/potrs for Cholesky and Gauss-Seidel, gemm/getrf/getrs for Gauss.
  */
 #include "openmmdft/LeastSquares.h"
 #include "openmm/OpenMMException.h"
@@ -36,6 +39,9 @@
 extern "C" void registerQMMMReferenceKernelFactories();
 #ifdef OPENMMDFT_BENCH_OPENCL
 #include "OpenCLQMMMKernelFactory.h"
+#endif
+#ifdef OPENMMDFT_BENCH_CUDA
+#include "CuSolverBaseline.h"
 #endif
 extern "C" {
 void dgels_(const char* trans, const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b, const int* ldb,
@@ -64,6 +70,11 @@ static vector<string> split(const string& s) {
         if (!item.empty())
             out.push_back(item);
     return out;
+}
+
+/* The cuSOLVER baseline of a method in a precision (mixed is compared with double). */
+static string gpuBaselineName(const string& method, const string& precision) {
+    return "cuSOLVER " + string(precision == "single" ? "S" : "D") + (method == "QR" ? "geqrf" : method == "Gauss" ? "getrf" : "potrf");
 }
 
 struct Row {
@@ -142,6 +153,20 @@ int main(int argc, char** argv) {
 #ifdef OPENMMDFT_BENCH_OPENCL
     registerQMMMOpenCLKernelFactories();
 #endif
+    string cudaReason = "this benchmark was built without the CUDA toolkit";
+#ifdef OPENMMDFT_BENCH_CUDA
+    // The CUDA plugin needs the driver (libcuda.so.1), so it is loaded by file, as in tests/TestCudaLeastSquares.
+    try {
+        Platform::loadPluginLibrary(string(OPENMM_PLUGIN_DIR) + "/libOpenMMCUDA.so");
+        Platform::loadPluginLibrary(OPENMMDFT_CUDA_PLUGIN);
+        cudaReason = CuSolverBaseline::unavailableReason();
+    }
+    catch (const exception& e) {
+        cudaReason = e.what();
+    }
+#endif
+    if (find(platformNames.begin(), platformNames.end(), "CUDA") != platformNames.end() && !cudaReason.empty())
+        printf("CUDA platform and cuSOLVER baselines unavailable: %s\n", cudaReason.c_str());
 
     struct Config {
         string platform, precision;
@@ -234,8 +259,9 @@ int main(int argc, char** argv) {
         }
         // Rounds alternate baselines and our solves, so that load from elsewhere on the machine hits both alike;
         // each time reported is the best over the rounds.
-        map<string, double> lapackTime;
-        map<string, vector<double>> lapackX;
+        map<string, double> lapackTime, gpuTime;
+        map<string, vector<double>> lapackX, gpuX;
+        map<string, int> gpuRound;
         vector<vector<double>> best(configs.size(), vector<double>(methods.size(), 1e300));
         vector<vector<LeastSquaresResult>> results(configs.size(), vector<LeastSquaresResult>(methods.size()));
         vector<vector<string>> errors(configs.size(), vector<string>(methods.size()));
@@ -247,6 +273,21 @@ int main(int argc, char** argv) {
                     lapackTime[name] = t;
                 lapackX[name] = x;
             }
+#ifdef OPENMMDFT_BENCH_CUDA
+            for (size_t c = 0; c < configs.size(); c++)
+                if (configs[c].platform == "CUDA" && cudaReason.empty())
+                    for (const string& method : {"QR", "Cholesky", "Gauss"}) {
+                        const string name = gpuBaselineName(method, configs[c].precision);
+                        if (gpuTime.count(name) && gpuRound[name] == round)
+                            continue;
+                        vector<double> x;
+                        double t = CuSolverBaseline::solve(method, configs[c].precision == "single", m, n, Acm, b, x);
+                        if (!gpuTime.count(name) || t < gpuTime[name])
+                            gpuTime[name] = t;
+                        gpuRound[name] = round;
+                        gpuX[name] = x;
+                    }
+#endif
             for (size_t c = 0; c < configs.size(); c++) {
                 if (!solvers[c])
                     continue;
@@ -282,12 +323,27 @@ int main(int argc, char** argv) {
             printf("  %-22s %-10s %-7s time %8.3f s  ||Ax-b|| %.3e  rel.err(x) %.2e\n", row.method.c_str(), "", "double", row.seconds,
                    row.residual, row.relError);
         }
+        for (auto& kv : gpuX) {
+            Row row{n, kv.first, "CUDA", kv.first.find(" S") != string::npos ? "single" : "double", 0, 0, 0, gpuTime[kv.first],
+                    gpuTime[kv.first], kv.first, ""};
+            measure(m, n, Arm, b, kv.second, xTrue, row.residual, row.relError);
+            row.relResidual = row.residual / bnorm;
+            rows.push_back(row);
+            printf("  %-22s %-10s %-7s time %8.3f s  ||Ax-b|| %.3e  rel.err(x) %.2e\n", row.method.c_str(), "CUDA", row.precision.c_str(),
+                   row.seconds, row.residual, row.relError);
+        }
         for (size_t c = 0; c < configs.size(); c++) {
             if (!solvers[c])
                 continue;
             for (size_t k = 0; k < methods.size(); k++) {
                 const MethodSpec& ms = methods[k];
                 Row row{n, ms.label, configs[c].platform, configs[c].precision, 0, 0, 0, best[c][k], lapackTime[ms.baseline], ms.baseline, ""};
+                if (configs[c].platform == "CUDA" && cudaReason.empty()) {
+                    // On the GPU the baseline is cuSOLVER in the same precision (Gauss-Seidel against the Cholesky solve).
+                    const string method = (ms.method == LeastSquaresMethod::QR ? "QR" : ms.method == LeastSquaresMethod::Gauss ? "Gauss" : "Cholesky");
+                    row.lapackName = gpuBaselineName(method, configs[c].precision);
+                    row.lapackSeconds = gpuTime[row.lapackName];
+                }
                 if (!errors[c][k].empty()) {
                     row.seconds = -1;
                     row.note = errors[c][k];

@@ -25,6 +25,27 @@ inline void loadPlatformOnce(const std::string& openmmPluginFile, void (*registe
     registerKernels();
 }
 
+/**
+ * OpenMM's CUDA platform, then the openmm-dft CUDA plugin by file (its registerKernelFactories() runs on
+ * loading). The plugin needs the driver (libcuda.so.1), which machines without a GPU lack, so test programs
+ * are not linked to it. Empty once both are loaded, otherwise why not. Once per process.
+ */
+inline const std::string& loadCudaPluginOnce(const std::string& pluginFile) {
+    static bool tried = false;
+    static std::string reason;
+    if (!tried) {
+        tried = true;
+        try {
+            OpenMM::Platform::loadPluginLibrary(std::string(OPENMM_PLUGIN_DIR) + "/libOpenMMCUDA.so");
+            OpenMM::Platform::loadPluginLibrary(pluginFile);
+        }
+        catch (const OpenMM::OpenMMException& e) {
+            reason = std::string("OpenMM's CUDA platform cannot be loaded (no CUDA driver?): ") + e.what();
+        }
+    }
+    return reason;
+}
+
 } // namespace QMMMTest
 
 #endif

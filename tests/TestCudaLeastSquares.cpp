@@ -3,8 +3,9 @@
  * double precision; the cases and their tolerances are in platforms/common/tests/GpuLeastSquaresTestCases.h.
  * Every test skips cleanly where CUDA cannot run. As in TestCudaQMMMForce, the plugin needs
  * libcuda.so.1, so this program is not linked to it: OpenMM's CUDA platform and then the plugin
- * (OPENMMDFT_CUDA_PLUGIN) are loaded by file at run time.
+ * (OPENMMDFT_CUDA_PLUGIN) are loaded by file at run time (tests/PluginLoading.h).
  */
+#include "PluginLoading.h"
 #include "../platforms/common/tests/GpuLeastSquaresTestCases.h"
 #include "openmm/Platform.h"
 #include <memory>
@@ -13,26 +14,9 @@ using namespace OpenMM;
 using namespace GpuLeastSquaresTest;
 using namespace std;
 
-namespace {
-
-/** Empty once OpenMM's CUDA platform and the plugin are loaded; otherwise why they are not. */
 const string& loadCuda() {
-    static bool tried = false;
-    static string reason;
-    if (!tried) {
-        tried = true;
-        try {
-            Platform::loadPluginLibrary(string(OPENMM_PLUGIN_DIR) + "/libOpenMMCUDA.so");
-            Platform::loadPluginLibrary(OPENMMDFT_CUDA_PLUGIN); // its registerKernelFactories() runs on loading
-        }
-        catch (const OpenMMException& e) {
-            reason = string("OpenMM's CUDA platform cannot be loaded (no CUDA driver?): ") + e.what();
-        }
-    }
-    return reason;
+    return QMMMTest::loadCudaPluginOnce(OPENMMDFT_CUDA_PLUGIN);
 }
-
-} // namespace
 
 class CudaLeastSquares : public ::testing::TestWithParam<string> {
 protected:

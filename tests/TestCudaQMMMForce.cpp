@@ -6,6 +6,7 @@
  * which machines without a GPU driver lack, so this program is not linked to it (see
  * platforms/cuda/CMakeLists.txt): it loads OpenMM's CUDA platform and then the plugin by
  * file (OPENMMDFT_CUDA_PLUGIN) at run time, and finds its test hook with dlsym. */
+#include "PluginLoading.h"
 #include "QMMMForceTestCases.h"
 #include "../platforms/common/tests/GpuQMMMTestCases.h"
 #include <dlfcn.h>
@@ -16,23 +17,8 @@ namespace {
 
 typedef void (*ClassifyFunction)(Context&, const EllpackAdjacency&, BondPathClasses&);
 
-/** Empty once OpenMM's CUDA platform and the plugin are loaded; otherwise why they are not. */
 const string& loadCuda() {
-    static bool tried = false;
-    static string reason;
-    if (!tried) {
-        tried = true;
-        try {
-            Platform::loadPluginLibrary(string(OPENMM_PLUGIN_DIR) + "/libOpenMMCUDA.so");
-        }
-        catch (const OpenMMException& e) {
-            reason = string("OpenMM's CUDA platform cannot be loaded (no CUDA driver?): ") + e.what();
-            return reason;
-        }
-        // The plugin's registerKernelFactories() runs on loading.
-        Platform::loadPluginLibrary(OPENMMDFT_CUDA_PLUGIN);
-    }
-    return reason;
+    return QMMMTest::loadCudaPluginOnce(OPENMMDFT_CUDA_PLUGIN);
 }
 
 /** Empty when a Context can be created with these properties, otherwise why not. */

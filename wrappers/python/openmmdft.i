@@ -196,6 +196,7 @@ struct LeastSquaresOutput {
     int iterations, rank;
     bool rankDeficient;
     double conditionEstimate, relativeNormalResidual;
+    long long deviceMemoryBytes;
     std::string platformName, precision;
 };
 
@@ -225,6 +226,7 @@ LeastSquaresOutput _solveLeastSquares(const std::string& platformName, const std
     out.rankDeficient = r.rankDeficient;
     out.conditionEstimate = r.conditionEstimate;
     out.relativeNormalResidual = r.relativeNormalResidual;
+    out.deviceMemoryBytes = r.deviceMemoryBytes;
     out.platformName = r.platformName;
     out.precision = r.precision;
     return out;

@@ -140,6 +140,11 @@ struct OPENMM_EXPORT_DFT LeastSquaresResult {
     /** Estimated condition number (1-norm): of A (QR), of A^T A (Gauss, Cholesky); 0 when not estimated (Gauss-Seidel). */
     double conditionEstimate = 0.0;
     LeastSquaresMethod method = LeastSquaresMethod::QR;
+    /**
+     * Device memory (bytes) the solve allocated on a GPU platform, all freed when it returns (the sum of its
+     * arrays, an upper bound of the peak). 0 on Reference and CPU, which work in host memory.
+     */
+    long long deviceMemoryBytes = 0;
     /** The platform that solved it and its precision ("double", "mixed" or "single"). */
     std::string platformName, precision;
 };

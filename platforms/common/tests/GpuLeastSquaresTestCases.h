@@ -180,6 +180,8 @@ inline void testAgainstDgelsd(LeastSquaresSolver& solver, const string& platform
                 LeastSquaresResult r = solver.solve(c.m, c.n, 2, A, b, o);
                 EXPECT_EQ(precision, r.precision);
                 EXPECT_EQ(platformName, r.platformName);
+                // At least A itself is on the device (QR keeps [A | b] in the working type, the normal equations A in the storage type).
+                EXPECT_GE(r.deviceMemoryBytes, (long long) c.m * c.n * (precision == "double" ? 8 : 4));
                 const double err = relativeError(r.x, ref);
                 EXPECT_LE(err, tol);
                 printf("  %s %.1e (tol %.1e)", leastSquaresMethodName(method).c_str(), err, tol);

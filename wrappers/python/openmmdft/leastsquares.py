@@ -11,8 +11,9 @@ Normal-equation methods square the condition number: use them for well-condition
 
 With ``fullOutput=True`` the second value is a dict: ``residualNorm`` (|Ax - b| per
 right-hand side, computed in double precision), ``iterations`` (Gauss-Seidel sweeps),
-``rank``, ``rankDeficient``, ``conditionEstimate``, ``lagrangeMultipliers``, ``platform``
-and ``precision``. A rank-deficient A raises OpenMMException, or with
+``rank``, ``rankDeficient``, ``conditionEstimate``, ``lagrangeMultipliers``, ``platform``,
+``precision`` and ``deviceMemoryBytes`` (what a GPU platform allocated for the solve; 0 on
+CPU). A rank-deficient A raises OpenMMException, or with
 ``allowRankDeficient=True`` (QR only) gives the minimum-norm solution and
 ``rankDeficient=True``. Bad input (m < n, mismatched shapes, NaN/Inf) raises OpenMMException.
 """
@@ -65,6 +66,7 @@ def solveLeastSquares(A, b, method="QR", platform=None, precision=None, constrai
         "rankDeficient": out.rankDeficient,
         "conditionEstimate": out.conditionEstimate,
         "relativeNormalResidual": out.relativeNormalResidual,
+        "deviceMemoryBytes": out.deviceMemoryBytes,
         "lagrangeMultipliers": np.array(out.lagrangeMultipliers).reshape(p, nrhs),
         "platform": out.platformName,
         "precision": out.precision,

@@ -42,19 +42,6 @@ void setArgs(ComputeKernel& kernel, Args&&... args) {
     (kernel->setArg(index++, args), ...);
 }
 
-/** Upload double data into an array of float or double elements (created here, at least one element). */
-void uploadAs(ComputeContext& cc, ComputeArray& array, const vector<double>& data, bool isDouble, const string& name) {
-    array.initialize(cc, max<size_t>(1, data.size()), isDouble ? sizeof(double) : sizeof(float), name);
-    if (data.empty())
-        return;
-    if (isDouble)
-        array.upload(data);
-    else {
-        vector<float> f(data.begin(), data.end());
-        array.upload(f);
-    }
-}
-
 /** Upload double data into part of an existing float or double array. */
 void uploadPart(ComputeArray& array, const vector<double>& data, int offset, bool isDouble) {
     if (data.empty())
@@ -119,6 +106,23 @@ void CommonSolveLeastSquaresKernel::initialize() {
     }
 }
 
+void CommonSolveLeastSquaresKernel::allocate(ComputeArray& array, size_t elements, int elementSize, const string& name) {
+    array.initialize(cc, max<size_t>(1, elements), elementSize, name);
+    deviceBytes += max<size_t>(1, elements) * elementSize;
+}
+
+void CommonSolveLeastSquaresKernel::uploadNew(ComputeArray& array, const vector<double>& data, bool isDouble, const string& name) {
+    allocate(array, data.size(), isDouble ? sizeof(double) : sizeof(float), name);
+    if (data.empty())
+        return;
+    if (isDouble)
+        array.upload(data);
+    else {
+        vector<float> f(data.begin(), data.end());
+        array.upload(f);
+    }
+}
+
 void CommonSolveLeastSquaresKernel::gemm(bool storeInput, int M, int N, int K, bool subtract, bool accumulate, ComputeArray& A, int aOff,
                                          int lda, bool transA, ComputeArray& B, int bOff, int ldb, bool transB, ComputeArray& C, int cOff,
                                          int ldc, bool lowerOnly) {
@@ -161,7 +165,7 @@ double CommonSolveLeastSquaresKernel::inverseNormEstimate(int n, const function<
     // just computed: ||M^-1 y|| for unit y approaches |lambda|max(M^-1) = 1 / |lambda|min(M) from below within a few
     // steps. A fixed pseudo-random start (reproducible) has a component along every eigenvector.
     ComputeArray Z;
-    Z.initialize(cc, n, accDouble ? sizeof(double) : sizeof(float), "lsConditionProbe");
+    allocate(Z, n, accDouble ? sizeof(double) : sizeof(float), "lsConditionProbe");
     mt19937 rng(20261125);
     uniform_real_distribution<double> uniform(-1.0, 1.0);
     vector<double> y(n);
@@ -211,9 +215,11 @@ void CommonSolveLeastSquaresKernel::solve(const LeastSquaresProblem& pr, const L
     if ((long long) pr.m * (pr.n + pr.nrhs) > numeric_limits<int>::max() || (long long) pr.n * (pr.n + pr.nrhs + pr.p) > numeric_limits<int>::max())
         throw OpenMMException(prefix(options, precision) + "the problem has more than 2^31 matrix elements");
     ContextSelector selector(cc);
+    deviceBytes = 0;
     const int n = pr.n, nrhs = pr.nrhs, p = pr.p;
     // X: column-major n x (nrhs + p): the unconstrained solution for each b, then Y = (A^T A)^-1 C^T.
     vector<double> X = (options.method == LeastSquaresMethod::QR ? solveQR(pr, options, result) : solveNormal(pr, options, result));
+    result.deviceMemoryBytes = (long long) deviceBytes;
     result.x.assign((size_t) n * nrhs, 0.0);
     if (p == 0) {
         for (int j = 0; j < n; j++)
@@ -303,8 +309,8 @@ vector<double> CommonSolveLeastSquaresKernel::solveNormal(const LeastSquaresProb
         for (int i = 0; i < n; i++)
             for (int r = 0; r < nrhs; r++)
                 h[(size_t) r * n + i] = pr.b[(size_t) i * nrhs + r];
-        uploadAs(cc, G, g, accDouble, "lsG");
-        uploadAs(cc, H, h, accDouble, "lsH");
+        uploadNew(G, g, accDouble, "lsG");
+        uploadNew(H, h, accDouble, "lsH");
     }
     else {
         // Row-major A (m x n) is column-major A^T (n x m, ld n); b goes up column-major (m x nrhs, ld m).
@@ -313,10 +319,10 @@ vector<double> CommonSolveLeastSquaresKernel::solveNormal(const LeastSquaresProb
             for (int r = 0; r < nrhs; r++)
                 bcm[(size_t) r * m + i] = pr.b[(size_t) i * nrhs + r];
         ComputeArray At, B;
-        uploadAs(cc, At, a, storeDouble, "lsAt");
-        uploadAs(cc, B, bcm, storeDouble, "lsB");
-        G.initialize(cc, (size_t) n * n, accSize, "lsG");
-        H.initialize(cc, (size_t) n * cols, accSize, "lsH");
+        uploadNew(At, a, storeDouble, "lsAt");
+        uploadNew(B, bcm, storeDouble, "lsB");
+        allocate(G, (size_t) n * n, accSize, "lsG");
+        allocate(H, (size_t) n * cols, accSize, "lsH");
         // Cholesky reads the lower triangle only; Gauss and Gauss-Seidel need all of A^T A.
         gemm(true, n, n, m, false, false, At, 0, n, false, At, 0, n, true, G, 0, n, cholesky);
         gemm(true, n, nrhs, m, false, false, At, 0, n, false, B, 0, m, false, H, 0, n, false);
@@ -330,7 +336,7 @@ vector<double> CommonSolveLeastSquaresKernel::solveNormal(const LeastSquaresProb
             for (int j = 0; j < n; j++)
                 for (int r = 0; r < nrhs; r++)
                     x0[(size_t) r * n + j] = options.initialGuess[(size_t) j * nrhs + r];
-        uploadAs(cc, X, x0, accDouble, "lsX");
+        uploadNew(X, x0, accDouble, "lsX");
         gaussSeidel(G, H, X, n, cols, options, result);
         return downloadAsDouble(X, accDouble);
     }
@@ -370,8 +376,8 @@ vector<double> CommonSolveLeastSquaresKernel::solveNormal(const LeastSquaresProb
 void CommonSolveLeastSquaresKernel::factorCholesky(ComputeArray& G, int n, const LeastSquaresOptions& options, LeastSquaresResult& result) {
     const int accSize = (accDouble ? sizeof(double) : sizeof(float));
     ComputeArray diag, failure;
-    diag.initialize(cc, n, accSize, "lsDiag");
-    failure.initialize<int>(cc, 1, "lsFailure");
+    allocate(diag, n, accSize, "lsDiag");
+    allocate(failure, 1, sizeof(int), "lsFailure");
     failure.upload(vector<int>{-1});
     ComputeKernel block = makeKernel(program, "choleskyDiagonalBlock", n, 0, 0, G, diag, failure);
     ComputeKernel panel = makeKernel(program, "choleskyPanel", n, 0, 0, G);
@@ -408,8 +414,8 @@ void CommonSolveLeastSquaresKernel::factorLU(ComputeArray& G, ComputeArray& H, C
                                              const LeastSquaresOptions& options, LeastSquaresResult& result) {
     const int accSize = (accDouble ? sizeof(double) : sizeof(float));
     ComputeArray pivots;
-    pivots.initialize(cc, n, accSize, "lsPivots");
-    swaps.initialize<int>(cc, n, "lsSwaps");
+    allocate(pivots, n, accSize, "lsPivots");
+    allocate(swaps, n, sizeof(int), "lsSwaps");
     ComputeKernel pivot = makeKernel(program, "luPivot", n, columns, 0, G, H, pivots, swaps);
     ComputeKernel panel = makeKernel(program, "luPanel", n, 0, 0, G);
     ComputeKernel rowBlock = makeKernel(program, "luRowBlock", n, 0, 0, G);
@@ -452,7 +458,7 @@ void CommonSolveLeastSquaresKernel::gaussSeidel(ComputeArray& G, ComputeArray& H
             throw OpenMMException(msg.str());
         }
     ComputeArray norms;
-    norms.initialize(cc, 2 * columns, accSize, "lsNorms");
+    allocate(norms, 2 * columns, accSize, "lsNorms");
     ComputeKernel sweep = makeKernel(program, "gaussSeidelSweep", n, columns, G, H, X);
     if (accDouble)
         sweep->addArg(options.relaxation);
@@ -504,16 +510,16 @@ vector<double> CommonSolveLeastSquaresKernel::solveQR(const LeastSquaresProblem&
             w[(size_t) (n + r) * m + i] = round(pr.b[(size_t) i * nrhs + r]);
     }
     ComputeArray W, rdiag, beta, V, S, T, VtC, TtVtC;
-    uploadAs(cc, W, w, accDouble, "lsW");
+    uploadNew(W, w, accDouble, "lsW");
     w.clear();
     w.shrink_to_fit();
-    rdiag.initialize(cc, n, accSize, "lsRdiag");
-    beta.initialize(cc, n, accSize, "lsBeta");
-    V.initialize(cc, (size_t) m * NB, accSize, "lsV");
-    S.initialize(cc, NB * NB, accSize, "lsS");
-    T.initialize(cc, NB * NB, accSize, "lsT");
-    VtC.initialize(cc, (size_t) NB * width, accSize, "lsVtC");
-    TtVtC.initialize(cc, (size_t) NB * width, accSize, "lsTtVtC");
+    allocate(rdiag, n, accSize, "lsRdiag");
+    allocate(beta, n, accSize, "lsBeta");
+    allocate(V, (size_t) m * NB, accSize, "lsV");
+    allocate(S, NB * NB, accSize, "lsS");
+    allocate(T, NB * NB, accSize, "lsT");
+    allocate(VtC, (size_t) NB * width, accSize, "lsVtC");
+    allocate(TtVtC, (size_t) NB * width, accSize, "lsTtVtC");
     ComputeKernel vec = makeKernel(program, "householderVector", m, 0, W, rdiag, beta);
     ComputeKernel apply = makeKernel(program, "householderPanelApply", m, 0, 0, W, beta);
     ComputeKernel copyPanel = makeKernel(program, "qrCopyPanel", m, 0, 0, W, V);
@@ -575,7 +581,7 @@ vector<double> CommonSolveLeastSquaresKernel::solveQR(const LeastSquaresProblem&
     }
     // X = [(Q^T b)[0:n] | C^T]; then R^T z = C^T for the constraint columns and R x = . for all.
     ComputeArray X;
-    X.initialize(cc, (size_t) n * (nrhs + p), accSize, "lsX");
+    allocate(X, (size_t) n * (nrhs + p), accSize, "lsX");
     ComputeKernel copy = makeKernel(program, "copyBlock", n, nrhs, W, n * m, m, X, 0, n);
     copy->execute(n * nrhs);
     if (p > 0) {

@@ -31,6 +31,9 @@ namespace OpenMMDFT {
  * factorization, O(n^2) each; the square root of it for QR), all lower bounds of the condition number, against
  * the rank tolerance (default max(n,10)*eps for A^T A and max(m,n)*eps for A, eps of float in single and
  * mixed, of double in double).
+ * Device memory: A^T (m n, storage type), b, A^T A (n^2) and A^T b for the normal equations; [A | b]
+ * (m (n + nrhs)) and 64-column work arrays for QR; all freed when the solve returns. The total is reported
+ * in LeastSquaresResult::deviceMemoryBytes.
  * Not available here (an OpenMMException says so; use Reference or CPU): the minimum-norm solution of a
  * rank-deficient problem (allowRankDeficient).
  */
@@ -59,12 +62,17 @@ private:
     void gemm(bool storeInput, int M, int N, int K, bool subtract, bool accumulate, OpenMM::ComputeArray& A, int aOff, int lda,
               bool transA, OpenMM::ComputeArray& B, int bOff, int ldb, bool transB, OpenMM::ComputeArray& C, int cOff, int ldc,
               bool lowerOnly);
+    /** Create a device array and count its bytes into deviceBytes (what the solve reports). */
+    void allocate(OpenMM::ComputeArray& array, size_t elements, int elementSize, const std::string& name);
+    /** Create a device array of float or double elements holding data (converted from double). */
+    void uploadNew(OpenMM::ComputeArray& array, const std::vector<double>& data, bool isDouble, const std::string& name);
     /** Throws the error for a numerically singular A^T A. */
     [[noreturn]] void singular(const LeastSquaresOptions& options, double conditionLowerBound, const std::string& how) const;
     OpenMM::ComputeContext& cc;
     OpenMM::ComputeProgram program;
     OpenMM::ComputeKernel gemmStore, gemmAcc;
     bool accDouble, storeDouble;
+    size_t deviceBytes = 0;
     std::string precision;
     double eps;
 };
