@@ -81,11 +81,12 @@ def test_gpu_platforms_constrained(platformName, precision):
     expected = np.append(y, 0.5 - y.sum())
     eps = {"double": 2.2e-16, "mixed": 1.2e-7, "single": 1.2e-7}[precision]
     for method in ("QR", "Cholesky", "Gauss", "GaussSeidel"):
-        x, info = openmmdft.solveLeastSquares(A, b, method=method, platform=platformName, constraints=(C, d),
-                                              tolerance=1e-5 if precision == "single" else 1e-11,
+        tolerance = 1e-5 if precision == "single" else 1e-11
+        x, info = openmmdft.solveLeastSquares(A, b, method=method, platform=platformName, constraints=(C, d), tolerance=tolerance,
                                               precision=None if platformName == "Reference" else precision, fullOutput=True)
-        # The range-space method forms (A^T A)^-1 C^T, so every method gets the normal-equation bound.
-        bound = 100 * 10.0**2 * eps + (10 * 10.0**2 * 1e-5 if method == "GaussSeidel" and precision == "single" else 0.0)
+        # The range-space method forms (A^T A)^-1 C^T, so every method gets the normal-equation bound; Gauss-Seidel
+        # stops at |A^T r| <= tolerance |A^T b|, which leaves up to cond^2 tolerance in x.
+        bound = 100 * 10.0**2 * eps + (10 * 10.0**2 * tolerance if method == "GaussSeidel" else 0.0)
         assert np.linalg.norm(x - expected) <= bound * np.linalg.norm(expected) + 1e-10, method
         assert x.sum() == pytest.approx(0.5, abs=100 * eps * np.abs(x).sum()), method
         assert info["lagrangeMultipliers"].shape == (1, 1)
