@@ -13,6 +13,7 @@
  * cond(A) up to 1e8 (QR in double; the normal equations are tested where their tolerance stays below 1e-2).
  */
 
+#include "../../../tests/LapackReference.h"
 #include "openmmdft/LeastSquares.h"
 #include "openmm/OpenMMException.h"
 #include <gtest/gtest.h>
@@ -24,11 +25,6 @@
 #include <vector>
 
 extern "C" {
-void dgelsd_(const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b, const int* ldb, double* s,
-             const double* rcond, int* rank, double* work, const int* lwork, int* iwork, int* info);
-void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work, const int* lwork, int* info);
-void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau, double* work, const int* lwork,
-             int* info);
 void dgglse_(const int* m, const int* n, const int* p, double* a, const int* lda, double* b, const int* ldb, double* c, double* d,
              double* x, double* work, const int* lwork, int* info);
 void dgesv_(const int* n, const int* nrhs, double* a, const int* lda, int* ipiv, double* b, const int* ldb, int* info);
@@ -37,27 +33,10 @@ void dgesv_(const int* n, const int* nrhs, double* a, const int* lda, int* ipiv,
 namespace GpuLeastSquaresTest {
 
 using namespace OpenMMDFT;
+using namespace LapackReference;
 using std::string;
 using std::vector;
 
-inline vector<double> orthonormal(int m, int n, std::mt19937_64& rng) {
-    std::normal_distribution<double> g;
-    vector<double> a((size_t) m * n), tau(n);
-    for (double& v : a)
-        v = g(rng);
-    int info, lwork = -1;
-    double q;
-    dgeqrf_(&m, &n, a.data(), &m, tau.data(), &q, &lwork, &info);
-    vector<double> work((size_t) q + 1);
-    lwork = (int) work.size();
-    dgeqrf_(&m, &n, a.data(), &m, tau.data(), work.data(), &lwork, &info);
-    lwork = -1;
-    dorgqr_(&m, &n, &n, a.data(), &m, tau.data(), &q, &lwork, &info);
-    work.resize((size_t) q + 1);
-    lwork = (int) work.size();
-    dorgqr_(&m, &n, &n, a.data(), &m, tau.data(), work.data(), &lwork, &info);
-    return a;
-}
 
 /* Row-major A = U diag(s) V^T with cond(A) = cond, and consistent right-hand sides b (nrhs columns). */
 inline void makeProblem(int m, int n, int nrhs, double cond, unsigned seed, vector<double>& A, vector<double>& b) {
@@ -85,27 +64,6 @@ inline void makeProblem(int m, int n, int nrhs, double cond, unsigned seed, vect
     }
 }
 
-inline vector<double> dgelsd(int m, int n, int nrhs, const vector<double>& A, const vector<double>& b) {
-    vector<double> a((size_t) m * n), bb((size_t) m * nrhs), s(n);
-    for (int i = 0; i < m; i++) {
-        for (int j = 0; j < n; j++)
-            a[i + (size_t) j * m] = A[(size_t) i * n + j];
-        for (int r = 0; r < nrhs; r++)
-            bb[i + (size_t) r * m] = b[(size_t) i * nrhs + r];
-    }
-    double rcond = -1, q;
-    int rank, info, lwork = -1, iq;
-    dgelsd_(&m, &n, &nrhs, a.data(), &m, bb.data(), &m, s.data(), &rcond, &rank, &q, &lwork, &iq, &info);
-    vector<double> work((size_t) q + 1);
-    vector<int> iwork(std::max(1, iq));
-    lwork = (int) work.size();
-    dgelsd_(&m, &n, &nrhs, a.data(), &m, bb.data(), &m, s.data(), &rcond, &rank, work.data(), &lwork, iwork.data(), &info);
-    vector<double> x((size_t) n * nrhs);
-    for (int j = 0; j < n; j++)
-        for (int r = 0; r < nrhs; r++)
-            x[(size_t) j * nrhs + r] = bb[j + (size_t) r * m];
-    return x;
-}
 
 /* LAPACK dgglse, min ||A x - b|| subject to C x = d, one right-hand side at a time; x row-major n x nrhs. */
 inline vector<double> dgglse(int m, int n, int nrhs, int p, const vector<double>& A, const vector<double>& b, const vector<double>& C,
@@ -136,14 +94,6 @@ inline vector<double> dgglse(int m, int n, int nrhs, int p, const vector<double>
     return x;
 }
 
-inline double relativeError(const vector<double>& x, const vector<double>& ref) {
-    double d = 0, r = 0;
-    for (size_t i = 0; i < x.size(); i++) {
-        d += (x[i] - ref[i]) * (x[i] - ref[i]);
-        r += ref[i] * ref[i];
-    }
-    return sqrt(d / r);
-}
 
 /** The stated tolerances (top of this file) for QR (normalEquations false) or the normal equations. */
 inline double tolerance(const string& precision, int n, double cond, bool normalEquations) {
