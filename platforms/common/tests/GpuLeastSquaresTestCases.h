@@ -302,6 +302,18 @@ inline void testGivenNormalEquations(LeastSquaresSolver& solver, const string& p
     o.normalEquationsGiven = true;
     LeastSquaresResult r = solver.solve(n2, n2, 1, K, k, o);
     EXPECT_LE(relativeError(r.x, x), tolerance(precision, n2, 10.0, false));
+    // The same matrix made singular (two equal rows of the coupling block, mirrored): an error, not an answer.
+    for (int j = 0; j < half; j++) {
+        K[(size_t) (half - 1) * n2 + half + j] = K[(size_t) half + j];
+        K[(size_t) (half + j) * n2 + half - 1] = K[(size_t) (half + j) * n2];
+    }
+    try {
+        solver.solve(n2, n2, 1, K, k, o);
+        ADD_FAILURE() << "a singular given normal matrix was accepted";
+    }
+    catch (const OpenMM::OpenMMException& e) {
+        EXPECT_NE(string::npos, string(e.what()).find("singular")) << e.what();
+    }
 }
 
 inline void testErrors(LeastSquaresSolver& solver) {

@@ -70,20 +70,18 @@ vector<double> constraintColumns(const LeastSquaresProblem& pr) {
     return vector<double>(pr.C, pr.C + (size_t) pr.p * pr.n);
 }
 
-/** max_j ||a_j||^2 = max_j (A^T A)(j,j) in double, from the caller's data: a lower bound of ||A^T A||_2 (and of ||A||_2^2). */
-double maxColumnNormSquared(const LeastSquaresProblem& pr, bool normalEquationsGiven) {
-    double best = 0;
-    if (normalEquationsGiven) {
-        for (int j = 0; j < pr.n; j++)
-            best = max(best, fabs(pr.A[(size_t) j * pr.n + j]));
-        return best;
-    }
+/**
+ * A lower bound of ||A^T A||_2 in double, from the caller's data: max_j ||a_j||^2 = max_j (A^T A)(j,j); for a given
+ * normal matrix G, max_j ||G e_j||_2 (its diagonal alone would say nothing for a symmetric indefinite G).
+ */
+double normalMatrixNormLowerBound(const LeastSquaresProblem& pr, bool normalEquationsGiven) {
     vector<double> norms(pr.n, 0.0);
     for (int i = 0; i < pr.m; i++)
         for (int j = 0; j < pr.n; j++)
             norms[j] += pr.A[(size_t) i * pr.n + j] * pr.A[(size_t) i * pr.n + j];
+    double best = 0;
     for (double v : norms)
-        best = max(best, v);
+        best = max(best, normalEquationsGiven ? sqrt(v) : v);
     return best;
 }
 
@@ -364,7 +362,7 @@ vector<double> CommonSolveLeastSquaresKernel::solveNormal(const LeastSquaresProb
     // The pivot spreads checked in the factorization are cheap lower bounds of cond(A^T A) that can miss a
     // near-singular matrix by many orders; estimate cond_2(A^T A) >= max_j G(j,j) ||G^-1||_2 properly.
     const double conditionEstimate =
-        maxColumnNormSquared(pr, options.normalEquationsGiven) * inverseNormEstimate(n, [&](ComputeArray& Z) { applyInverse(Z, 1, true); });
+        normalMatrixNormLowerBound(pr, options.normalEquationsGiven) * inverseNormEstimate(n, [&](ComputeArray& Z) { applyInverse(Z, 1, true); });
     result.conditionEstimate = max(result.conditionEstimate, conditionEstimate);
     const double tol = (options.rankTolerance > 0 ? options.rankTolerance : max(n, 10) * eps);
     if (!(conditionEstimate * tol <= 1))
@@ -570,7 +568,7 @@ vector<double> CommonSolveLeastSquaresKernel::solveQR(const LeastSquaresProblem&
         triangularSolve(n, 1, W, 0, m, false, true, false, Z, 0, n);  // R^T y = z
         triangularSolve(n, 1, W, 0, m, false, false, false, Z, 0, n); // R x = y
     });
-    const double conditionEstimate = sqrt(maxColumnNormSquared(pr, false) * inverseEstimate);
+    const double conditionEstimate = sqrt(normalMatrixNormLowerBound(pr, false) * inverseEstimate);
     result.conditionEstimate = max(result.conditionEstimate, conditionEstimate);
     if (!(conditionEstimate * tol <= 1)) {
         stringstream msg;
