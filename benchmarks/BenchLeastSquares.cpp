@@ -19,6 +19,7 @@
  * the same precision instead (CuSolverBaseline.h; double for mixed): geqrf/ormqr/trsm for QR,
  * syrk/potrf/potrs for Cholesky and Gauss-Seidel, gemm/getrf/getrs for Gauss.
  */
+#include "../tests/PluginPaths.h"
 #include "openmmdft/LeastSquares.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/Platform.h"
@@ -144,7 +145,7 @@ int main(int argc, char** argv) {
     // OpenCL/CUDA kernels are linked in when built (see benchmarks/CMakeLists.txt).
     for (const char* lib : {"libOpenMMCPU.so", "libOpenMMOpenCL.so"}) {
         try {
-            Platform::loadPluginLibrary(string(OPENMM_PLUGIN_DIR) + "/" + lib);
+            Platform::loadPluginLibrary(QMMMTest::openmmPluginDir() + "/" + lib);
         }
         catch (const exception&) {
         }
@@ -157,8 +158,8 @@ int main(int argc, char** argv) {
 #ifdef OPENMMDFT_BENCH_CUDA
     // The CUDA plugin needs the driver (libcuda.so.1), so it is loaded by file, as in tests/TestCudaLeastSquares.
     try {
-        Platform::loadPluginLibrary(string(OPENMM_PLUGIN_DIR) + "/libOpenMMCUDA.so");
-        Platform::loadPluginLibrary(OPENMMDFT_CUDA_PLUGIN);
+        Platform::loadPluginLibrary(QMMMTest::openmmPluginDir() + "/libOpenMMCUDA.so");
+        Platform::loadPluginLibrary(QMMMTest::cudaPluginFile());
         cudaReason = CuSolverBaseline::unavailableReason();
     }
     catch (const exception& e) {

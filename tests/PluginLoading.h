@@ -5,6 +5,7 @@
  * not from the plugin directory, so that no installed copy of openmm-dft is picked up; then
  * the kernels of the openmm-dft library the test links are registered. Once per process. */
 
+#include "PluginPaths.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/Platform.h"
 #include <set>
@@ -17,7 +18,7 @@ inline void loadPlatformOnce(const std::string& openmmPluginFile, void (*registe
     if (!loaded.insert(openmmPluginFile).second)
         return;
     try {
-        OpenMM::Platform::loadPluginLibrary(std::string(OPENMM_PLUGIN_DIR) + "/" + openmmPluginFile);
+        OpenMM::Platform::loadPluginLibrary(openmmPluginDir() + "/" + openmmPluginFile);
     }
     catch (const OpenMM::OpenMMException&) {
         // No such platform here (no OpenCL device, no CUDA driver): the tests report or skip it.
@@ -36,7 +37,7 @@ inline const std::string& loadCudaPluginOnce(const std::string& pluginFile) {
     if (!tried) {
         tried = true;
         try {
-            OpenMM::Platform::loadPluginLibrary(std::string(OPENMM_PLUGIN_DIR) + "/libOpenMMCUDA.so");
+            OpenMM::Platform::loadPluginLibrary(openmmPluginDir() + "/libOpenMMCUDA.so");
             OpenMM::Platform::loadPluginLibrary(pluginFile);
         }
         catch (const OpenMM::OpenMMException& e) {

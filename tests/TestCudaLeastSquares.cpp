@@ -15,7 +15,7 @@ using namespace GpuLeastSquaresTest;
 using namespace std;
 
 const string& loadCuda() {
-    return QMMMTest::loadCudaPluginOnce(OPENMMDFT_CUDA_PLUGIN);
+    return QMMMTest::loadCudaPluginOnce(QMMMTest::cudaPluginFile());
 }
 
 class CudaLeastSquares : public ::testing::TestWithParam<string> {

@@ -18,7 +18,7 @@ namespace {
 typedef void (*ClassifyFunction)(Context&, const EllpackAdjacency&, BondPathClasses&);
 
 const string& loadCuda() {
-    return QMMMTest::loadCudaPluginOnce(OPENMMDFT_CUDA_PLUGIN);
+    return QMMMTest::loadCudaPluginOnce(QMMMTest::cudaPluginFile());
 }
 
 /** Empty when a Context can be created with these properties, otherwise why not. */
@@ -94,7 +94,7 @@ TEST(CudaQMMMBondGraph, DeviceClassificationMatchesCPU) {
     string reason = cudaUnavailable(properties);
     if (!reason.empty())
         GTEST_SKIP() << "CUDA platform unavailable: " << reason;
-    void* plugin = dlopen(OPENMMDFT_CUDA_PLUGIN, RTLD_LAZY | RTLD_NOLOAD);
+    void* plugin = dlopen(cudaPluginFile().c_str(), RTLD_LAZY | RTLD_NOLOAD);
     ASSERT_NE(plugin, nullptr) << dlerror();
     ClassifyFunction classify = (ClassifyFunction) dlsym(plugin, "openmmdftClassifyBondPathsCuda");
     ASSERT_NE(classify, nullptr) << dlerror();

@@ -1,0 +1,38 @@
+#!/bin/bash
+# Pack the CUDA test programs and the least-squares benchmark, with every library they need that a bare
+# GPU machine of the device tool lacks (OpenMM, openmm-dft, OpenBLAS, Libint2, ...), into .device/bundle.tar.xz,
+# for tools/run-gpu-checks.sh to run there. Needs a build with the C++ tests: ./tools/run-tests.sh makes
+# build-pip/, or give the build folder as the argument.
+#   ./tools/device-bundle.sh [build-folder]      then, with the device tool:  carry [".device"],
+#   command "bash tools/run-gpu-checks.sh"
+# Left to the GPU machine: the driver (libcuda) and CUDA's libraries (cuFFT and NVRTC for OpenMM's CUDA platform,
+# cudart, cuBLAS and cuSOLVER for the benchmark's baselines: hundreds of MB; its CUDA toolkit or PyTorch's wheels
+# have them, and run-gpu-checks.sh finds them).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$root/build-pip}" && pwd)
+python=$root/.venv/bin/python
+openmmLib=$("$python" -c "import openmm.version as v; print(v.openmm_library_path)")
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/bin" "$stage/lib" "$stage/plugins"
+for program in tests/TestCudaLeastSquares tests/TestCudaQMMMForce benchmarks/BenchLeastSquares; do
+    [ -x "$build/$program" ] || { echo "device-bundle.sh: $build/$program is missing (build with the C++ tests and CUDA)" >&2; exit 1; }
+    cp "$build/$program" "$stage/bin/"
+done
+cudaPlugin=$(find "$build" -name libOpenMMDFTCUDA.so | head -1)
+[ -n "$cudaPlugin" ] || { echo "device-bundle.sh: libOpenMMDFTCUDA.so not found under $build" >&2; exit 1; }
+cp -L "$cudaPlugin" "$openmmLib/plugins/libOpenMMCUDA.so" "$stage/plugins/"
+# Every shared library the programs and plugins need, except the C runtime (the machine's is newer) and CUDA's own
+# libraries (hundreds of MB; run-gpu-checks.sh takes the machine's).
+skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libstdc\+\+|libgcc_s|libcuda\.so|libcufft|libnvrtc|libcudart|libcublas|libcusolver|libcusparse|libnvJitLink)'
+for file in "$stage"/bin/* "$stage"/plugins/*; do
+    LD_LIBRARY_PATH="$openmmLib:$build:${LD_LIBRARY_PATH:-}" ldd "$file" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}'
+done | sort -u | while read -r name path; do
+    if ! [[ $name =~ $skip ]]; then
+        cp -L "$path" "$stage/lib/$name"
+    fi
+done
+mkdir -p "$root/.device"
+tar -C "$stage" -I "xz -T0" -cf "$root/.device/bundle.tar.xz" bin lib plugins
+echo "device-bundle.sh: wrote .device/bundle.tar.xz ($(du -h "$root/.device/bundle.tar.xz" | cut -f1)): $(ls "$stage/bin" | tr '\n' ' ')+ $(ls "$stage/lib" | wc -l) libraries"

@@ -1,0 +1,35 @@
+#!/bin/bash
+# On a GPU machine of the device tool (from the repository root, with .device/ carried; see
+# tools/device-bundle.sh): run the CUDA tests and the least-squares benchmark against cuSOLVER from the
+# prebuilt bundle. Logs and the benchmark's table go to $OUT (the device tool's folder), else .device/out.
+#   SIZES=1000,2000 bash tools/run-gpu-checks.sh      (default sizes 1000..5000)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+work=/tmp/openmmdft-device
+rm -rf "$work" && mkdir -p "$work"
+tar -C "$work" -xJf .device/bundle.tar.xz || exit 1
+out=${OUT:-$PWD/.device/out}
+mkdir -p "$out"
+# CUDA's libraries (OpenMM's CUDA platform: cuFFT, NVRTC; the benchmark: cudart, cuBLAS, cuSOLVER): the machine's own
+# (CUDA toolkit, or PyTorch's nvidia wheels).
+cudaDirs=""
+for lib in libcufft.so.12 libnvrtc.so.13 libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcusolver.so.12 libcusparse.so.12 libnvJitLink.so.13; do
+    found=$(find /usr/local /usr/lib /opt -name "$lib" 2>/dev/null | head -1)
+    if [ -n "$found" ]; then
+        case ":$cudaDirs:" in *":$(dirname "$found"):"*) ;; *) cudaDirs="$cudaDirs:$(dirname "$found")" ;; esac
+    else echo "run-gpu-checks.sh: $lib not found on this machine" | tee -a "$out/summary.txt"; fi
+done
+export LD_LIBRARY_PATH="$work/lib$cudaDirs:${LD_LIBRARY_PATH:-}"
+export OPENMMDFT_OPENMM_PLUGIN_DIR="$work/plugins" OPENMMDFT_CUDA_PLUGIN_FILE="$work/plugins/libOpenMMDFTCUDA.so"
+{ date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } 2>&1 | tee -a "$out/summary.txt"
+status=0
+for test in TestCudaLeastSquares TestCudaQMMMForce; do
+    "$work/bin/$test" > "$out/$test.log" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] || status=1
+    echo "$test: exit $rc, $(grep -c '^\[       OK' "$out/$test.log") passed, $(grep -c '^\[  SKIPPED' "$out/$test.log") skipped, $(grep -c '^\[  FAILED  \] .*\.' "$out/$test.log") failed" | tee -a "$out/summary.txt"
+done
+"$work/bin/BenchLeastSquares" --sizes "${SIZES:-1000,2000,3000,4000,5000}" --platforms CUDA --repeat 3 --markdown "$out/bench-cuda.md" \
+    > "$out/bench-cuda.log" 2>&1 || status=1
+grep -v WARNING "$out/bench-cuda.log" | tail -40
+exit $status
