@@ -1,10 +1,11 @@
-// Every use of Libint2 lives in this one translation unit: its headers are slow to
-// compile. Libint sees only cartesian shells with our own normalized coefficients
-// (embed_normalization_into_coefficients = false); pure functions come from
-// basisTransform(), which the grid code uses too.
+// Integrals through Libint2 (with LibintGradients.cpp the only users of its slow-to-compile
+// headers). Libint sees only cartesian shells with our own normalized coefficients
+// (embed_normalization_into_coefficients = false, see LibintShells.h); pure functions come
+// from basisTransform(), which the grid code uses too.
 #include "openmmdft/qm/Integrals.h"
 #include "openmmdft/qm/Angular.h"
 #include "openmmdft/qm/LinearSolve.h"
+#include "LibintShells.h"
 #include "Parallel.h"
 #include <openmm/OpenMMException.h>
 #include <libint2.hpp>
@@ -16,47 +17,6 @@ namespace OpenMMDFT {
 namespace QM {
 
 namespace {
-
-void ensureLibintInitialized() {
-    static std::once_flag flag;
-    std::call_once(flag, []() { libint2::initialize(); });
-}
-
-std::vector<libint2::Shell> toLibint(const BasisSet& basis) {
-    ensureLibintInitialized();
-    std::vector<libint2::Shell> out;
-    out.reserve(basis.numShells());
-    for (const Shell& s : basis.shells()) {
-        libint2::svector<double> alpha(s.exponents.begin(), s.exponents.end());
-        libint2::svector<double> coef(s.coefficients.begin(), s.coefficients.end());
-        out.emplace_back(alpha, libint2::svector<libint2::Shell::Contraction>{{s.l, false, coef}}, s.center, false);
-    }
-    return out;
-}
-
-int maxNprim(const std::vector<libint2::Shell>& shells) {
-    size_t n = 1;
-    for (const auto& s : shells)
-        n = std::max(n, s.nprim());
-    return (int) n;
-}
-
-int maxL(const std::vector<libint2::Shell>& shells) {
-    int l = 0;
-    for (const auto& s : shells)
-        l = std::max(l, s.contr[0].l);
-    return l;
-}
-
-// Upper bound of |<a|b>|-like products for a shell pair, used to skip pairs whose
-// charge distribution is negligible: exp(-ab/(a+b) R^2) with the most diffuse primitives.
-double pairOverlapBound(const Shell& a, const Shell& b) {
-    const double ea = a.minExponent(), eb = b.minExponent();
-    double r2 = 0;
-    for (int k = 0; k < 3; k++)
-        r2 += (a.center[k] - b.center[k]) * (a.center[k] - b.center[k]);
-    return std::exp(-ea * eb / (ea + eb) * r2);
-}
 
 // Compute a symmetric one-body operator over cartesian shells and transform.
 // Threads take rows s1 (each with its own engine copy); blocks written are disjoint.
@@ -110,6 +70,50 @@ Eigen::MatrixXd schwarz(const std::vector<libint2::Shell>& shells) {
 }
 
 } // namespace
+
+void ensureLibintInitialized() {
+    static std::once_flag flag;
+    std::call_once(flag, []() { libint2::initialize(); });
+}
+
+libint2::Shell toLibint(const Shell& s) {
+    libint2::svector<double> alpha(s.exponents.begin(), s.exponents.end());
+    libint2::svector<double> coef(s.coefficients.begin(), s.coefficients.end());
+    return libint2::Shell(alpha, libint2::svector<libint2::Shell::Contraction>{{s.l, false, coef}}, s.center, false);
+}
+
+std::vector<libint2::Shell> toLibint(const BasisSet& basis) {
+    ensureLibintInitialized();
+    std::vector<libint2::Shell> out;
+    out.reserve(basis.numShells());
+    for (const Shell& s : basis.shells())
+        out.push_back(toLibint(s));
+    return out;
+}
+
+int maxNprim(const std::vector<libint2::Shell>& shells) {
+    size_t n = 1;
+    for (const auto& s : shells)
+        n = std::max(n, s.nprim());
+    return (int) n;
+}
+
+int maxL(const std::vector<libint2::Shell>& shells) {
+    int l = 0;
+    for (const auto& s : shells)
+        l = std::max(l, s.contr[0].l);
+    return l;
+}
+
+// Upper bound of |<a|b>|-like products for a shell pair, used to skip pairs whose
+// charge distribution is negligible: exp(-ab/(a+b) R^2) with the most diffuse primitives.
+double pairOverlapBound(const Shell& a, const Shell& b) {
+    const double ea = a.minExponent(), eb = b.minExponent();
+    double r2 = 0;
+    for (int k = 0; k < 3; k++)
+        r2 += (a.center[k] - b.center[k]) * (a.center[k] - b.center[k]);
+    return std::exp(-ea * eb / (ea + eb) * r2);
+}
 
 Eigen::MatrixXd overlapMatrix(const BasisSet& basis) {
     ensureLibintInitialized();

@@ -1,0 +1,21 @@
+#pragma once
+// Internal to the engine: our shells as Libint2 sees them, shared by LibintIntegrals.cpp and
+// LibintGradients.cpp (the only translation units that include Libint's headers).
+#include "openmmdft/qm/Basis.h"
+#include <libint2.hpp>
+#include <vector>
+
+namespace OpenMMDFT {
+namespace QM {
+
+void ensureLibintInitialized();
+/// A cartesian libint shell with our coefficients as they are (normalization already embedded, no renormalization).
+libint2::Shell toLibint(const Shell& shell);
+std::vector<libint2::Shell> toLibint(const BasisSet& basis);
+int maxNprim(const std::vector<libint2::Shell>& shells);
+int maxL(const std::vector<libint2::Shell>& shells);
+/// Upper bound of |<a|b>|-like products for a shell pair (most diffuse primitives), for screening.
+double pairOverlapBound(const Shell& a, const Shell& b);
+
+} // namespace QM
+} // namespace OpenMMDFT

@@ -1,0 +1,149 @@
+// Analytic derivatives of integral contractions (IntegralGradients.h) against central finite
+// differences of the same contractions, whose integrals are themselves checked against PySCF
+// (TestPySCFReference): sum_uv P_uv O_uv(R) at fixed P, P a random symmetric matrix, each atom
+// (and each point charge) moved by +-h and +-2h along x, y, z (five-point stencil, error O(h^4)).
+// Tolerance: |analytic - FD| <= 2e-7 with h = 1e-4 bohr. A point charge on a nucleus makes the third
+// derivative large (about 1e3 here): the three-point stencil would be off by 1.2e-5, scaling as h^2.
+#include "TestUtil.h"
+#include "openmmdft/qm/Integrals.h"
+#include "openmmdft/qm/IntegralGradients.h"
+#include <gtest/gtest.h>
+#include <functional>
+#include <random>
+
+using namespace OpenMMDFT::QM;
+using QMTest::water;
+
+namespace {
+
+const double H = 1e-4, TOL = 2e-7;
+
+/* A water with a bent, off-axis geometry and a methyl-free partner, so that no derivative vanishes by symmetry. */
+std::vector<QMAtom> molecule() {
+    auto atoms = water();
+    atoms[1].xyz[0] += 0.13;
+    atoms[2].xyz[2] -= 0.21;
+    atoms.push_back({7, {2.9, 0.4, -1.1}});
+    atoms.push_back({1, {3.6, 1.9, -0.6}});
+    return atoms;
+}
+
+Eigen::MatrixXd randomSymmetric(int n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> u(-1, 1);
+    Eigen::MatrixXd P(n, n);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j <= i; j++)
+            P(i, j) = P(j, i) = u(rng);
+    return P;
+}
+
+/* d/dx f(x) at 0 by the five-point stencil. */
+double fivePoint(const std::function<double(double)>& f) {
+    return (-f(2 * H) + 8 * f(H) - 8 * f(-H) + f(-2 * H)) / (12 * H);
+}
+
+/* Five-point differences of value(atoms) over every atom coordinate. */
+Eigen::MatrixXd finiteDifference(const std::vector<QMAtom>& atoms, const std::function<double(const std::vector<QMAtom>&)>& value) {
+    Eigen::MatrixXd G((int) atoms.size(), 3);
+    for (size_t a = 0; a < atoms.size(); a++)
+        for (int d = 0; d < 3; d++) {
+            G((int) a, d) = fivePoint([&](double x) {
+                auto moved = atoms;
+                moved[a].xyz[d] += x;
+                return value(moved);
+            });
+        }
+    return G;
+}
+
+double contract(const Eigen::MatrixXd& P, const Eigen::MatrixXd& O) {
+    return (P.array() * O.array()).sum();
+}
+
+} // namespace
+
+TEST(IntegralGradients, OverlapAndKineticMatchFiniteDifferences) {
+    const auto atoms = molecule();
+    for (const char* name : {"6-31G*", "def2-TZVP"})
+        for (bool pure : {false, true}) {
+            const BasisDefinition def = loadBasisDefinition(name, QMENGINE_DATA_DIR);
+            BasisSet basis(def, atoms, pure);
+            const Eigen::MatrixXd P = randomSymmetric(basis.size(), 7);
+            const int na = (int) atoms.size();
+            const Eigen::MatrixXd gS = overlapGradient(basis, P, na, 2), gT = kineticGradient(basis, P, na, 2);
+            const Eigen::MatrixXd fS = finiteDifference(atoms, [&](const std::vector<QMAtom>& at) {
+                return contract(P, overlapMatrix(BasisSet(def, at, pure)));
+            });
+            const Eigen::MatrixXd fT = finiteDifference(atoms, [&](const std::vector<QMAtom>& at) {
+                return contract(P, kineticMatrix(BasisSet(def, at, pure)));
+            });
+            EXPECT_LT((gS - fS).cwiseAbs().maxCoeff(), TOL) << name << (pure ? " pure" : " cartesian") << "\n" << gS << "\n" << fS;
+            EXPECT_LT((gT - fT).cwiseAbs().maxCoeff(), TOL) << name << (pure ? " pure" : " cartesian") << "\n" << gT << "\n" << fT;
+            // Translational invariance: the derivatives sum to zero over the atoms.
+            EXPECT_LT(gS.colwise().sum().cwiseAbs().maxCoeff(), 1e-10);
+            EXPECT_LT(gT.colwise().sum().cwiseAbs().maxCoeff(), 1e-10);
+        }
+}
+
+TEST(IntegralGradients, PointChargesMatchFiniteDifferences) {
+    const auto atoms = molecule();
+    const BasisDefinition def = loadBasisDefinition("def2-SVP", QMENGINE_DATA_DIR);
+    BasisSet basis(def, atoms, true);
+    const Eigen::MatrixXd P = randomSymmetric(basis.size(), 11);
+    // The nuclei and three MM-like charges, one close to the molecule.
+    std::vector<PointCharge> charges;
+    for (const QMAtom& a : atoms)
+        charges.push_back({{a.xyz[0], a.xyz[1], a.xyz[2]}, (double) a.Z});
+    charges.push_back({{-2.5, 1.0, 0.7}, -0.834});
+    charges.push_back({{1.2, -3.1, 2.2}, 0.417});
+    charges.push_back({{0.9, 2.4, -0.3}, 0.5});
+    const int na = (int) atoms.size(), nq = (int) charges.size();
+    Eigen::MatrixXd gAtoms, gCharges;
+    pointChargeGradient(basis, charges, P, na, 0.0, gAtoms, gCharges, 2);
+    // Moving an atom moves its basis functions only (the charges stay); moving a charge moves only it.
+    const Eigen::MatrixXd fAtoms = finiteDifference(atoms, [&](const std::vector<QMAtom>& at) {
+        return contract(P, pointChargeMatrix(BasisSet(def, at, true), charges, 0.0));
+    });
+    Eigen::MatrixXd fCharges(nq, 3);
+    for (int c = 0; c < nq; c++)
+        for (int d = 0; d < 3; d++) {
+            fCharges(c, d) = fivePoint([&](double x) {
+                auto moved = charges;
+                moved[c].xyz[d] += x;
+                return contract(P, pointChargeMatrix(basis, moved, 0.0));
+            });
+        }
+    EXPECT_LT((gAtoms - fAtoms).cwiseAbs().maxCoeff(), TOL) << "\n" << gAtoms << "\n" << fAtoms;
+    EXPECT_LT((gCharges - fCharges).cwiseAbs().maxCoeff(), TOL) << "\n" << gCharges << "\n" << fCharges;
+    // Moving everything together changes nothing.
+    EXPECT_LT((gAtoms.colwise().sum() + gCharges.colwise().sum()).cwiseAbs().maxCoeff(), 1e-9);
+}
+
+TEST(IntegralGradients, DensityFittedCoulombMatchesFiniteDifferences) {
+    const auto atoms = molecule();
+    const BasisDefinition def = loadBasisDefinition("def2-SVP", QMENGINE_DATA_DIR);
+    const BasisDefinition auxDef = loadBasisDefinition("def2-universal-jfit", QMENGINE_DATA_DIR);
+    const int na = (int) atoms.size();
+    for (bool pure : {false, true}) {
+        BasisSet basis(def, atoms, pure), aux(auxDef, atoms, true, 6);
+        // A density-like P (positive semidefinite), so that E_J is a Coulomb energy.
+        const Eigen::MatrixXd C = randomSymmetric(basis.size(), 13).leftCols(5);
+        const Eigen::MatrixXd D = C * C.transpose() * 0.1;
+        // E_J(R) = 1/2 tr(D J(D)) = 1/2 gamma^T (P|Q)^-1 gamma at fixed D.
+        auto energy = [&](const std::vector<QMAtom>& at, Eigen::VectorXd* coefficients) {
+            BasisSet b(def, at, pure), x(auxDef, at, true, 6);
+            DensityFittedCoulomb df(b, x, 0.0);
+            const double e = 0.5 * contract(D, df.compute(D));
+            if (coefficients)
+                *coefficients = df.fitCoefficients();
+            return e;
+        };
+        Eigen::VectorXd c;
+        energy(atoms, &c);
+        const Eigen::MatrixXd g = densityFittedCoulombGradient(basis, aux, D, c, na, 0.0, 2);
+        const Eigen::MatrixXd f = finiteDifference(atoms, [&](const std::vector<QMAtom>& at) { return energy(at, nullptr); });
+        EXPECT_LT((g - f).cwiseAbs().maxCoeff(), TOL) << (pure ? "pure" : "cartesian") << "\n" << g << "\n" << f;
+        EXPECT_LT(g.colwise().sum().cwiseAbs().maxCoeff(), 1e-9);
+    }
+}
