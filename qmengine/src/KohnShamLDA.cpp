@@ -1,4 +1,5 @@
 #include "openmmdft/qm/KohnShamLDA.h"
+#include "openmmdft/qm/IntegralGradients.h"
 #include "openmmdft/qm/Elements.h"
 #include "openmmdft/qm/Integrals.h"
 #include "openmmdft/qm/XCIntegrator.h"
@@ -29,6 +30,7 @@ bool usePure(const QMSettings& s, const BasisDefinition& def) {
 // One geometry: basis on the atoms, integrals, grid, XC and Coulomb builders.
 struct KohnShamLDA::System {
     std::vector<QMAtom> atoms;
+    std::vector<PointCharge> mm;
     BasisSet basis, aux;
     Eigen::MatrixXd S, Hcore, Vmm, X; // X: orthonormalizing transformation (nbf x nmo)
     double nuclearRepulsion = 0, nuclearMM = 0;
@@ -40,7 +42,7 @@ struct KohnShamLDA::System {
 
     System(const std::vector<QMAtom>& a, const std::vector<PointCharge>& mm, const QMSettings& s,
            const BasisDefinition& def, const BasisDefinition& auxDef, bool densityFitting)
-        : atoms(a), basis(def, a, usePure(s, def)) {
+        : atoms(a), mm(mm), basis(def, a, usePure(s, def)) {
         double t = seconds();
         S = overlapMatrix(basis);
         std::vector<PointCharge> nuclei;
@@ -126,6 +128,67 @@ const DensityFittedCoulomb* KohnShamLDA::densityFitting() const {
     if (!last_)
         throw OpenMM::OpenMMException("QM: no computation has been done yet");
     return last_->fitted.get();
+}
+
+QMGradient KohnShamLDA::gradientFixedGrid(const QMResult& result) const {
+    if (!last_)
+        throw OpenMM::OpenMMException("QM: no computation has been done yet");
+    const System& sys = *last_;
+    if (!sys.fitted)
+        throw OpenMM::OpenMMException("QM: analytic gradients need density fitting of the Coulomb term (exact Coulomb has no gradient yet)");
+    const Eigen::MatrixXd& D = result.density;
+    if (D.rows() != sys.basis.size())
+        throw OpenMM::OpenMMException("QM: the result passed to gradientFixedGrid is not from the last compute()");
+    const int na = (int) sys.atoms.size(), threads = settings_.threads;
+    QMGradient g;
+    g.atoms = Eigen::MatrixXd::Zero(na, 3);
+    g.mm = Eigen::MatrixXd::Zero((int) sys.mm.size(), 3);
+    // Point charges among themselves: nuclei-nuclei and nuclei-MM.
+    for (int i = 0; i < na; i++) {
+        const QMAtom& a = sys.atoms[i];
+        auto pair = [&](const double* other, double q, double* gOther) {
+            double r[3], r2 = 0;
+            for (int d = 0; d < 3; d++) {
+                r[d] = a.xyz[d] - other[d];
+                r2 += r[d] * r[d];
+            }
+            const double f = a.Z * q / (r2 * std::sqrt(r2)); // d/dR_a (Z q / r) = -Z q r / r^3
+            for (int d = 0; d < 3; d++) {
+                g.atoms(i, d) -= f * r[d];
+                if (gOther)
+                    gOther[d] += f * r[d];
+            }
+        };
+        for (int j = 0; j < na; j++)
+            if (j != i)
+                pair(sys.atoms[j].xyz, sys.atoms[j].Z, nullptr); // each pair twice, each time for atom i only
+        for (size_t c = 0; c < sys.mm.size(); c++) {
+            double gc[3] = {0, 0, 0};
+            pair(sys.mm[c].xyz, sys.mm[c].charge, gc);
+            for (int d = 0; d < 3; d++)
+                g.mm((int) c, d) += gc[d];
+        }
+    }
+    // One-electron terms and the Pulay term of the overlap.
+    g.atoms += kineticGradient(sys.basis, D, na, threads);
+    g.atoms -= overlapGradient(sys.basis, result.energyWeightedDensity, na, threads);
+    std::vector<PointCharge> nuclei;
+    for (const QMAtom& a : sys.atoms)
+        nuclei.push_back({{a.xyz[0], a.xyz[1], a.xyz[2]}, (double) a.Z});
+    Eigen::MatrixXd basisPart, chargePart;
+    pointChargeGradient(sys.basis, nuclei, D, na, 0.0, basisPart, chargePart, threads);
+    g.atoms += basisPart + chargePart; // the nuclei are the atoms
+    if (!sys.mm.empty()) {
+        pointChargeGradient(sys.basis, sys.mm, D, na, settings_.integralThreshold, basisPart, chargePart, threads);
+        g.atoms += basisPart;
+        g.mm += chargePart;
+    }
+    // Coulomb: the fit of this density (the SCF's last fit may belong to the previous iteration's density).
+    sys.fitted->compute(D);
+    g.atoms += densityFittedCoulombGradient(sys.basis, sys.aux, D, sys.fitted->fitCoefficients(), na, settings_.integralThreshold,
+                                            threads);
+    g.atoms += xcGradientFixedGrid(sys.basis, *sys.grid, settings_.functional, D, na, threads);
+    return g;
 }
 
 const MolecularGrid& KohnShamLDA::grid() const {

@@ -2,6 +2,7 @@
 // Shared helpers of the qmengine tests.
 #include "openmmdft/qm/Settings.h"
 #include "openmmdft/qm/Types.h"
+#include <Eigen/Dense>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -36,6 +37,7 @@ struct ReferenceCase {
     std::vector<QMAtom> atoms;
     std::vector<PointCharge> mm;
     double energy = 0;
+    Eigen::MatrixXd gradient, mmGradient; ///< PySCF's (grid_response = False), where the case has them
 };
 
 inline std::vector<ReferenceCase> readCases() {
@@ -74,6 +76,14 @@ inline std::vector<ReferenceCase> readCases() {
                 in >> q.xyz[0] >> q.xyz[1] >> q.xyz[2] >> q.charge;
         }
         else if (key == "energy") in >> c.energy;
+        else if (key == "gradient" || key == "mmgradient") {
+            int n;
+            in >> n;
+            Eigen::MatrixXd& g = (key == "gradient" ? c.gradient : c.mmGradient);
+            g.resize(n, 3);
+            for (int i = 0; i < n; i++)
+                in >> g(i, 0) >> g(i, 1) >> g(i, 2);
+        }
         else if (key == "end") {
             cases.push_back(c);
             c = ReferenceCase();

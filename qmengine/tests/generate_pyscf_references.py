@@ -64,7 +64,9 @@ def to_bohr(atoms):
 
 
 def run(name, atoms, basis, cart, coulomb, aux='-', xc='LDA,VWN', grid=(60, 302), charge=0, mm=(),
-        radial='treutler', partition='becke', sizeadjust='none'):
+        radial='treutler', partition='becke', sizeadjust='none', gradient=False):
+    """gradient=True also writes PySCF's analytic nuclear gradient (grid_response=False, density fitting with the
+    auxiliary-basis response) of the QM atoms and, with MM charges, of the charges (grad_hcore_mm + grad_nuc_mm)."""
     atoms = to_bohr(atoms)
     mol = gto.Mole()
     mol.atom = [(Z, xyz) for Z, xyz in atoms]
@@ -104,6 +106,17 @@ def run(name, atoms, basis, cart, coulomb, aux='-', xc='LDA,VWN', grid=(60, 302)
     lines.append('mmcharges %d' % len(mm_bohr))
     lines += ['%.15f %.15f %.15f %.15f' % (*xyz, q) for xyz, q in mm_bohr]
     lines.append('energy %.12f' % e)
+    if gradient:
+        g = mf.nuc_grad_method()
+        g.grid_response = False
+        de = g.kernel()
+        lines.append('gradient %d' % len(atoms))
+        lines += ['%.12f %.12f %.12f' % tuple(row) for row in de]
+        if mm:
+            dm = mf.make_rdm1()
+            gmm = g.grad_hcore_mm(dm) + g.grad_nuc_mm()
+            lines.append('mmgradient %d' % len(mm))
+            lines += ['%.12f %.12f %.12f' % tuple(row) for row in gmm]
     lines.append('end')
     print('%-36s E = %.10f  (%.1f s, %d bf)' % (name, e, time.time() - t, mol.nao), flush=True)
     return '\n'.join(lines) + '\n'
@@ -116,15 +129,18 @@ CASES = {
     'methanol_def2svp_exact': lambda: run('methanol_def2svp_exact', METHANOL, 'def2-svp', False, 'exact'),
     'water_def2svp_exact_vwnrpa': lambda: run('water_def2svp_exact_vwnrpa', WATER, 'def2-svp', False, 'exact',
                                               xc='LDA,VWN_RPA'),
-    'water_631gs_df_jfit': lambda: run('water_631gs_df_jfit', WATER, '6-31gs', True, 'df', 'def2-universal-jfit'),
-    'water_def2svp_df_jfit': lambda: run('water_def2svp_df_jfit', WATER, 'def2-svp', False, 'df', 'def2-universal-jfit'),
+    'water_631gs_df_jfit': lambda: run('water_631gs_df_jfit', WATER, '6-31gs', True, 'df', 'def2-universal-jfit', gradient=True),
+    'water_def2svp_df_jfit': lambda: run('water_def2svp_df_jfit', WATER, 'def2-svp', False, 'df', 'def2-universal-jfit', gradient=True),
     'methanol_def2svp_df_jfit': lambda: run('methanol_def2svp_df_jfit', METHANOL, 'def2-svp', False, 'df',
-                                            'def2-universal-jfit'),
+                                            'def2-universal-jfit', gradient=True),
     'methanol_631gs_df_jfit': lambda: run('methanol_631gs_df_jfit', METHANOL, '6-31gs', True, 'df', 'def2-universal-jfit'),
     'water_dzvp_df_dgaussa1': lambda: run('water_dzvp_df_dgaussa1', WATER, 'dzvp', False, 'df', 'dgauss-a1-dft-cfit'),
     'water_def2svp_exact_mm': lambda: run('water_def2svp_exact_mm', WATER, 'def2-svp', False, 'exact', mm=mm_environment()),
     'water_631gs_df_mm': lambda: run('water_631gs_df_mm', WATER, '6-31gs', True, 'df', 'def2-universal-jfit',
                                      mm=mm_environment()),
+    # Gradients with MM charges need a spherical basis (PySCF's grad_hcore_mm refuses cartesian with DF).
+    'water_def2svp_df_mm': lambda: run('water_def2svp_df_mm', WATER, 'def2-svp', False, 'df', 'def2-universal-jfit',
+                                       mm=mm_environment(), gradient=True),
     'water8_def2svp_df_jfit': lambda: run('water8_def2svp_df_jfit', water_cluster(8), 'def2-svp', False, 'df',
                                           'def2-universal-jfit', grid=(50, 194)),
     'water8_631gs_df_jfit': lambda: run('water8_631gs_df_jfit', water_cluster(8), '6-31gs', True, 'df',
@@ -132,7 +148,7 @@ CASES = {
     # f shells (def2-TZVP has f on O; its jfit partner has g), pure and cartesian.
     'water_def2tzvp_exact': lambda: run('water_def2tzvp_exact', WATER, 'def2-tzvp', False, 'exact'),
     'water_def2tzvp_cart_df_jfit': lambda: run('water_def2tzvp_cart_df_jfit', WATER, 'def2-tzvp', True, 'df',
-                                               'def2-universal-jfit'),
+                                               'def2-universal-jfit', gradient=True),
     # Other grid schemes: Becke radial grid, SSF partition, Becke size adjustment with Treutler radii.
     'methanol_631gs_becke_radial_ssf': lambda: run('methanol_631gs_becke_radial_ssf', METHANOL, '6-31gs', True, 'exact',
                                                    radial='becke', partition='ssf'),

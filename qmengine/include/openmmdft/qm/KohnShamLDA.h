@@ -49,6 +49,12 @@ struct QMResult {
     DensityGuess guess() const { return {density}; }
 };
 
+/// Nuclear gradient of QMResult::total (hartree / bohr): dE/dR of every QM atom and dE/dC of every MM charge.
+struct QMGradient {
+    Eigen::MatrixXd atoms; ///< numAtoms x 3
+    Eigen::MatrixXd mm;    ///< mmCharges x 3
+};
+
 class KohnShamLDA {
 public:
     explicit KohnShamLDA(const QMSettings& settings);
@@ -58,6 +64,12 @@ public:
     QMResult compute(const std::vector<QMAtom>& atoms, int charge, const std::vector<PointCharge>& mmCharges,
                      const DensityGuess* previous = nullptr);
     const QMSettings& settings() const { return settings_; }
+    /// Analytic gradient of result.total for the last compute() (result must be its result): nuclear repulsion,
+    /// one-electron (kinetic, nuclei, MM charges, with the Pulay term -sum W dS), density-fitted Coulomb, and
+    /// XC with the grid held fixed (xcGradientFixedGrid: no grid-weight derivatives yet, so it is not the exact
+    /// derivative of the energy on a moving grid; the difference shrinks with the grid). Atomic units.
+    /// Throws OpenMMException for exact (non-fitted) Coulomb, which has no gradient yet.
+    QMGradient gradientFixedGrid(const QMResult& result) const;
     /// The last computation's basis and grid (kept for analysis and future gradients).
     const BasisSet& basis() const;
     const MolecularGrid& grid() const;

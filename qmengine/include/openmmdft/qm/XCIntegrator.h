@@ -15,6 +15,14 @@ namespace QM {
 void evaluateBasisFunctions(const BasisSet& basis, const std::vector<int>& shells, const double* x,
                             const double* y, const double* z, int npoints, Eigen::MatrixXd& phi);
 
+/// Values and Cartesian gradients (d/dx, d/dy, d/dz at the point) of the same functions, same layout as phi.
+void evaluateBasisFunctionGradients(const BasisSet& basis, const std::vector<int>& shells, const double* x, const double* y,
+                                    const double* z, int npoints, Eigen::MatrixXd& phi, Eigen::MatrixXd dphi[3]);
+/// d E_xc / d R_A (numAtoms x 3) through the basis functions only, the grid held fixed (no derivatives of the
+/// partition weights, points not moving with their atoms): -2 sum_p w_p v_xc(p) sum_{u on A} grad phi_u(p) (D phi(p))_u.
+/// The same approximation as PySCF's grad.rks with grid_response = False; it vanishes as the grid becomes complete.
+Eigen::MatrixXd xcGradientFixedGrid(const BasisSet& basis, const MolecularGrid& grid, Functional functional,
+                                    const Eigen::MatrixXd& density, int numAtoms, int threads = 1);
 struct XCContribution {
     double energy = 0;
     double electrons = 0; ///< integral of rho on the grid (a quadrature check)

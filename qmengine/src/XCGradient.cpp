@@ -1,0 +1,118 @@
+// XC contribution to the nuclear gradient (XCIntegrator.h), and the basis-function gradients it needs.
+#include "openmmdft/qm/XCIntegrator.h"
+#include "openmmdft/qm/Angular.h"
+#include "openmmdft/qm/LDA.h"
+#include "Parallel.h"
+#include <algorithm>
+#include <cmath>
+
+namespace OpenMMDFT {
+namespace QM {
+
+void evaluateBasisFunctionGradients(const BasisSet& basis, const std::vector<int>& shells, const double* x, const double* y,
+                                    const double* z, int npoints, Eigen::MatrixXd& phi, Eigen::MatrixXd dphi[3]) {
+    int nf = 0;
+    for (int s : shells)
+        nf += basis.shells()[s].size();
+    phi.resize(npoints, nf);
+    for (int d = 0; d < 3; d++)
+        dphi[d].resize(npoints, nf);
+    double cart[4][28]; // value, d/dx, d/dy, d/dz of the cartesian components (l <= 6)
+    double pw[3][8];     // powers of dx, dy, dz
+    int col = 0;
+    for (int s : shells) {
+        const Shell& sh = basis.shells()[s];
+        const auto& comps = cartesianComponents(sh.l);
+        const int nc = sh.cartesianSize();
+        const Eigen::MatrixXd* pure = sh.pure ? &cartesianToPure(sh.l) : nullptr;
+        for (int p = 0; p < npoints; p++) {
+            const double r[3] = {x[p] - sh.center[0], y[p] - sh.center[1], z[p] - sh.center[2]};
+            const double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+            // radial R = sum c e^{-a r^2}; dR/dx = -2 x sum c a e^{-a r^2}
+            double radial = 0, radialSlope = 0;
+            for (size_t k = 0; k < sh.exponents.size(); k++) {
+                const double e = sh.coefficients[k] * std::exp(-sh.exponents[k] * r2);
+                radial += e;
+                radialSlope += sh.exponents[k] * e;
+            }
+            radialSlope *= -2;
+            for (int d = 0; d < 3; d++) {
+                pw[d][0] = 1;
+                for (int k = 1; k <= sh.l; k++)
+                    pw[d][k] = pw[d][k - 1] * r[d];
+            }
+            for (int c = 0; c < nc; c++) {
+                const int e[3] = {comps[c][0], comps[c][1], comps[c][2]};
+                const double angular = pw[0][e[0]] * pw[1][e[1]] * pw[2][e[2]];
+                cart[0][c] = radial * angular;
+                for (int d = 0; d < 3; d++) {
+                    // d/dx (x^a y^b z^c R) = a x^(a-1) y^b z^c R + x^a y^b z^c x R'/x (with R' = -2 x sum c a e)
+                    double lowered = 0;
+                    if (e[d] > 0) {
+                        int f[3] = {e[0], e[1], e[2]};
+                        f[d]--;
+                        lowered = e[d] * pw[0][f[0]] * pw[1][f[1]] * pw[2][f[2]];
+                    }
+                    cart[1 + d][c] = radial * lowered + radialSlope * r[d] * angular;
+                }
+            }
+            for (int q = 0; q < 4; q++) {
+                Eigen::MatrixXd& out = (q == 0 ? phi : dphi[q - 1]);
+                if (pure)
+                    for (int m = 0; m < 2 * sh.l + 1; m++) {
+                        double v = 0;
+                        for (int c = 0; c < nc; c++)
+                            v += (*pure)(m, c) * cart[q][c];
+                        out(p, col + m) = v;
+                    }
+                else
+                    for (int c = 0; c < nc; c++)
+                        out(p, col + c) = cart[q][c];
+            }
+        }
+        col += sh.size();
+    }
+}
+
+Eigen::MatrixXd xcGradientFixedGrid(const BasisSet& basis, const MolecularGrid& grid, Functional functional, const Eigen::MatrixXd& density,
+                                    int numAtoms, int threads) {
+    const auto& batches = grid.batches();
+    threads = std::max(1, std::min(resolveThreads(threads), (int) batches.size()));
+    // The atom of every basis function.
+    std::vector<int> atomOf(basis.size());
+    for (int s = 0; s < basis.numShells(); s++)
+        for (int i = 0; i < basis.shells()[s].size(); i++)
+            atomOf[basis.offset(s) + i] = basis.shells()[s].atom;
+    std::vector<Eigen::MatrixXd> partial(threads, Eigen::MatrixXd::Zero(numAtoms, 3));
+    parallelFor((int) batches.size(), threads, [&](int b, int t) {
+        const GridBatch& g = batches[b];
+        const std::vector<int>& fn = g.functions;
+        const int nf = (int) fn.size(), np = (int) g.size();
+        if (nf == 0 || np == 0)
+            return;
+        Eigen::MatrixXd Dsub(nf, nf), phi, dphi[3];
+        for (int j = 0; j < nf; j++)
+            for (int i = 0; i < nf; i++)
+                Dsub(i, j) = density(fn[i], fn[j]);
+        evaluateBasisFunctionGradients(basis, g.shells, g.x.data(), g.y.data(), g.z.data(), np, phi, dphi);
+        const Eigen::MatrixXd X = phi * Dsub; // (D phi)_u at each point
+        Eigen::VectorXd wv(np);
+        for (int p = 0; p < np; p++) {
+            const double rho = X.row(p).dot(phi.row(p));
+            wv[p] = g.w[p] * ldaExchangeCorrelation(functional, rho).v;
+        }
+        for (int d = 0; d < 3; d++) {
+            // sum_p w v dphi_u X_u for each function u of the batch
+            const Eigen::VectorXd perFunction = ((dphi[d].array() * X.array()).colwise() * wv.array()).colwise().sum().transpose();
+            for (int i = 0; i < nf; i++)
+                partial[t](atomOf[fn[i]], d) -= 2 * perFunction[i];
+        }
+    });
+    Eigen::MatrixXd G = Eigen::MatrixXd::Zero(numAtoms, 3);
+    for (const auto& p : partial)
+        G += p;
+    return G;
+}
+
+} // namespace QM
+} // namespace OpenMMDFT
