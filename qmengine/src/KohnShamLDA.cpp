@@ -130,7 +130,15 @@ const DensityFittedCoulomb* KohnShamLDA::densityFitting() const {
     return last_->fitted.get();
 }
 
+QMGradient KohnShamLDA::gradient(const QMResult& result) const {
+    return gradientTerms(result, true);
+}
+
 QMGradient KohnShamLDA::gradientFixedGrid(const QMResult& result) const {
+    return gradientTerms(result, false);
+}
+
+QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse) const {
     if (!last_)
         throw OpenMM::OpenMMException("QM: no computation has been done yet");
     const System& sys = *last_;
@@ -138,7 +146,7 @@ QMGradient KohnShamLDA::gradientFixedGrid(const QMResult& result) const {
         throw OpenMM::OpenMMException("QM: analytic gradients need density fitting of the Coulomb term (exact Coulomb has no gradient yet)");
     const Eigen::MatrixXd& D = result.density;
     if (D.rows() != sys.basis.size())
-        throw OpenMM::OpenMMException("QM: the result passed to gradientFixedGrid is not from the last compute()");
+        throw OpenMM::OpenMMException("QM: the result passed to gradient() is not from the last compute()");
     const int na = (int) sys.atoms.size(), threads = settings_.threads;
     QMGradient g;
     g.atoms = Eigen::MatrixXd::Zero(na, 3);
@@ -187,7 +195,10 @@ QMGradient KohnShamLDA::gradientFixedGrid(const QMResult& result) const {
     sys.fitted->compute(D);
     g.atoms += densityFittedCoulombGradient(sys.basis, sys.aux, D, sys.fitted->fitCoefficients(), na, settings_.integralThreshold,
                                             threads);
-    g.atoms += xcGradientFixedGrid(sys.basis, *sys.grid, settings_.functional, D, na, threads);
+    if (gridResponse)
+        g.atoms += xcGradient(sys.basis, *sys.grid, sys.atoms, settings_.grid, settings_.functional, D, threads);
+    else
+        g.atoms += xcGradientFixedGrid(sys.basis, *sys.grid, settings_.functional, D, na, threads);
     return g;
 }
 

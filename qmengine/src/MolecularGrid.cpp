@@ -103,6 +103,114 @@ double cellFunction(AtomicPartition partition, double nu) {
     return 0.5 * (1 - g);
 }
 
+namespace {
+/// ds/dnu of cellFunction.
+double cellSlope(AtomicPartition partition, double nu) {
+    if (partition == AtomicPartition::Becke) {
+        double f = nu, slope = 1;
+        for (int k = 0; k < 3; k++) {
+            slope *= 1.5 - 1.5 * f * f;
+            f = 1.5 * f - 0.5 * f * f * f;
+        }
+        return -0.5 * slope;
+    }
+    if (nu <= -kSSFa || nu >= kSSFa)
+        return 0.0;
+    const double z = nu / kSSFa, z2 = z * z;
+    const double g = (35 + z2 * (-105 + z2 * (105 - 35 * z2))) / 16;
+    return -0.5 * g / kSSFa;
+}
+} // namespace
+
+struct PartitionWeightDerivatives::Impl {
+    std::vector<QMAtom> atoms;
+    GridSettings settings;
+    PartitionData pd;
+    Impl(const std::vector<QMAtom>& a, const GridSettings& s) : atoms(a), settings(s), pd(a, s) {}
+};
+
+PartitionWeightDerivatives::PartitionWeightDerivatives(const std::vector<QMAtom>& atoms, const GridSettings& settings)
+    : impl_(new Impl(atoms, settings)) {}
+
+PartitionWeightDerivatives::~PartitionWeightDerivatives() = default;
+
+double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector<double>& dW) const {
+    const auto& atoms = impl_->atoms;
+    const GridSettings& s = impl_->settings;
+    const PartitionData& pd = impl_->pd;
+    const int n = pd.n;
+    dW.assign((size_t) n * 3, 0.0);
+    if (n == 1)
+        return 1.0;
+    std::vector<double> dist(n);
+    std::vector<std::array<double, 3>> unit(n); // (r - R_b) / |r - R_b|
+    for (int b = 0; b < n; b++) {
+        dist[b] = distance(r, atoms[b].xyz);
+        for (int k = 0; k < 3; k++)
+            unit[b][k] = dist[b] > 0 ? (r[k] - atoms[b].xyz[k]) / dist[b] : 0.0;
+    }
+    if (s.partition == AtomicPartition::StratmannScuseriaFrisch && dist[A] <= 0.5 * (1 - kSSFa) * pd.nearest[A])
+        return 1.0; // the weight is exactly one in a neighbourhood: no derivative
+    // P_c = prod_{d != c} s(nu_cd); dP[c][b] = dP_c/dR_b (r fixed). Cells skipped as in weightOf.
+    std::vector<double> P(n, 0.0), sv(n), sl(n), prefix(n + 1), suffix(n + 1);
+    std::vector<std::array<double, 3>> dnuC(n), dnuD(n); // d nu_cd / dR_c and / dR_d
+    std::vector<std::vector<std::array<double, 3>>> dP(n, std::vector<std::array<double, 3>>(n, {0, 0, 0}));
+    for (int c = 0; c < n; c++) {
+        if (c != A) {
+            double mu = (dist[c] - dist[A]) * pd.invR[c * n + A];
+            mu += pd.a[c * n + A] * (1 - mu * mu);
+            if (cellFunction(s.partition, mu) < 1e-15)
+                continue;
+        }
+        for (int d = 0; d < n; d++) {
+            sv[d] = 1;
+            sl[d] = 0;
+            if (d == c)
+                continue;
+            const double invR = pd.invR[c * n + d], a = pd.a[c * n + d];
+            const double mu = (dist[c] - dist[d]) * invR;
+            const double nu = mu + a * (1 - mu * mu);
+            sv[d] = cellFunction(s.partition, nu);
+            sl[d] = cellSlope(s.partition, nu) * (1 - 2 * a * mu); // ds/dmu
+            for (int k = 0; k < 3; k++) {
+                const double e = (atoms[c].xyz[k] - atoms[d].xyz[k]) * invR; // unit vector R_d -> R_c
+                dnuC[d][k] = (-unit[c][k] - mu * e) * invR;
+                dnuD[d][k] = (unit[d][k] + mu * e) * invR;
+            }
+        }
+        prefix[0] = 1;
+        for (int d = 0; d < n; d++)
+            prefix[d + 1] = prefix[d] * sv[d];
+        suffix[n] = 1;
+        for (int d = n - 1; d >= 0; d--)
+            suffix[d] = suffix[d + 1] * sv[d];
+        P[c] = prefix[n];
+        for (int d = 0; d < n; d++) {
+            if (d == c || sl[d] == 0)
+                continue;
+            const double others = prefix[d] * suffix[d + 1] * sl[d];
+            for (int k = 0; k < 3; k++) {
+                dP[c][c][k] += others * dnuC[d][k];
+                dP[c][d][k] += others * dnuD[d][k];
+            }
+        }
+    }
+    double Z = 0;
+    for (int c = 0; c < n; c++)
+        Z += P[c];
+    if (!(Z > 0))
+        return 0.0;
+    const double W = P[A] / Z;
+    for (int b = 0; b < n; b++)
+        for (int k = 0; k < 3; k++) {
+            double dZ = 0;
+            for (int c = 0; c < n; c++)
+                dZ += dP[c][b][k];
+            dW[(size_t) b * 3 + k] = (dP[A][b][k] - W * dZ) / Z;
+        }
+    return W;
+}
+
 double partitionWeight(const std::vector<QMAtom>& atoms, int A, const double r[3], const GridSettings& settings) {
     PartitionData pd(atoms, settings);
     std::vector<double> dist(atoms.size());

@@ -114,5 +114,76 @@ Eigen::MatrixXd xcGradientFixedGrid(const BasisSet& basis, const MolecularGrid& 
     return G;
 }
 
+Eigen::MatrixXd xcGradient(const BasisSet& basis, const MolecularGrid& grid, const std::vector<QMAtom>& atoms,
+                           const GridSettings& gridSettings, Functional functional, const Eigen::MatrixXd& density, int threads) {
+    const int numAtoms = (int) atoms.size();
+    const auto& batches = grid.batches();
+    threads = std::max(1, std::min(resolveThreads(threads), (int) batches.size()));
+    std::vector<int> atomOf(basis.size());
+    for (int s = 0; s < basis.numShells(); s++)
+        for (int i = 0; i < basis.shells()[s].size(); i++)
+            atomOf[basis.offset(s) + i] = basis.shells()[s].atom;
+    const PartitionWeightDerivatives partition(atoms, gridSettings);
+    std::vector<Eigen::MatrixXd> partial(threads, Eigen::MatrixXd::Zero(numAtoms, 3));
+    parallelFor((int) batches.size(), threads, [&](int b, int t) {
+        const GridBatch& g = batches[b];
+        const std::vector<int>& fn = g.functions;
+        const int nf = (int) fn.size(), np = (int) g.size();
+        if (np == 0)
+            return;
+        Eigen::MatrixXd& G = partial[t];
+        Eigen::MatrixXd phi, dphi[3], X;
+        Eigen::VectorXd rho = Eigen::VectorXd::Zero(np);
+        if (nf > 0) {
+            Eigen::MatrixXd Dsub(nf, nf);
+            for (int j = 0; j < nf; j++)
+                for (int i = 0; i < nf; i++)
+                    Dsub(i, j) = density(fn[i], fn[j]);
+            evaluateBasisFunctionGradients(basis, g.shells, g.x.data(), g.y.data(), g.z.data(), np, phi, dphi);
+            X = phi * Dsub;
+            rho = (X.array() * phi.array()).rowwise().sum();
+        }
+        std::vector<double> dW;
+        for (int p = 0; p < np; p++) {
+            const LDAPoint xc = ldaExchangeCorrelation(functional, rho[p]);
+            const int A = g.parentAtom[p];
+            const double wv = g.w[p] * xc.v;
+            if (nf > 0)
+                for (int d = 0; d < 3; d++) {
+                    // Basis functions on atom C move with C: -2 w v dphi_u X_u to C; the point moves with A:
+                    // + w v d rho/dr = 2 w v sum_u dphi_u X_u to A.
+                    for (int i = 0; i < nf; i++) {
+                        const double term = 2 * wv * dphi[d](p, i) * X(p, i);
+                        G(atomOf[fn[i]], d) -= term;
+                        G(A, d) += term;
+                    }
+                }
+            // Partition weight: w = w_quadrature W_A(r): f w_quadrature dW_A/dR_B for B != A, and for A (which also
+            // carries the point) minus their sum, by translational invariance of W_A.
+            const double f = rho[p] * xc.eps;
+            if (f == 0)
+                continue;
+            const double r[3] = {g.x[p], g.y[p], g.z[p]};
+            const double W = partition.compute(A, r, dW);
+            if (!(W > 1e-14))
+                continue;
+            const double scale = f * g.w[p] / W;
+            for (int B = 0; B < numAtoms; B++) {
+                if (B == A)
+                    continue;
+                for (int d = 0; d < 3; d++) {
+                    const double term = scale * dW[(size_t) B * 3 + d];
+                    G(B, d) += term;
+                    G(A, d) -= term;
+                }
+            }
+        }
+    });
+    Eigen::MatrixXd G = Eigen::MatrixXd::Zero(numAtoms, 3);
+    for (const auto& p : partial)
+        G += p;
+    return G;
+}
+
 } // namespace QM
 } // namespace OpenMMDFT

@@ -37,7 +37,7 @@ struct ReferenceCase {
     std::vector<QMAtom> atoms;
     std::vector<PointCharge> mm;
     double energy = 0;
-    Eigen::MatrixXd gradient, mmGradient; ///< PySCF's (grid_response = False), where the case has them
+    Eigen::MatrixXd gradient, gradientGrid, mmGradient; ///< PySCF's (grid_response False / True), where the case has them
 };
 
 inline std::vector<ReferenceCase> readCases() {
@@ -76,10 +76,10 @@ inline std::vector<ReferenceCase> readCases() {
                 in >> q.xyz[0] >> q.xyz[1] >> q.xyz[2] >> q.charge;
         }
         else if (key == "energy") in >> c.energy;
-        else if (key == "gradient" || key == "mmgradient") {
+        else if (key == "gradient" || key == "gradientgrid" || key == "mmgradient") {
             int n;
             in >> n;
-            Eigen::MatrixXd& g = (key == "gradient" ? c.gradient : c.mmGradient);
+            Eigen::MatrixXd& g = (key == "gradient" ? c.gradient : key == "gradientgrid" ? c.gradientGrid : c.mmGradient);
             g.resize(n, 3);
             for (int i = 0; i < n; i++)
                 in >> g(i, 0) >> g(i, 1) >> g(i, 2);

@@ -65,8 +65,9 @@ def to_bohr(atoms):
 
 def run(name, atoms, basis, cart, coulomb, aux='-', xc='LDA,VWN', grid=(60, 302), charge=0, mm=(),
         radial='treutler', partition='becke', sizeadjust='none', gradient=False):
-    """gradient=True also writes PySCF's analytic nuclear gradient (grid_response=False, density fitting with the
-    auxiliary-basis response) of the QM atoms and, with MM charges, of the charges (grad_hcore_mm + grad_nuc_mm)."""
+    """gradient=True also writes PySCF's analytic nuclear gradient (density fitting with the auxiliary-basis response)
+    of the QM atoms with grid_response=False ('gradient') and True ('gradientgrid') and, with MM charges, of the
+    charges (grad_hcore_mm + grad_nuc_mm, 'mmgradient')."""
     atoms = to_bohr(atoms)
     mol = gto.Mole()
     mol.atom = [(Z, xyz) for Z, xyz in atoms]
@@ -112,6 +113,10 @@ def run(name, atoms, basis, cart, coulomb, aux='-', xc='LDA,VWN', grid=(60, 302)
         de = g.kernel()
         lines.append('gradient %d' % len(atoms))
         lines += ['%.12f %.12f %.12f' % tuple(row) for row in de]
+        g.grid_response = True
+        lines.append('gradientgrid %d' % len(atoms))
+        lines += ['%.12f %.12f %.12f' % tuple(row) for row in g.kernel()]
+        g.grid_response = False
         if mm:
             dm = mf.make_rdm1()
             gmm = g.grad_hcore_mm(dm) + g.grad_nuc_mm()

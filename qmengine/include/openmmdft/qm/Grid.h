@@ -6,6 +6,7 @@
 #include "openmmdft/qm/Settings.h"
 #include "openmmdft/qm/Types.h"
 #include <array>
+#include <memory>
 #include <vector>
 
 namespace OpenMMDFT {
@@ -59,6 +60,20 @@ private:
     size_t numPoints_ = 0;
 };
 
+/**
+ * Derivatives of the partition weights for gradients: W_A(r) = P_A(r) / sum_C P_C(r) and dW_A/dR_B at a fixed
+ * point r for every atom B (the same screening and size adjustment as the grid's weights).
+ */
+class PartitionWeightDerivatives {
+public:
+    PartitionWeightDerivatives(const std::vector<QMAtom>& atoms, const GridSettings& settings);
+    ~PartitionWeightDerivatives();
+    /// Returns W_A(r); dW (numAtoms x 3, row-major, resized here) receives dW_A/dR_B with r held fixed.
+    double compute(int A, const double r[3], std::vector<double>& dW) const;
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
 /// The partition weight P_A(r) / sum_B P_B(r) of atom A at point r.
 double partitionWeight(const std::vector<QMAtom>& atoms, int A, const double r[3], const GridSettings& settings);
 

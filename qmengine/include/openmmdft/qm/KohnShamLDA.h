@@ -65,10 +65,13 @@ public:
                      const DensityGuess* previous = nullptr);
     const QMSettings& settings() const { return settings_; }
     /// Analytic gradient of result.total for the last compute() (result must be its result): nuclear repulsion,
-    /// one-electron (kinetic, nuclei, MM charges, with the Pulay term -sum W dS), density-fitted Coulomb, and
-    /// XC with the grid held fixed (xcGradientFixedGrid: no grid-weight derivatives yet, so it is not the exact
-    /// derivative of the energy on a moving grid; the difference shrinks with the grid). Atomic units.
+    /// one-electron (kinetic, nuclei, MM charges, with the Pulay term -sum W dS), density-fitted Coulomb, and XC
+    /// on the grid that moves with the atoms (xcGradient, partition-weight derivatives included), i.e. the exact
+    /// derivative of the energy as computed, which energy-conserving MD needs. Atomic units.
     /// Throws OpenMMException for exact (non-fitted) Coulomb, which has no gradient yet.
+    QMGradient gradient(const QMResult& result) const;
+    /// The same with the XC grid held fixed (xcGradientFixedGrid; PySCF's grid_response = False): cheaper, not the
+    /// exact derivative (the difference shrinks as the grid grows).
     QMGradient gradientFixedGrid(const QMResult& result) const;
     /// The last computation's basis and grid (kept for analysis and future gradients).
     const BasisSet& basis() const;
@@ -78,6 +81,7 @@ public:
     const DensityFittedCoulomb* densityFitting() const;
 private:
     struct System;
+    QMGradient gradientTerms(const QMResult& result, bool gridResponse) const;
     QMSettings settings_;
     BasisDefinition basisDefinition_, auxiliaryDefinition_;
     std::unique_ptr<System> last_;

@@ -23,6 +23,13 @@ void evaluateBasisFunctionGradients(const BasisSet& basis, const std::vector<int
 /// The same approximation as PySCF's grad.rks with grid_response = False; it vanishes as the grid becomes complete.
 Eigen::MatrixXd xcGradientFixedGrid(const BasisSet& basis, const MolecularGrid& grid, Functional functional,
                                     const Eigen::MatrixXd& density, int numAtoms, int threads = 1);
+/// d E_xc / d R_A (numAtoms x 3) of the energy on the grid that moves with the atoms: the basis-function term,
+/// the motion of every point with its parent atom, and the derivatives of the partition weights
+/// (PartitionWeightDerivatives). This is the exact derivative of the quadrature (PySCF: grid_response = True).
+/// grid must have been built on these atoms with these settings.
+Eigen::MatrixXd xcGradient(const BasisSet& basis, const MolecularGrid& grid, const std::vector<QMAtom>& atoms,
+                           const GridSettings& gridSettings, Functional functional, const Eigen::MatrixXd& density,
+                           int threads = 1);
 struct XCContribution {
     double energy = 0;
     double electrons = 0; ///< integral of rho on the grid (a quadrature check)
