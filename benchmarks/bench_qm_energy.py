@@ -43,7 +43,7 @@ def openmmdftEnergy(atoms, platformName):
     force.setBasisSet("DZVP")
     force.setAuxiliaryBasisSet("def2-universal-jfit")
     force.setGrid(*GRID)
-    force.setQMEnergyOnly(True)
+    force.setQMEnergyOnly(True)  # single-point energies: no QM forces needed
     system.addForce(force)
     context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName(platformName))
     context.setPositions([np.array(xyz) * 0.1 for _, xyz in atoms])  # angstrom -> nm

@@ -1,16 +1,16 @@
 """openmm-dft demo: a POPC lipid molecule in TIP3P water whose Coulomb interactions are
-carried by QMMMForce instead of OpenMM's NonbondedForce, with a QM water along the way.
+carried by QMMMForce instead of OpenMM's NonbondedForce, then QM/MM MD with a QM water.
 
 The molecule comes from OpenMM's own data files (openmm/app/data/POPC.pdb), the force
 field is Amber14 (lipid17) with TIP3P. The script
   1. checks that the energy with QMMMForce equals the energy with NonbondedForce alone,
-  2. runs Langevin MD with QMMMForce carrying the electrostatics, and
-  3. at each report, computes the Kohn-Sham LDA energy of one water (6-31G*) embedded in the
-     MM charges of the whole molecules within 1 nm, in a copy of the System where that water
-     is the QM region. QM forces are not implemented yet, so the QM region rides along in
-     energy-only mode: the trajectory itself is MM; QM/MM MD comes with the forces issue.
+  2. runs Langevin MD with QMMMForce carrying the electrostatics (MM only, any platform), and
+  3. continues from there with QM/MM MD on the CPU platform: one water becomes a Kohn-Sham LDA
+     region (6-31G*, density fitting) embedded in the MM charges of the whole molecules within
+     1 nm, with analytic QM forces, integrated at constant energy (velocity Verlet, 1 fs) so that
+     the conservation of the total energy shows that the forces are the energy's derivative.
 
-    python examples/md_in_water.py [--steps N] [--platform NAME] [--qm-every K]
+    python examples/md_in_water.py [--steps N] [--qmmm-steps M] [--platform NAME]
 """
 
 import argparse
@@ -52,7 +52,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--platform", default=None, help="OpenMM platform (default: CUDA if it works here, else CPU)")
-    parser.add_argument("--qm-reports", type=int, default=5, help="QM/MM energies along the run (0: none)")
+    parser.add_argument("--qmmm-steps", type=int, default=50, help="QM/MM MD steps after the MM run (0: none)")
     args = parser.parse_args()
 
     modeller, forcefield = buildSolvatedLipid(0.8 * unit.nanometer)
@@ -81,36 +81,49 @@ def main():
     simulation.reporters.append(app.StateDataReporter(sys.stdout, max(1, args.steps // 10), step=True,
                                                       potentialEnergy=True, kineticEnergy=True,
                                                       temperature=True, speed=True))
-    qmContext, qmForce = qmWaterContext(system, modeller.topology) if args.qm_reports > 0 else (None, None)
     start = time.time()
-    chunks = max(1, args.qm_reports)
-    for chunk in range(chunks):
-        simulation.step(args.steps // chunks)
-        if qmContext is not None:
-            state = simulation.context.getState(getPositions=True)
-            qmContext.setPeriodicBoxVectors(*state.getPeriodicBoxVectors())
-            qmContext.setPositions(state.getPositions())
-            qmContext.getState(getEnergy=True)
-            r = qmForce.getQMResults(qmContext)
-            print("  QM water at step %d: E_QM = %.6f Eh (QM-MM %.2f kJ/mol), %d SCF iterations, %d MM charges, "
-                  "HOMO-LUMO gap %.3f eV" % (simulation.currentStep, r["totalEnergy"].value_in_unit(unit.kilojoule_per_mole) / 2625.4996394798254,
-                                              r["qmmmEnergy"].value_in_unit(unit.kilojoule_per_mole), r["scfIterations"],
-                                              r["numMMCharges"], r["homoLumoGap"].value_in_unit(unit.kilojoule_per_mole) / 96.48533212))
-    print("ran %d steps in %.1f s" % (simulation.currentStep, time.time() - start))
+    simulation.step(args.steps)
+    print("MM MD: %d steps in %.1f s" % (simulation.currentStep, time.time() - start))
+    if args.qmmm_steps > 0:
+        qmmmDynamics(system, modeller.topology, simulation.context.getState(getPositions=True, getVelocities=True),
+                     args.qmmm_steps)
     return 0
 
 
-def qmWaterContext(system, topology):
-    """A copy of the System in which the first water is a QM region (6-31G*, energy only), on the CPU."""
+def qmmmDynamics(system, topology, state, steps):
+    """QM/MM MD in a copy of the System where the water nearest the lipid's centre is the QM region."""
     copy = mm.XmlSerializer.clone(system)
     qmmm = [f for f in copy.getForces() if isinstance(f, openmmdft.QMMMForce)][0]
     water = next(r for r in topology.residues() if r.name == "HOH")
     for atom in water.atoms():
         qmmm.addQMAtom(atom.index, atom.element.atomic_number)
     qmmm.setBasisSet("6-31G*")
-    qmmm.setQMEnergyOnly(True)
-    context = mm.Context(copy, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("CPU"))
-    return context, qmmm
+    qmmm.setGrid(50, 194)
+    integrator = mm.VerletIntegrator(0.001 * unit.picoseconds)
+    context = mm.Context(copy, integrator, mm.Platform.getPlatformByName("CPU"))
+    context.setPeriodicBoxVectors(*state.getPeriodicBoxVectors())
+    context.setPositions(state.getPositions())
+    context.setVelocities(state.getVelocities())
+    context.applyConstraints(1e-8)
+    context.applyVelocityConstraints(1e-8)
+    kj = unit.kilojoule_per_mole
+    print("QM/MM MD: water %s (atoms %s) is the QM region; velocity Verlet, 1 fs, CPU platform"
+          % (water.index, [a.index for a in water.atoms()]))
+    print("  step   E_total (kJ/mol)   E_QM (Eh)     SCF it.  MM charges  HOMO-LUMO (eV)")
+    start = time.time()
+    first = None
+    for step in range(0, steps + 1, max(1, steps // 10)):
+        if step > 0:
+            integrator.step(max(1, steps // 10))
+        s = context.getState(getEnergy=True)
+        total = (s.getPotentialEnergy() + s.getKineticEnergy()).value_in_unit(kj)
+        first = total if first is None else first
+        r = qmmm.getQMResults(context)
+        print("  %4d   %16.4f   %11.6f   %5d   %9d   %10.3f" % (step, total, r["totalEnergy"].value_in_unit(kj) / 2625.4996394798254,
+                                                              r["scfIterations"], r["numMMCharges"],
+                                                              r["homoLumoGap"].value_in_unit(kj) / 96.48533212))
+    print("QM/MM MD: %d steps in %.1f s; total energy changed by %.3f kJ/mol (a drift of the MM cutoff and of the "
+          "molecules entering or leaving the QM embedding shows here too)" % (steps, time.time() - start, total - first))
 
 
 if __name__ == "__main__":

@@ -58,7 +58,7 @@ def buildSystem(name, mmWaters, method, charge=0):
     force.setCoulombMethod(openmmdft.QMMMForce.Exact)
     force.setGrid(60, 302)
     force.setSCFConvergence(1e-9)
-    force.setQMEnergyOnly(True)  # QM forces are not implemented yet
+    force.setQMEnergyOnly(True)  # the ESP tests need energies only
     force.setESPChargeMethod(method)
     system.addForce(force)
     return system, force, np.concatenate([qmPositions] + list(mmWaters))

@@ -41,8 +41,10 @@ def watersAround(centers, seed=4):
     return [np.asarray(c) + WATER_NM @ rotation(rng).T for c in centers]
 
 
-def buildSystem(mmWaters, method=openmmdft.QMMMForce.NoCutoff, cutoff=1.0, box=None, basis="6-31gs", exact=True):
-    """QM water (particles 0-2) plus MM TIP3P-like waters; returns (system, force, positions in nm)."""
+def buildSystem(mmWaters, method=openmmdft.QMMMForce.NoCutoff, cutoff=1.0, box=None, basis="6-31gs", exact=True,
+                energyOnly=True, grid=(60, 302)):
+    """QM water (particles 0-2) plus MM TIP3P-like waters; returns (system, force, positions in nm).
+    energyOnly (the default here): the comparisons with PySCF need energies only, which skips the QM forces."""
     system = mm.System()
     force = openmmdft.QMMMForce()
     positions = [WATER_NM]
@@ -58,11 +60,11 @@ def buildSystem(mmWaters, method=openmmdft.QMMMForce.NoCutoff, cutoff=1.0, box=N
     force.setBasisSet(os.path.join(BASIS_DIR, basis + ".nw"))
     force.setCoulombMethod(openmmdft.QMMMForce.Exact if exact else openmmdft.QMMMForce.DensityFitting)
     force.setAuxiliaryBasisSet(os.path.join(BASIS_DIR, "def2-universal-jfit.nw"))
-    force.setGrid(60, 302)
+    force.setGrid(*grid)
     force.setSCFConvergence(1e-9)
     force.setNonbondedMethod(method)
     force.setCutoffDistance(cutoff)
-    force.setQMEnergyOnly(True)  # QM forces are not implemented yet
+    force.setQMEnergyOnly(energyOnly)
     if box is not None:
         system.setDefaultPeriodicBoxVectors(mm.Vec3(box, 0, 0), mm.Vec3(0, box, 0), mm.Vec3(0, 0, box))
     system.addForce(force)
@@ -235,14 +237,13 @@ def test_qm_errors_name_the_problem():
         contextFor(lambda f: f.setBasisSet("no-such-basis"))
     with pytest.raises(mm.OpenMMException, match="Lebedev"):
         contextFor(lambda f: f.setGrid(50, 7))
-    system, force, positions = buildSystem(watersAround([(0.3, 0, 0)]))
-    force.setQMEnergyOnly(False)
+    # Exact Coulomb has no analytic forces: it needs energy-only mode, said when the Context is made.
+    system, force, positions = buildSystem(watersAround([(0.3, 0, 0)]), energyOnly=False)
+    with pytest.raises(mm.OpenMMException, match="need density fitting"):
+        mm.Context(system, mm.VerletIntegrator(0.001), reference)
+    force.setQMEnergyOnly(True)
     context = mm.Context(system, mm.VerletIntegrator(0.001), reference)
     context.setPositions(positions)
-    with pytest.raises(mm.OpenMMException, match="not implemented yet"):
-        context.getState(getEnergy=True)
-    force.setQMEnergyOnly(True)
-    force.updateParametersInContext(context)
     context.getState(getEnergy=True)
     with pytest.raises(mm.OpenMMException, match="cannot be used for dynamics"):
         context.getIntegrator().step(1)

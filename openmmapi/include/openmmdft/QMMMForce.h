@@ -237,11 +237,13 @@ public:
         return diisSubspaceSize;
     }
     /**
-     * Analytic forces of the QM region are not implemented yet. Until they are, a Context with
-     * QM atoms refuses every evaluation (OpenMM always asks for forces with the energy) unless
-     * energy-only mode is set: then the QM energy is added to the potential energy and the QM
-     * region contributes NO forces, and an evaluation that asks for forces without the energy
-     * (an integrator step) is refused. Use it for single points, scans and comparisons, never MD.
+     * Energy-only mode (default false). Normally the QM region contributes its energy and its analytic
+     * forces, on the QM atoms and on the MM charges it sees: the exact derivative of the energy as
+     * computed (density-fitted Coulomb; the XC grid moves with the atoms, partition-weight
+     * derivatives included), so dynamics conserves energy to the accuracy of the SCF. In energy-only
+     * mode the QM energy is added and the QM region contributes NO forces (cheaper for single points
+     * and scans); an evaluation that asks for forces without the energy (an integrator step) is then
+     * refused. Exact (non-fitted) Coulomb has no forces and needs energy-only mode.
      */
     void setQMEnergyOnly(bool energyOnly) {
         qmEnergyOnly = energyOnly;

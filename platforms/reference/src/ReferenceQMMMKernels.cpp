@@ -51,14 +51,15 @@ double ReferenceCalcQMMMForceKernel::execute(ContextImpl& context, bool includeF
         }
     double energy = coulomb->compute(positions, data.periodicBoxVectors, *data.forces, data.threads);
     if (qmRegion) {
-        // OpenMM asks for forces with every energy; without QM forces only an explicit energy-only mode may proceed.
-        if (!qmEnergyOnly)
-            throw OpenMMException("QMMMForce: forces of the QM region are not implemented yet (only its energy is); "
-                                  "call setQMEnergyOnly(true) to evaluate energies without QM forces (not for dynamics)");
-        if (!includeEnergy)
-            throw OpenMMException("QMMMForce: in energy-only mode the QM region has no forces, so it cannot be used for "
-                                  "dynamics or minimization");
-        energy += qmRegion->computeEnergy(context, positions, data.periodicBoxVectors);
+        if (qmEnergyOnly) {
+            // Energy-only mode (single points, scans): no QM forces, so nothing that moves atoms may use it.
+            if (!includeEnergy)
+                throw OpenMMException("QMMMForce: in energy-only mode (setQMEnergyOnly) the QM region has no forces, so it "
+                                      "cannot be used for dynamics or minimization");
+            energy += qmRegion->compute(context, positions, data.periodicBoxVectors, nullptr);
+        }
+        else
+            energy += qmRegion->compute(context, positions, data.periodicBoxVectors, includeForces ? data.forces : nullptr);
     }
     return energy;
 }

@@ -122,12 +122,14 @@ static Vec3 minimumImage(const Vec3& a, const Vec3& b, const Vec3* box) {
 }
 
 void ReferenceQMRegion::selectMMCharges(const vector<Vec3>& qmPositions, const vector<Vec3>& positions, const Vec3* boxVectors,
-                                        vector<QM::PointCharge>& selected) const {
+                                        vector<QM::PointCharge>& selected, vector<int>& selectedParticles) const {
     bool periodic = (method == QMMMForce::CutoffPeriodic);
     double cutoff2 = cutoff * cutoff;
     auto add = [&](const Vec3& p, int particle) {
-        if (charges[particle] != 0.0)
+        if (charges[particle] != 0.0) {
             selected.push_back({{p[0] * BOHR_PER_NM, p[1] * BOHR_PER_NM, p[2] * BOHR_PER_NM}, charges[particle]});
+            selectedParticles.push_back(particle);
+        }
     };
     for (const vector<int>& mol : mmMolecules) {
         if (method == QMMMForce::NoCutoff) {
@@ -155,7 +157,7 @@ void ReferenceQMRegion::selectMMCharges(const vector<Vec3>& qmPositions, const v
     }
 }
 
-double ReferenceQMRegion::computeEnergy(ContextImpl& context, const vector<Vec3>& positions, const Vec3* boxVectors) {
+double ReferenceQMRegion::compute(ContextImpl& context, const vector<Vec3>& positions, const Vec3* boxVectors, vector<Vec3>* forces) {
     // The QM region is kept whole: every QM atom at its minimum image from the first one.
     vector<Vec3> qmPositions(qmParticles.size());
     for (size_t i = 0; i < qmParticles.size(); i++)
@@ -166,7 +168,8 @@ double ReferenceQMRegion::computeEnergy(ContextImpl& context, const vector<Vec3>
     for (size_t i = 0; i < qmParticles.size(); i++)
         atoms[i] = {qmAtomicNumbers[i], {qmPositions[i][0] * BOHR_PER_NM, qmPositions[i][1] * BOHR_PER_NM, qmPositions[i][2] * BOHR_PER_NM}};
     vector<QM::PointCharge> mm;
-    selectMMCharges(qmPositions, positions, boxVectors, mm);
+    vector<int> mmParticles;
+    selectMMCharges(qmPositions, positions, boxVectors, mm, mmParticles);
     // Density fitting solves its normal equations (the Coulomb metric) through the plugin's
     // least-squares kernel, created once in this Context.
     if (!fitSolver)
@@ -203,6 +206,14 @@ double ReferenceQMRegion::computeEnergy(ContextImpl& context, const vector<Vec3>
     results.espCharges.clear();
     if (espCharges)
         results.espCharges = espCharges->compute(context, qmPositions, qmAtomicNumbers, qmCharge, engine->basis(), r.density);
+    if (forces) {
+        // A force on an imaged position acts on the particle itself.
+        const QM::QMGradient g = engine->gradient(r);
+        for (size_t i = 0; i < qmParticles.size(); i++)
+            (*forces)[qmParticles[i]] -= Vec3(g.atoms(i, 0), g.atoms(i, 1), g.atoms(i, 2)) * KJ_PER_MOL_NM_PER_HARTREE_BOHR;
+        for (size_t c = 0; c < mmParticles.size(); c++)
+            (*forces)[mmParticles[c]] -= Vec3(g.mm(c, 0), g.mm(c, 1), g.mm(c, 2)) * KJ_PER_MOL_NM_PER_HARTREE_BOHR;
+    }
     computed = true;
     return results.totalEnergy;
 }

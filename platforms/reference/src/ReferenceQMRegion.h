@@ -28,9 +28,12 @@ public:
     void setParameters(const QMMMForce& force);
     /**
      * Energy (kJ/mol) of the QM region in the MM charges at these positions (nm); then the ESP
-     * charges when enabled (their fit runs on the Context's least-squares kernel).
+     * charges when enabled (their fit runs on the Context's least-squares kernel). With forces,
+     * the analytic forces (kJ/mol/nm) on the QM atoms and on the MM charges the QM region saw are
+     * added to them: the exact derivative of this energy (QM::KohnShamLDA::gradient).
      */
-    double computeEnergy(OpenMM::ContextImpl& context, const std::vector<OpenMM::Vec3>& positions, const OpenMM::Vec3* boxVectors);
+    double compute(OpenMM::ContextImpl& context, const std::vector<OpenMM::Vec3>& positions, const OpenMM::Vec3* boxVectors,
+                   std::vector<OpenMM::Vec3>* forces);
     const QMResults& getResults() const {
         return results;
     }
@@ -41,7 +44,8 @@ public:
     static std::string findDataDirectory();
 private:
     void selectMMCharges(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<OpenMM::Vec3>& positions,
-                         const OpenMM::Vec3* boxVectors, std::vector<QM::PointCharge>& selected) const;
+                         const OpenMM::Vec3* boxVectors, std::vector<QM::PointCharge>& selected,
+                         std::vector<int>& selectedParticles) const;
     std::vector<int> qmParticles, qmAtomicNumbers;
     std::vector<double> charges;
     std::vector<int> molecule;                       // connected component of each particle
