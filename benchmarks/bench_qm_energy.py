@@ -53,7 +53,8 @@ def openmmdftEnergy(atoms, platformName):
     return energy / KJ_PER_HARTREE, elapsed, force.getQMResults(context)["scfIterations"]
 
 
-def pyscfEnergy(atoms):
+def pyscfRKS(atoms):
+    """PySCF's RKS with the settings of this benchmark (see the top of this file)."""
     from pyscf import dft, gto
     from pyscf.dft import gen_grid, radi
     mol = gto.Mole()
@@ -72,7 +73,11 @@ def pyscfEnergy(atoms):
     mf.grids.radi_method = radi.treutler
     mf.conv_tol = 1e-9
     aux = os.path.join(BASIS_DIR, "def2-universal-jfit.nw")
-    mf = mf.density_fit(auxbasis={el: gto.basis.load(aux, el) for el in ("O", "H")})
+    return mf.density_fit(auxbasis={el: gto.basis.load(aux, el) for el in ("O", "H")})
+
+
+def pyscfEnergy(atoms):
+    mf = pyscfRKS(atoms)
     cycles = []
     mf.callback = lambda envs: cycles.append(envs["cycle"])
     start = time.perf_counter()
