@@ -149,6 +149,13 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
         throw OpenMM::OpenMMException("QM: the result passed to gradient() is not from the last compute()");
     const int na = (int) sys.atoms.size(), threads = settings_.threads;
     QMGradient g;
+    const double tStart = seconds();
+    double t = tStart;
+    auto lap = [&](const char* name) {
+        const double now = seconds();
+        g.timings[name] = now - t;
+        t = now;
+    };
     g.atoms = Eigen::MatrixXd::Zero(na, 3);
     g.mm = Eigen::MatrixXd::Zero((int) sys.mm.size(), 3);
     // Point charges among themselves: nuclei-nuclei and nuclei-MM.
@@ -180,6 +187,7 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
     // One-electron terms and the Pulay term of the overlap.
     g.atoms += kineticGradient(sys.basis, D, na, threads);
     g.atoms -= overlapGradient(sys.basis, result.energyWeightedDensity, na, threads);
+    lap("gradient.oneElectron");
     std::vector<PointCharge> nuclei;
     for (const QMAtom& a : sys.atoms)
         nuclei.push_back({{a.xyz[0], a.xyz[1], a.xyz[2]}, (double) a.Z});
@@ -191,14 +199,18 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
         g.atoms += basisPart;
         g.mm += chargePart;
     }
+    lap("gradient.pointCharges");
     // Coulomb: the fit of this density (the SCF's last fit may belong to the previous iteration's density).
     sys.fitted->compute(D);
     g.atoms += densityFittedCoulombGradient(sys.basis, sys.aux, D, sys.fitted->fitCoefficients(), na, settings_.integralThreshold,
                                             threads);
+    lap("gradient.coulomb");
     if (gridResponse)
         g.atoms += xcGradient(sys.basis, *sys.grid, sys.atoms, settings_.grid, settings_.functional, D, threads);
     else
         g.atoms += xcGradientFixedGrid(sys.basis, *sys.grid, settings_.functional, D, na, threads);
+    lap("gradient.xc");
+    g.timings["gradient.total"] = seconds() - tStart;
     return g;
 }
 

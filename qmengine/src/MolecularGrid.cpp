@@ -104,21 +104,27 @@ double cellFunction(AtomicPartition partition, double nu) {
 }
 
 namespace {
-/// ds/dnu of cellFunction.
-double cellSlope(AtomicPartition partition, double nu) {
+/// cellFunction and its derivative ds/dnu, in one pass.
+void cellValueAndSlope(AtomicPartition partition, double nu, double& value, double& slope) {
     if (partition == AtomicPartition::Becke) {
-        double f = nu, slope = 1;
+        double f = nu;
+        slope = 1;
         for (int k = 0; k < 3; k++) {
             slope *= 1.5 - 1.5 * f * f;
             f = 1.5 * f - 0.5 * f * f * f;
         }
-        return -0.5 * slope;
+        value = 0.5 * (1 - f);
+        slope *= -0.5;
+        return;
     }
-    if (nu <= -kSSFa || nu >= kSSFa)
-        return 0.0;
+    if (nu <= -kSSFa || nu >= kSSFa) {
+        value = (nu <= -kSSFa ? 1.0 : 0.0);
+        slope = 0;
+        return;
+    }
     const double z = nu / kSSFa, z2 = z * z;
-    const double g = (35 + z2 * (-105 + z2 * (105 - 35 * z2))) / 16;
-    return -0.5 * g / kSSFa;
+    value = 0.5 * (1 - z * (35 + z2 * (-35 + z2 * (21 - 5 * z2))) / 16);
+    slope = -0.5 * (35 + z2 * (-105 + z2 * (105 - 35 * z2))) / 16 / kSSFa;
 }
 } // namespace
 
@@ -142,8 +148,10 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
     dW.assign((size_t) n * 3, 0.0);
     if (n == 1)
         return 1.0;
-    std::vector<double> dist(n);
-    std::vector<std::array<double, 3>> unit(n); // (r - R_b) / |r - R_b|
+    thread_local std::vector<double> dist;
+    thread_local std::vector<std::array<double, 3>> unit; // (r - R_b) / |r - R_b|
+    dist.resize(n);
+    unit.resize(n);
     for (int b = 0; b < n; b++) {
         dist[b] = distance(r, atoms[b].xyz);
         for (int k = 0; k < 3; k++)
@@ -151,10 +159,19 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
     }
     if (s.partition == AtomicPartition::StratmannScuseriaFrisch && dist[A] <= 0.5 * (1 - kSSFa) * pd.nearest[A])
         return 1.0; // the weight is exactly one in a neighbourhood: no derivative
-    // P_c = prod_{d != c} s(nu_cd); dP[c][b] = dP_c/dR_b (r fixed). Cells skipped as in weightOf.
-    std::vector<double> P(n, 0.0), sv(n), sl(n), prefix(n + 1), suffix(n + 1);
-    std::vector<std::array<double, 3>> dnuC(n), dnuD(n); // d nu_cd / dR_c and / dR_d
-    std::vector<std::vector<std::array<double, 3>>> dP(n, std::vector<std::array<double, 3>>(n, {0, 0, 0}));
+    // P_c = prod_{d != c} s(nu_cd). Only dP_A/dR_b and dZ/dR_b = sum_c dP_c/dR_b are needed, accumulated cell by
+    // cell (O(atoms) per cell that survives the screening of weightOf; far cells are exactly the skipped ones).
+    thread_local std::vector<double> sv, sl, prefix, suffix;
+    thread_local std::vector<std::array<double, 3>> dnuC, dnuD, dZ, dPA;
+    sv.resize(n);
+    sl.resize(n);
+    prefix.resize(n + 1);
+    suffix.resize(n + 1);
+    dnuC.resize(n);
+    dnuD.resize(n);
+    dZ.assign(n, {0, 0, 0});
+    dPA.assign(n, {0, 0, 0});
+    double Z = 0, PA = 0;
     for (int c = 0; c < n; c++) {
         if (c != A) {
             double mu = (dist[c] - dist[A]) * pd.invR[c * n + A];
@@ -170,8 +187,12 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
             const double invR = pd.invR[c * n + d], a = pd.a[c * n + d];
             const double mu = (dist[c] - dist[d]) * invR;
             const double nu = mu + a * (1 - mu * mu);
-            sv[d] = cellFunction(s.partition, nu);
-            sl[d] = cellSlope(s.partition, nu) * (1 - 2 * a * mu); // ds/dmu
+            double slope;
+            cellValueAndSlope(s.partition, nu, sv[d], slope);
+            // A factor that is exactly 1 in double (a neighbour far on the other side) has a slope below 1e-16.
+            sl[d] = (sv[d] == 1.0 ? 0.0 : slope * (1 - 2 * a * mu)); // ds/dmu
+            if (sl[d] == 0)
+                continue;
             for (int k = 0; k < 3; k++) {
                 const double e = (atoms[c].xyz[k] - atoms[d].xyz[k]) * invR; // unit vector R_d -> R_c
                 dnuC[d][k] = (-unit[c][k] - mu * e) * invR;
@@ -184,30 +205,31 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
         suffix[n] = 1;
         for (int d = n - 1; d >= 0; d--)
             suffix[d] = suffix[d + 1] * sv[d];
-        P[c] = prefix[n];
+        const double Pc = prefix[n];
+        Z += Pc;
+        if (c == A)
+            PA = Pc;
         for (int d = 0; d < n; d++) {
             if (d == c || sl[d] == 0)
                 continue;
-            const double others = prefix[d] * suffix[d + 1] * sl[d];
+            const double others = prefix[d] * suffix[d + 1] * sl[d]; // d P_c / d mu_cd
             for (int k = 0; k < 3; k++) {
-                dP[c][c][k] += others * dnuC[d][k];
-                dP[c][d][k] += others * dnuD[d][k];
+                const double toC = others * dnuC[d][k], toD = others * dnuD[d][k];
+                dZ[c][k] += toC;
+                dZ[d][k] += toD;
+                if (c == A) {
+                    dPA[c][k] += toC;
+                    dPA[d][k] += toD;
+                }
             }
         }
     }
-    double Z = 0;
-    for (int c = 0; c < n; c++)
-        Z += P[c];
     if (!(Z > 0))
         return 0.0;
-    const double W = P[A] / Z;
+    const double W = PA / Z;
     for (int b = 0; b < n; b++)
-        for (int k = 0; k < 3; k++) {
-            double dZ = 0;
-            for (int c = 0; c < n; c++)
-                dZ += dP[c][b][k];
-            dW[(size_t) b * 3 + k] = (dP[A][b][k] - W * dZ) / Z;
-        }
+        for (int k = 0; k < 3; k++)
+            dW[(size_t) b * 3 + k] = (dPA[b][k] - W * dZ[b][k]) / Z;
     return W;
 }
 

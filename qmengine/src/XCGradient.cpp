@@ -133,41 +133,45 @@ Eigen::MatrixXd xcGradient(const BasisSet& basis, const MolecularGrid& grid, con
             return;
         Eigen::MatrixXd& G = partial[t];
         Eigen::MatrixXd phi, dphi[3], X;
-        Eigen::VectorXd rho = Eigen::VectorXd::Zero(np);
+        Eigen::VectorXd rho = Eigen::VectorXd::Zero(np), wv(np), f(np);
         if (nf > 0) {
             Eigen::MatrixXd Dsub(nf, nf);
             for (int j = 0; j < nf; j++)
                 for (int i = 0; i < nf; i++)
                     Dsub(i, j) = density(fn[i], fn[j]);
             evaluateBasisFunctionGradients(basis, g.shells, g.x.data(), g.y.data(), g.z.data(), np, phi, dphi);
-            X = phi * Dsub;
+            X.noalias() = phi * Dsub;
             rho = (X.array() * phi.array()).rowwise().sum();
         }
-        std::vector<double> dW;
         for (int p = 0; p < np; p++) {
             const LDAPoint xc = ldaExchangeCorrelation(functional, rho[p]);
-            const int A = g.parentAtom[p];
-            const double wv = g.w[p] * xc.v;
-            if (nf > 0)
-                for (int d = 0; d < 3; d++) {
-                    // Basis functions on atom C move with C: -2 w v dphi_u X_u to C; the point moves with A:
-                    // + w v d rho/dr = 2 w v sum_u dphi_u X_u to A.
-                    for (int i = 0; i < nf; i++) {
-                        const double term = 2 * wv * dphi[d](p, i) * X(p, i);
-                        G(atomOf[fn[i]], d) -= term;
-                        G(A, d) += term;
-                    }
-                }
-            // Partition weight: w = w_quadrature W_A(r): f w_quadrature dW_A/dR_B for B != A, and for A (which also
-            // carries the point) minus their sum, by translational invariance of W_A.
-            const double f = rho[p] * xc.eps;
-            if (f == 0)
+            wv[p] = g.w[p] * xc.v;
+            f[p] = rho[p] * xc.eps;
+        }
+        if (nf > 0)
+            for (int d = 0; d < 3; d++) {
+                // M(p, u) = 2 w v dphi_u X_u. Basis functions on atom C move with C: -sum_p M(p, u) to C; the point
+                // moves with its parent atom A: + sum_u M(p, u) (= w v d rho/dr) to A.
+                const Eigen::ArrayXXd M = (dphi[d].array() * X.array()).colwise() * (2 * wv.array());
+                const Eigen::VectorXd perFunction = M.colwise().sum().transpose();
+                const Eigen::VectorXd perPoint = M.rowwise().sum();
+                for (int i = 0; i < nf; i++)
+                    G(atomOf[fn[i]], d) -= perFunction[i];
+                for (int p = 0; p < np; p++)
+                    G(g.parentAtom[p], d) += perPoint[p];
+            }
+        // Partition weight: w = w_quadrature W_A(r): f w_quadrature dW_A/dR_B for B != A, and for A (which also
+        // carries the point) minus their sum, by translational invariance of W_A.
+        std::vector<double> dW;
+        for (int p = 0; p < np; p++) {
+            if (f[p] == 0)
                 continue;
+            const int A = g.parentAtom[p];
             const double r[3] = {g.x[p], g.y[p], g.z[p]};
             const double W = partition.compute(A, r, dW);
             if (!(W > 1e-14))
                 continue;
-            const double scale = f * g.w[p] / W;
+            const double scale = f[p] * g.w[p] / W;
             for (int B = 0; B < numAtoms; B++) {
                 if (B == A)
                     continue;

@@ -1,7 +1,7 @@
 // Command-line single point of the QM engine, for benchmarks against other programs.
 //   openmmdft_qm_single_point molecule.xyz [--basis def2-SVP] [--aux def2-universal-jfit] [--exact]
 //       [--grid 75 302] [--threads 1] [--charge 0] [--cartesian|--spherical] [--rpa] [--ssf]
-//       [--becke-radial] [--recompute] [--mm charges.txt] [--repeat 1]
+//       [--becke-radial] [--recompute] [--mm charges.txt] [--repeat 1] [--gradient]
 // molecule.xyz: standard XYZ in angstrom; charges.txt: lines "x y z q" (angstrom, e).
 #include "openmmdft/qm/Elements.h"
 #include "openmmdft/qm/KohnShamLDA.h"
@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
     QMSettings s;
     std::string mmFile;
     int charge = 0, repeat = 1;
+    bool gradient = false;
     for (int i = 2; i < argc; i++) {
         const std::string a = argv[i];
         auto next = [&]() -> std::string {
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
         else if (a == "--recompute") s.storage = BasisFunctionStorage::Recompute;
         else if (a == "--mm") mmFile = next();
         else if (a == "--repeat") repeat = std::stoi(next());
+        else if (a == "--gradient") gradient = true;
         else {
             std::fprintf(stderr, "unknown option %s\n", a.c_str());
             return 2;
@@ -87,5 +89,12 @@ int main(int argc, char** argv) {
                 ks.basis().size(), r.gridPoints);
     for (const auto& kv : r.timings)
         std::printf("time.%s %.3f\n", kv.first.c_str(), kv.second);
+    if (gradient) {
+        const QMGradient g = ks.gradient(r);
+        for (int i = 0; i < (int) atoms.size(); i++)
+            std::printf("gradient %d %.10f %.10f %.10f\n", i, g.atoms(i, 0), g.atoms(i, 1), g.atoms(i, 2));
+        for (const auto& kv : g.timings)
+            std::printf("time.%s %.3f\n", kv.first.c_str(), kv.second);
+    }
     return 0;
 }

@@ -53,6 +53,8 @@ struct QMResult {
 struct QMGradient {
     Eigen::MatrixXd atoms; ///< numAtoms x 3
     Eigen::MatrixXd mm;    ///< mmCharges x 3
+    /// Wall-clock seconds: "gradient.oneElectron", "gradient.pointCharges", "gradient.coulomb", "gradient.xc", "gradient.total".
+    std::map<std::string, double> timings;
 };
 
 class KohnShamLDA {
