@@ -33,7 +33,8 @@ BASIS_DIR = os.path.join(HERE, "..", "qmengine", "data", "basis")
 GRID = (50, 194)
 
 
-def openmmdftEnergy(atoms, platformName):
+def qmContext(atoms, platformName, energyOnly):
+    """A Context whose System is the cluster as one QM region, with this benchmark's settings."""
     system = mm.System()
     force = openmmdft.QMMMForce()
     for i, (z, _) in enumerate(atoms):
@@ -43,10 +44,15 @@ def openmmdftEnergy(atoms, platformName):
     force.setBasisSet("DZVP")
     force.setAuxiliaryBasisSet("def2-universal-jfit")
     force.setGrid(*GRID)
-    force.setQMEnergyOnly(True)  # single-point energies: no QM forces needed
+    force.setQMEnergyOnly(energyOnly)
     system.addForce(force)
     context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName(platformName))
     context.setPositions([np.array(xyz) * 0.1 for _, xyz in atoms])  # angstrom -> nm
+    return context, force
+
+
+def openmmdftEnergy(atoms, platformName):
+    context, force = qmContext(atoms, platformName, True)  # single-point energies: no QM forces needed
     start = time.perf_counter()
     energy = context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
     elapsed = time.perf_counter() - start

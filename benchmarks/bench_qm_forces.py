@@ -14,28 +14,14 @@ import platform as pyplatform
 import time
 
 import numpy as np
-import openmm as mm
 import openmm.unit as unit
 
-import openmmdft
-from bench_qm_energy import GRID, KJ_PER_HARTREE, NM_PER_BOHR, pyscfRKS, water_cluster
+from bench_qm_energy import KJ_PER_HARTREE, NM_PER_BOHR, pyscfRKS, qmContext, water_cluster
 
 
 def openmmdftEvaluate(atoms, platformName, energyOnly):
     """One evaluation in a fresh Context (SAD guess): energy-only, or energy and forces. Returns (gradient, s)."""
-    system = mm.System()
-    force = openmmdft.QMMMForce()
-    for i, (z, _) in enumerate(atoms):
-        system.addParticle(1.0)
-        force.addParticle(0.0)
-        force.addQMAtom(i, z)
-    force.setBasisSet("DZVP")
-    force.setAuxiliaryBasisSet("def2-universal-jfit")
-    force.setGrid(*GRID)
-    force.setQMEnergyOnly(energyOnly)
-    system.addForce(force)
-    context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName(platformName))
-    context.setPositions([np.array(xyz) * 0.1 for _, xyz in atoms])  # angstrom -> nm
+    context, _ = qmContext(atoms, platformName, energyOnly)
     start = time.perf_counter()
     state = context.getState(getEnergy=True, getForces=not energyOnly)
     elapsed = time.perf_counter() - start

@@ -74,62 +74,26 @@ void evaluateBasisFunctionGradients(const BasisSet& basis, const std::vector<int
     }
 }
 
-Eigen::MatrixXd xcGradientFixedGrid(const BasisSet& basis, const MolecularGrid& grid, Functional functional, const Eigen::MatrixXd& density,
-                                    int numAtoms, int threads) {
-    const auto& batches = grid.batches();
-    threads = std::max(1, std::min(resolveThreads(threads), (int) batches.size()));
-    // The atom of every basis function.
-    std::vector<int> atomOf(basis.size());
-    for (int s = 0; s < basis.numShells(); s++)
-        for (int i = 0; i < basis.shells()[s].size(); i++)
-            atomOf[basis.offset(s) + i] = basis.shells()[s].atom;
-    std::vector<Eigen::MatrixXd> partial(threads, Eigen::MatrixXd::Zero(numAtoms, 3));
-    parallelFor((int) batches.size(), threads, [&](int b, int t) {
-        const GridBatch& g = batches[b];
-        const std::vector<int>& fn = g.functions;
-        const int nf = (int) fn.size(), np = (int) g.size();
-        if (nf == 0 || np == 0)
-            return;
-        Eigen::MatrixXd Dsub(nf, nf), phi, dphi[3];
-        for (int j = 0; j < nf; j++)
-            for (int i = 0; i < nf; i++)
-                Dsub(i, j) = density(fn[i], fn[j]);
-        evaluateBasisFunctionGradients(basis, g.shells, g.x.data(), g.y.data(), g.z.data(), np, phi, dphi);
-        const Eigen::MatrixXd X = phi * Dsub; // (D phi)_u at each point
-        Eigen::VectorXd wv(np);
-        for (int p = 0; p < np; p++) {
-            const double rho = X.row(p).dot(phi.row(p));
-            wv[p] = g.w[p] * ldaExchangeCorrelation(functional, rho).v;
-        }
-        for (int d = 0; d < 3; d++) {
-            // sum_p w v dphi_u X_u for each function u of the batch
-            const Eigen::VectorXd perFunction = ((dphi[d].array() * X.array()).colwise() * wv.array()).colwise().sum().transpose();
-            for (int i = 0; i < nf; i++)
-                partial[t](atomOf[fn[i]], d) -= 2 * perFunction[i];
-        }
-    });
-    Eigen::MatrixXd G = Eigen::MatrixXd::Zero(numAtoms, 3);
-    for (const auto& p : partial)
-        G += p;
-    return G;
-}
+namespace {
 
-Eigen::MatrixXd xcGradient(const BasisSet& basis, const MolecularGrid& grid, const std::vector<QMAtom>& atoms,
-                           const GridSettings& gridSettings, Functional functional, const Eigen::MatrixXd& density, int threads) {
-    const int numAtoms = (int) atoms.size();
+/**
+ * Both XC gradients: the basis-function term always; with partition (the moving grid) also the motion of each
+ * point with its parent atom and the partition-weight derivatives.
+ */
+Eigen::MatrixXd xcGradientTerms(const BasisSet& basis, const MolecularGrid& grid, Functional functional, const Eigen::MatrixXd& density,
+                                int numAtoms, int threads, const PartitionWeightDerivatives* partition) {
     const auto& batches = grid.batches();
     threads = std::max(1, std::min(resolveThreads(threads), (int) batches.size()));
-    std::vector<int> atomOf(basis.size());
+    std::vector<int> atomOf(basis.size()); // the atom of every basis function
     for (int s = 0; s < basis.numShells(); s++)
         for (int i = 0; i < basis.shells()[s].size(); i++)
             atomOf[basis.offset(s) + i] = basis.shells()[s].atom;
-    const PartitionWeightDerivatives partition(atoms, gridSettings);
     std::vector<Eigen::MatrixXd> partial(threads, Eigen::MatrixXd::Zero(numAtoms, 3));
     parallelFor((int) batches.size(), threads, [&](int b, int t) {
         const GridBatch& g = batches[b];
         const std::vector<int>& fn = g.functions;
         const int nf = (int) fn.size(), np = (int) g.size();
-        if (np == 0)
+        if (np == 0 || (nf == 0 && partition == nullptr))
             return;
         Eigen::MatrixXd& G = partial[t];
         Eigen::MatrixXd phi, dphi[3], X;
@@ -140,7 +104,7 @@ Eigen::MatrixXd xcGradient(const BasisSet& basis, const MolecularGrid& grid, con
                 for (int i = 0; i < nf; i++)
                     Dsub(i, j) = density(fn[i], fn[j]);
             evaluateBasisFunctionGradients(basis, g.shells, g.x.data(), g.y.data(), g.z.data(), np, phi, dphi);
-            X.noalias() = phi * Dsub;
+            X.noalias() = phi * Dsub; // (D phi)_u at each point
             rho = (X.array() * phi.array()).rowwise().sum();
         }
         for (int p = 0; p < np; p++) {
@@ -150,16 +114,20 @@ Eigen::MatrixXd xcGradient(const BasisSet& basis, const MolecularGrid& grid, con
         }
         if (nf > 0)
             for (int d = 0; d < 3; d++) {
-                // M(p, u) = 2 w v dphi_u X_u. Basis functions on atom C move with C: -sum_p M(p, u) to C; the point
-                // moves with its parent atom A: + sum_u M(p, u) (= w v d rho/dr) to A.
+                // M(p, u) = 2 w v dphi_u X_u. Basis functions on atom C move with C: -sum_p M(p, u) to C; on the moving
+                // grid the point moves with its parent atom A: + sum_u M(p, u) (= w v d rho/dr) to A.
                 const Eigen::ArrayXXd M = (dphi[d].array() * X.array()).colwise() * (2 * wv.array());
                 const Eigen::VectorXd perFunction = M.colwise().sum().transpose();
-                const Eigen::VectorXd perPoint = M.rowwise().sum();
                 for (int i = 0; i < nf; i++)
                     G(atomOf[fn[i]], d) -= perFunction[i];
-                for (int p = 0; p < np; p++)
-                    G(g.parentAtom[p], d) += perPoint[p];
+                if (partition) {
+                    const Eigen::VectorXd perPoint = M.rowwise().sum();
+                    for (int p = 0; p < np; p++)
+                        G(g.parentAtom[p], d) += perPoint[p];
+                }
             }
+        if (!partition)
+            return;
         // Partition weight: w = w_quadrature W_A(r): f w_quadrature dW_A/dR_B for B != A, and for A (which also
         // carries the point) minus their sum, by translational invariance of W_A.
         std::vector<double> dW;
@@ -168,7 +136,7 @@ Eigen::MatrixXd xcGradient(const BasisSet& basis, const MolecularGrid& grid, con
                 continue;
             const int A = g.parentAtom[p];
             const double r[3] = {g.x[p], g.y[p], g.z[p]};
-            const double W = partition.compute(A, r, dW);
+            const double W = partition->compute(A, r, dW);
             if (!(W > 1e-14))
                 continue;
             const double scale = f[p] * g.w[p] / W;
@@ -187,6 +155,19 @@ Eigen::MatrixXd xcGradient(const BasisSet& basis, const MolecularGrid& grid, con
     for (const auto& p : partial)
         G += p;
     return G;
+}
+
+} // namespace
+
+Eigen::MatrixXd xcGradientFixedGrid(const BasisSet& basis, const MolecularGrid& grid, Functional functional, const Eigen::MatrixXd& density,
+                                    int numAtoms, int threads) {
+    return xcGradientTerms(basis, grid, functional, density, numAtoms, threads, nullptr);
+}
+
+Eigen::MatrixXd xcGradient(const BasisSet& basis, const MolecularGrid& grid, const std::vector<QMAtom>& atoms,
+                           const GridSettings& gridSettings, Functional functional, const Eigen::MatrixXd& density, int threads) {
+    const PartitionWeightDerivatives partition(atoms, gridSettings);
+    return xcGradientTerms(basis, grid, functional, density, (int) atoms.size(), threads, &partition);
 }
 
 } // namespace QM
