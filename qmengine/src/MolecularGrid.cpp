@@ -171,7 +171,10 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
     dnuD.resize(n);
     dZ.assign(n, {0, 0, 0});
     dPA.assign(n, {0, 0, 0});
-    double Z = 0, PA = 0;
+    // The cells that survive weightOf's screening. When only A's does, W_A = P_A / P_A = 1 and
+    // dW_A = (dP_A - W_A dP_A) / P_A = 0 exactly: most points near a nucleus end here.
+    thread_local std::vector<int> cells;
+    cells.clear();
     for (int c = 0; c < n; c++) {
         if (c != A) {
             double mu = (dist[c] - dist[A]) * pd.invR[c * n + A];
@@ -179,6 +182,12 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
             if (cellFunction(s.partition, mu) < 1e-15)
                 continue;
         }
+        cells.push_back(c);
+    }
+    if (cells.size() == 1)
+        return 1.0;
+    double Z = 0, PA = 0;
+    for (int c : cells) {
         for (int d = 0; d < n; d++) {
             sv[d] = 1;
             sl[d] = 0;
