@@ -163,7 +163,7 @@ double CommonSolveLeastSquaresKernel::inverseNormEstimate(int n, const function<
     // just computed: ||M^-1 y|| for unit y approaches |lambda|max(M^-1) = 1 / |lambda|min(M) from below within a few
     // steps. A fixed pseudo-random start (reproducible) has a component along every eigenvector.
     ComputeArray Z;
-    allocate(Z, n, accDouble ? sizeof(double) : sizeof(float), "lsConditionProbe");
+    allocate(Z, n, accumulationSize(), "lsConditionProbe");
     mt19937 rng(20261125);
     uniform_real_distribution<double> uniform(-1.0, 1.0);
     vector<double> y(n);
@@ -192,6 +192,11 @@ double CommonSolveLeastSquaresKernel::inverseNormEstimate(int n, const function<
             y[j] = z[j] / norm;
     }
     return estimate;
+}
+
+double CommonSolveLeastSquaresKernel::normalEquationTolerance(const LeastSquaresOptions& options, int n) const {
+    // The condition estimates only bound cond(A^T A) from below, so the default threshold carries a factor max(n, 10).
+    return options.rankTolerance > 0 ? options.rankTolerance : max(n, 10) * eps;
 }
 
 void CommonSolveLeastSquaresKernel::singular(const LeastSquaresOptions& options, double conditionLowerBound, const string& how) const {
@@ -295,7 +300,7 @@ void CommonSolveLeastSquaresKernel::solve(const LeastSquaresProblem& pr, const L
 vector<double> CommonSolveLeastSquaresKernel::solveNormal(const LeastSquaresProblem& pr, const LeastSquaresOptions& options,
                                                           LeastSquaresResult& result) {
     const int m = pr.m, n = pr.n, nrhs = pr.nrhs, p = pr.p, cols = nrhs + p;
-    const int accSize = (accDouble ? sizeof(double) : sizeof(float));
+    const int accSize = accumulationSize();
     const bool cholesky = (options.method == LeastSquaresMethod::Cholesky);
     ComputeArray G, H;
     if (options.normalEquationsGiven) {
@@ -364,7 +369,7 @@ vector<double> CommonSolveLeastSquaresKernel::solveNormal(const LeastSquaresProb
     const double conditionEstimate =
         normalMatrixNormLowerBound(pr, options.normalEquationsGiven) * inverseNormEstimate(n, [&](ComputeArray& Z) { applyInverse(Z, 1, true); });
     result.conditionEstimate = max(result.conditionEstimate, conditionEstimate);
-    const double tol = (options.rankTolerance > 0 ? options.rankTolerance : max(n, 10) * eps);
+    const double tol = normalEquationTolerance(options, n);
     if (!(conditionEstimate * tol <= 1))
         singular(options, conditionEstimate, "estimated from the factorization");
     applyInverse(H, cols, false); // the row exchanges of LU were applied to H during the factorization
@@ -372,7 +377,7 @@ vector<double> CommonSolveLeastSquaresKernel::solveNormal(const LeastSquaresProb
 }
 
 void CommonSolveLeastSquaresKernel::factorCholesky(ComputeArray& G, int n, const LeastSquaresOptions& options, LeastSquaresResult& result) {
-    const int accSize = (accDouble ? sizeof(double) : sizeof(float));
+    const int accSize = accumulationSize();
     ComputeArray diag, failure;
     allocate(diag, n, accSize, "lsDiag");
     allocate(failure, 1, sizeof(int), "lsFailure");
@@ -402,15 +407,14 @@ void CommonSolveLeastSquaresKernel::factorCholesky(ComputeArray& G, int n, const
     vector<double> d = downloadAsDouble(diag, accDouble);
     const double dmax = *max_element(d.begin(), d.end()), dmin = *min_element(d.begin(), d.end());
     result.conditionEstimate = (dmax / dmin) * (dmax / dmin);
-    // The pivot spread only bounds cond(A^T A) from below, so the default threshold carries a factor max(n, 10).
-    const double tol = (options.rankTolerance > 0 ? options.rankTolerance : max(n, 10) * eps);
+    const double tol = normalEquationTolerance(options, n);
     if (!(dmin * dmin >= tol * dmax * dmax))
         singular(options, result.conditionEstimate, "spread of the Cholesky pivots");
 }
 
 void CommonSolveLeastSquaresKernel::factorLU(ComputeArray& G, ComputeArray& H, ComputeArray& swaps, int n, int columns,
                                              const LeastSquaresOptions& options, LeastSquaresResult& result) {
-    const int accSize = (accDouble ? sizeof(double) : sizeof(float));
+    const int accSize = accumulationSize();
     ComputeArray pivots;
     allocate(pivots, n, accSize, "lsPivots");
     allocate(swaps, n, sizeof(int), "lsSwaps");
@@ -438,14 +442,14 @@ void CommonSolveLeastSquaresKernel::factorLU(ComputeArray& G, ComputeArray& H, C
     vector<double> p = downloadAsDouble(pivots, accDouble);
     const double pmax = *max_element(p.begin(), p.end()), pmin = *min_element(p.begin(), p.end());
     result.conditionEstimate = (pmin > 0 ? pmax / pmin : numeric_limits<double>::infinity());
-    const double tol = (options.rankTolerance > 0 ? options.rankTolerance : max(n, 10) * eps);
+    const double tol = normalEquationTolerance(options, n);
     if (!(pmin >= tol * pmax))
         singular(options, result.conditionEstimate, "spread of the LU pivots");
 }
 
 void CommonSolveLeastSquaresKernel::gaussSeidel(ComputeArray& G, ComputeArray& H, ComputeArray& X, int n, int columns,
                                                 const LeastSquaresOptions& options, LeastSquaresResult& result) {
-    const int accSize = (accDouble ? sizeof(double) : sizeof(float));
+    const int accSize = accumulationSize();
     // A zero diagonal element of A^T A (a zero column of A) would divide by zero: name it.
     vector<double> g = downloadAsDouble(G, accDouble);
     for (int j = 0; j < n; j++)
@@ -497,7 +501,7 @@ void CommonSolveLeastSquaresKernel::gaussSeidel(ComputeArray& G, ComputeArray& H
 vector<double> CommonSolveLeastSquaresKernel::solveQR(const LeastSquaresProblem& pr, const LeastSquaresOptions& options,
                                                       LeastSquaresResult& result) {
     const int m = pr.m, n = pr.n, nrhs = pr.nrhs, p = pr.p, width = n + nrhs;
-    const int accSize = (accDouble ? sizeof(double) : sizeof(float));
+    const int accSize = accumulationSize();
     // W = [A | b], column-major m x (n + nrhs), in the working type; mixed precision rounds the input to float first.
     vector<double> w((size_t) m * width);
     auto round = [&](double v) { return storeDouble ? v : (double) (float) v; };

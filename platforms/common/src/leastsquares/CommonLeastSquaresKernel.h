@@ -66,6 +66,12 @@ private:
     void allocate(OpenMM::ComputeArray& array, size_t elements, int elementSize, const std::string& name);
     /** Create a device array of float or double elements holding data (converted from double). */
     void uploadNew(OpenMM::ComputeArray& array, const std::vector<double>& data, bool isDouble, const std::string& name);
+    /** Bytes of one element of the accumulation type (ACC). */
+    int accumulationSize() const {
+        return accDouble ? sizeof(double) : sizeof(float);
+    }
+    /** Threshold on 1 / cond(A^T A) for the normal-equation methods: rankTolerance, else max(n, 10) eps. */
+    double normalEquationTolerance(const LeastSquaresOptions& options, int n) const;
     /** Throws the error for a numerically singular A^T A. */
     [[noreturn]] void singular(const LeastSquaresOptions& options, double conditionLowerBound, const std::string& how) const;
     OpenMM::ComputeContext& cc;
