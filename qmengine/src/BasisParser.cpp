@@ -4,6 +4,8 @@
 #include <openmm/OpenMMException.h>
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -41,14 +43,33 @@ std::vector<std::string> tokens(const std::string& line) {
     return out;
 }
 
-// Fortran writes 1.0D+01; strtod wants 1.0E+01.
-bool parseNumber(std::string t, double& value) {
+// Fortran writes 1.0D+01. The whole token must be one number: from_chars (unlike strtod) ignores
+// the locale and takes no leading blanks or hexadecimal, and reports overflow such as 1e400
+// instead of returning inf.
+enum class NumberText { Finite, NotFinite, NotANumber };
+
+NumberText parseNumber(std::string t, double& value) {
     for (char& c : t)
         if (c == 'D' || c == 'd')
             c = 'E';
-    char* end = nullptr;
-    value = std::strtod(t.c_str(), &end);
-    return end != t.c_str() && *end == '\0';
+    const char* begin = t.c_str();
+    const char* end = begin + t.size();
+    if (t.size() > 1 && t[0] == '+' && t[1] != '-' && t[1] != '+') // from_chars takes no '+'
+        begin++;
+    const std::from_chars_result r = std::from_chars(begin, end, value);
+    if (r.ec == std::errc::result_out_of_range && r.ptr == end)
+        return NumberText::NotFinite;
+    if (r.ec != std::errc() || r.ptr != end)
+        return NumberText::NotANumber;
+    return std::isfinite(value) ? NumberText::Finite : NumberText::NotFinite;
+}
+
+// A line of numbers, as opposed to a shell header: "nan" and "inf" count as (bad) numbers so that
+// they are reported as such, not as unknown elements.
+bool startsLikeNumber(const std::string& t) {
+    const std::string l = lower(t);
+    return std::isdigit((unsigned char) t[0]) || t[0] == '+' || t[0] == '-' || t[0] == '.' ||
+           l.rfind("nan", 0) == 0 || l.rfind("inf", 0) == 0;
 }
 
 int shellLetter(char c) {
@@ -66,6 +87,34 @@ bool isElementToken(const std::string& t) {
     return !t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return std::isalpha((unsigned char) c); });
 }
 
+/** A number of a primitive ("exponent", "coefficient"), refusing text that is not one finite number. */
+double readNumber(const std::string& token, const char* what, const std::string& source, int lineNumber) {
+    double value = 0;
+    switch (parseNumber(token, value)) {
+    case NumberText::Finite:
+        return value;
+    case NumberText::NotFinite:
+        malformed(source, lineNumber, std::string(what) + " '" + token + "' is not a finite number");
+    case NumberText::NotANumber:
+        break;
+    }
+    malformed(source, lineNumber, std::string(what) + " '" + token + "' is not a number");
+}
+
+/** The atomic number of a symbol in the file, with the line in the message when it is unknown. */
+int elementAt(const std::string& symbol, const std::string& source, int lineNumber) {
+    try {
+        return atomicNumber(symbol);
+    }
+    catch (const OpenMM::OpenMMException&) {
+        malformed(source, lineNumber, "unknown element '" + symbol + "'");
+    }
+}
+
+bool sameShell(const ShellDefinition& a, const ShellDefinition& b) {
+    return a.l == b.l && a.exponents == b.exponents && a.coefficients == b.coefficients;
+}
+
 } // namespace
 
 BasisDefinition parseNWChemBasis(std::istream& in, const std::string& sourceName) {
@@ -80,22 +129,38 @@ BasisDefinition parseNWChemBasis(std::istream& in, const std::string& sourceName
     std::vector<std::vector<double>> columns;
     int headerLine = 0;
 
+    // Header line of every shell read so far, parallel to def.elements, to name both lines of a repeat.
+    std::map<int, std::vector<int>> shellLines;
+
+    // A shell given twice adds a linearly dependent function: an auxiliary set's fitting metric
+    // becomes singular, an orbital set's overlap too. Neither is what the file's author meant.
+    auto add = [&](const ShellDefinition& shell) {
+        std::vector<ShellDefinition>& shells = def.elements[currentZ];
+        std::vector<int>& lines = shellLines[currentZ];
+        for (size_t i = 0; i < shells.size(); i++)
+            if (sameShell(shells[i], shell))
+                malformed(sourceName, headerLine, "this " + std::string(1, "SPDFGHI"[shell.l]) + " shell of " +
+                          elementSymbol(currentZ) + " repeats the one at line " + std::to_string(lines[i]) +
+                          " (same exponents and coefficients)");
+        shells.push_back(shell);
+        lines.push_back(headerLine);
+    };
+
     auto flush = [&]() {
         if (currentType.empty())
             return;
         if (exps.empty())
             malformed(sourceName, headerLine, "shell without primitives");
-        std::vector<ShellDefinition>& shells = def.elements[currentZ];
         if (currentType.size() > 1) { // SP (or SPD) shells: one column per letter
             if (columns.size() != currentType.size())
                 malformed(sourceName, headerLine, "shell " + currentType + " needs " +
                           std::to_string(currentType.size()) + " coefficient columns");
             for (size_t k = 0; k < currentType.size(); k++)
-                shells.push_back({shellLetter(currentType[k]), exps, columns[k]});
+                add({shellLetter(currentType[k]), exps, columns[k]});
         }
         else // general contraction: every column is one contracted shell
             for (const auto& col : columns)
-                shells.push_back({shellLetter(currentType[0]), exps, col});
+                add({shellLetter(currentType[0]), exps, col});
         currentType.clear();
         exps.clear();
         columns.clear();
@@ -142,7 +207,7 @@ BasisDefinition parseNWChemBasis(std::istream& in, const std::string& sourceName
         }
         if (state == State::ECP) {
             if (isElementToken(t[0]) && key != "NELEC" && t.size() >= 2)
-                def.elementsWithECP.insert(atomicNumber(t[0]));
+                def.elementsWithECP.insert(elementAt(t[0], sourceName, lineNumber));
             continue;
         }
         if (state == State::AfterBasis)
@@ -150,8 +215,7 @@ BasisDefinition parseNWChemBasis(std::istream& in, const std::string& sourceName
         if (state == State::Outside)
             malformed(sourceName, lineNumber, "text outside a BASIS ... END block: '" + line + "'");
         // Inside the basis block: a shell header "O SP" or a line of numbers.
-        double value;
-        if (!parseNumber(t[0], value)) {
+        if (!startsLikeNumber(t[0])) {
             if (t.size() != 2 || !isElementToken(t[0]))
                 malformed(sourceName, lineNumber, "expected '<element> <shell type>', got '" + line + "'");
             flush();
@@ -159,7 +223,7 @@ BasisDefinition parseNWChemBasis(std::istream& in, const std::string& sourceName
             for (char c : type)
                 if (shellLetter(c) < 0)
                     malformed(sourceName, lineNumber, "unknown shell type '" + t[1] + "'");
-            currentZ = atomicNumber(t[0]);
+            currentZ = elementAt(t[0], sourceName, lineNumber);
             currentType = type;
             headerLine = lineNumber;
             continue;
@@ -167,19 +231,18 @@ BasisDefinition parseNWChemBasis(std::istream& in, const std::string& sourceName
         if (currentType.empty())
             malformed(sourceName, lineNumber, "numbers before any shell header");
         if (t.size() < 2)
-            malformed(sourceName, lineNumber, "a primitive needs an exponent and coefficients");
+            malformed(sourceName, lineNumber, "a primitive needs an exponent and coefficients, got '" + line + "'");
         if (!exps.empty() && columns.size() != t.size() - 1)
-            malformed(sourceName, lineNumber, "inconsistent number of coefficient columns");
-        if (value <= 0)
-            malformed(sourceName, lineNumber, "exponent must be positive");
-        exps.push_back(value);
+            malformed(sourceName, lineNumber, "inconsistent number of coefficient columns (" +
+                      std::to_string(t.size() - 1) + " here, " + std::to_string(columns.size()) +
+                      " on the shell's first line)");
+        const double exponent = readNumber(t[0], "exponent", sourceName, lineNumber);
+        if (exponent <= 0)
+            malformed(sourceName, lineNumber, "exponent '" + t[0] + "' must be positive");
+        exps.push_back(exponent);
         columns.resize(t.size() - 1);
-        for (size_t k = 1; k < t.size(); k++) {
-            double c;
-            if (!parseNumber(t[k], c))
-                malformed(sourceName, lineNumber, "cannot read number '" + t[k] + "'");
-            columns[k - 1].push_back(c);
-        }
+        for (size_t k = 1; k < t.size(); k++)
+            columns[k - 1].push_back(readNumber(t[k], "coefficient", sourceName, lineNumber));
     }
     flush();
     if (state == State::Basis)
@@ -242,7 +305,7 @@ BasisDefinition loadBasisDefinition(const std::string& nameOrPath, const std::st
             return parseNWChemBasis(direct, nameOrPath);
         throw OpenMM::OpenMMException("QM: unknown basis set '" + nameOrPath + "' (neither a file nor " + path + ")");
     }
-    BasisDefinition def = parseNWChemBasis(in, nameOrPath);
+    BasisDefinition def = parseNWChemBasis(in, path); // errors name the file that holds the mistake
     def.name = nameOrPath;
     return def;
 }

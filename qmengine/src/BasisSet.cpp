@@ -4,6 +4,7 @@
 #include <openmm/OpenMMException.h>
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 namespace OpenMMDFT {
 namespace QM {
@@ -14,6 +15,47 @@ double doubleFactorial(int n) { // n!! with (-1)!! = 1
     for (int k = n; k > 1; k -= 2)
         r *= k;
     return r;
+}
+
+std::string shellName(const BasisDefinition& def, const std::string& symbol, size_t index, int l) {
+    return "QM: basis set '" + def.name + "', shell " + std::to_string(index + 1) + " of " + symbol +
+           " (l = " + std::to_string(l) + "): ";
+}
+
+std::string text(double x) {
+    std::ostringstream s;
+    s << x;
+    return s.str();
+}
+
+// Definitions built in code skip the file parser's checks; a bad primitive would otherwise surface
+// far away, as a zero norm or a singular overlap, without saying which shell caused it.
+void checkShellDefinition(const BasisDefinition& def, const std::string& symbol, size_t index, const ShellDefinition& sd) {
+    const std::string where = shellName(def, symbol, index, sd.l);
+    if (sd.l < 0)
+        throw OpenMM::OpenMMException(where + "negative angular momentum");
+    if (sd.exponents.empty() || sd.exponents.size() != sd.coefficients.size())
+        throw OpenMM::OpenMMException(where + "needs one coefficient per exponent and at least one primitive");
+    for (double a : sd.exponents)
+        if (!(a > 0) || !std::isfinite(a))
+            throw OpenMM::OpenMMException(where + "exponent " + text(a) + " is not a finite positive number");
+    for (double c : sd.coefficients)
+        if (!std::isfinite(c))
+            throw OpenMM::OpenMMException(where + "coefficient " + text(c) + " is not a finite number");
+}
+
+std::vector<double> normalizedShell(const BasisDefinition& def, const std::string& symbol, size_t index,
+                                    const ShellDefinition& sd) {
+    checkShellDefinition(def, symbol, index, sd);
+    try {
+        return normalizedCoefficients(sd.l, sd.exponents, sd.coefficients);
+    }
+    catch (const OpenMM::OpenMMException& e) {
+        std::string reason = e.what();
+        if (reason.rfind("QM: ", 0) == 0)
+            reason.erase(0, 4);
+        throw OpenMM::OpenMMException(shellName(def, symbol, index, sd.l) + reason);
+    }
 }
 } // namespace
 
@@ -32,8 +74,11 @@ std::vector<double> normalizedCoefficients(int l, const std::vector<double>& exp
             const double p = exps[i] + exps[j];
             norm += c[i] * c[j] * doubleFactorial(2 * l - 1) * std::pow(M_PI / p, 1.5) / std::pow(2 * p, l);
         }
-    if (!(norm > 0))
-        throw OpenMM::OpenMMException("QM: basis shell with zero norm");
+    // Zero when all coefficients vanish; inf or nan when exponents or coefficients are so extreme
+    // that the overlap over- or underflows. Either way the shell cannot be a unit function.
+    if (!(norm > 0) || !std::isfinite(norm))
+        throw OpenMM::OpenMMException("QM: a basis shell with l = " + std::to_string(l) +
+                                      " cannot be normalized (its self-overlap is " + std::to_string(norm) + ")");
     for (double& x : c)
         x /= std::sqrt(norm);
     return c;
@@ -54,7 +99,8 @@ BasisSet::BasisSet(const BasisDefinition& def, const std::vector<QMAtom>& atoms,
         auto it = def.elements.find(Z);
         if (it == def.elements.end())
             throw OpenMM::OpenMMException("QM: basis set '" + def.name + "' has no functions for element " + symbol);
-        for (const ShellDefinition& sd : it->second) {
+        for (size_t index = 0; index < it->second.size(); index++) {
+            const ShellDefinition& sd = it->second[index];
             if (sd.l > maxL)
                 throw OpenMM::OpenMMException("QM: basis set '" + def.name + "' has a shell with l = " +
                                               std::to_string(sd.l) + " for " + symbol + "; the largest supported is " + std::to_string(maxL));
@@ -64,7 +110,7 @@ BasisSet::BasisSet(const BasisDefinition& def, const std::vector<QMAtom>& atoms,
             s.atom = (int) a;
             s.center = {atoms[a].xyz[0], atoms[a].xyz[1], atoms[a].xyz[2]};
             s.exponents = sd.exponents;
-            s.coefficients = normalizedCoefficients(sd.l, sd.exponents, sd.coefficients);
+            s.coefficients = normalizedShell(def, symbol, index, sd);
             offsets_.push_back(size_);
             size_ += s.size();
             cartOffsets_.push_back(cartSize_);

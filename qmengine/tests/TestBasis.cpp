@@ -4,7 +4,10 @@
 #include "openmmdft/qm/Integrals.h"
 #include <openmm/OpenMMException.h>
 #include <gtest/gtest.h>
+#include <cstdio>
+#include <fstream>
 #include <functional>
+#include <limits>
 #include <sstream>
 
 using namespace OpenMMDFT::QM;
@@ -116,4 +119,104 @@ TEST(Basis, ErrorsNameTheProblem) {
     expectThrowContaining([] { BasisSet(load("6-31G"), {{79, {0, 0, 0}}, {1, {0, 0, 2}}}, false); },
                           "has no functions for element Au");
     expectThrowContaining([] { BasisSet(load("def2-SVP"), {{53, {0, 0, 0}}}, true); }, "effective core potential");
+}
+
+namespace {
+// Hostile basis files: each is written to a temporary .nw file and loaded by path, as a user's file would be.
+class BasisFile {
+public:
+    explicit BasisFile(const std::string& text) : path_(::testing::TempDir() + "openmmdft_test_basis.nw") {
+        std::ofstream(path_) << text;
+    }
+    ~BasisFile() { std::remove(path_.c_str()); }
+    const std::string& path() const { return path_; }
+private:
+    std::string path_;
+};
+
+/** Loading this basis text must fail with a message naming the file, the line and every given fragment. */
+void expectFileError(const std::string& text, int line, const std::vector<std::string>& fragments) {
+    const BasisFile file(text);
+    try {
+        loadBasisDefinition(file.path(), "");
+        ADD_FAILURE() << "no exception for:\n" << text;
+    }
+    catch (const OpenMM::OpenMMException& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find(file.path()), std::string::npos) << what;
+        EXPECT_NE(what.find("at line " + std::to_string(line) + ":"), std::string::npos) << what;
+        for (const std::string& f : fragments)
+            EXPECT_NE(what.find(f), std::string::npos) << "'" << f << "' missing from: " << what;
+    }
+}
+} // namespace
+
+TEST(Basis, NonFiniteAndNonPositiveNumbersNameLineAndText) {
+    expectFileError("BASIS\nH S\n  nan 1.0\nEND\n", 3, {"exponent 'nan'", "not a finite number"});
+    expectFileError("BASIS\nH S\n  NaN 1.0\nEND\n", 3, {"exponent 'NaN'", "not a finite number"});
+    expectFileError("BASIS\nH S\n  inf 1.0\nEND\n", 3, {"exponent 'inf'", "not a finite number"});
+    expectFileError("BASIS\nH S\n  1.0D+400 1.0\nEND\n", 3, {"exponent '1.0D+400'", "not a finite number"});
+    expectFileError("BASIS\nH S\n  1.0 1e400\nEND\n", 3, {"coefficient '1e400'", "not a finite number"});
+    expectFileError("BASIS\nH S\n  2.0 0.5\n  1.0 -inf\nEND\n", 4, {"coefficient '-inf'"});
+    expectFileError("BASIS\nH S\n  1.0 nan\nEND\n", 3, {"coefficient 'nan'"});
+    expectFileError("BASIS\nH S\n  -1.5 1.0\nEND\n", 3, {"exponent '-1.5' must be positive"});
+    expectFileError("BASIS\nH S\n  0.0 1.0\nEND\n", 3, {"exponent '0.0' must be positive"});
+}
+
+TEST(Basis, JunkOnNumberLinesIsRefused) {
+    expectFileError("BASIS\nH S\n  1.0 0.5x\nEND\n", 3, {"coefficient '0.5x' is not a number"});
+    expectFileError("BASIS\nH S\n  1.0 0.5 abc\nEND\n", 3, {"coefficient 'abc' is not a number"});
+    expectFileError("BASIS\nH S\n  1.0x 0.5\nEND\n", 3, {"exponent '1.0x' is not a number"});
+    expectFileError("BASIS\nH S\n  0x10 0.5\nEND\n", 3, {"exponent '0x10' is not a number"});
+    expectFileError("BASIS\nH S\n  1.0\nEND\n", 3, {"needs an exponent and coefficients"});
+    expectFileError("BASIS\nH S\n  2.0 0.5 0.1\n  1.0 0.5\nEND\n", 4, {"inconsistent number of coefficient columns"});
+    expectFileError("BASIS\nC SP\n  2.0 0.5\nEND\n", 2, {"SP needs 2 coefficient columns"});
+    expectFileError("BASIS\nH S extra\n  1.0 1.0\nEND\n", 2, {"expected '<element> <shell type>'"});
+}
+
+TEST(Basis, UnknownElementsNameLine) {
+    expectFileError("BASIS\nH S\n  1.0 1.0\nXx S\n  1.0 1.0\nEND\n", 4, {"unknown element 'Xx'"});
+    expectFileError("BASIS\nH S\n  1.0 1.0\nEND\nECP\nQq nelec 2\nQq S\nEND\n", 6, {"unknown element 'Qq'"});
+}
+
+TEST(Basis, RepeatedShellNamesBothLines) {
+    // An auxiliary-style file with the same shell twice: its fitting metric would be singular.
+    expectFileError("BASIS \"cd basis\" SPHERICAL\nO S\n  5.0 1.0\nO P\n  2.0 1.0\nO S\n  5.0 1.0\nEND\n", 6,
+                    {"S shell of O", "repeats the one at line 2"});
+    // Two equal columns of one general contraction.
+    expectFileError("BASIS\nH S\n  3.0 0.4 0.4\n  1.0 0.6 0.6\nEND\n", 2, {"repeats the one at line 2"});
+    // Not repeats: same exponents on another element, another l, or other coefficients.
+    const BasisFile fine("BASIS\nH S\n  5.0 1.0\nHe S\n  5.0 1.0\nH P\n  5.0 1.0\nH S\n  5.0 0.5\n  1.0 0.5\nH S\n  5.0 0.5\n  1.0 0.6\nEND\n");
+    const BasisDefinition def = loadBasisDefinition(fine.path(), "");
+    EXPECT_EQ(def.elements.at(1).size(), 4u);
+    // SP with equal s and p columns is two shells of different l, not a repeat.
+    const BasisFile sp("BASIS\nC SP\n  2.0 1.0 1.0\nEND\n");
+    EXPECT_EQ(loadBasisDefinition(sp.path(), "").elements.at(6).size(), 2u);
+}
+
+TEST(Basis, GoodNumberFormsStillRead) {
+    const BasisFile file("BASIS\nH S\n  +2.5D+00 1.0d-01\n  .5E0 -0.25\nEND\n");
+    const BasisDefinition def = loadBasisDefinition(file.path(), "");
+    const ShellDefinition& s = def.elements.at(1)[0];
+    EXPECT_DOUBLE_EQ(s.exponents[0], 2.5);
+    EXPECT_DOUBLE_EQ(s.coefficients[0], 0.1);
+    EXPECT_DOUBLE_EQ(s.exponents[1], 0.5);
+    EXPECT_DOUBLE_EQ(s.coefficients[1], -0.25);
+}
+
+TEST(Basis, DefinitionsBuiltInCodeAreCheckedWhenPlaced) {
+    const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+    auto place = [](const ShellDefinition& shell) {
+        BasisDefinition def;
+        def.name = "custom";
+        def.elements[1] = {{0, {1.0}, {1.0}}, shell};
+        BasisSet(def, {{1, {0, 0, 0}}}, true);
+    };
+    expectThrowContaining([&] { place({0, {nan}, {1.0}}); }, "basis set 'custom', shell 2 of H (l = 0): exponent nan");
+    expectThrowContaining([&] { place({1, {-2.0}, {1.0}}); }, "exponent -2 is not a finite positive number");
+    expectThrowContaining([&] { place({0, {1.0}, {inf}}); }, "coefficient inf is not a finite number");
+    expectThrowContaining([&] { place({0, {1.0, 2.0}, {1.0}}); }, "one coefficient per exponent");
+    expectThrowContaining([&] { place({0, {1.0}, {0.0}}); }, "shell 2 of H (l = 0): a basis shell with l = 0 cannot be normalized");
+    // Finite but extreme: the self-overlap overflows.
+    expectThrowContaining([&] { place({3, {1e300}, {1.0}}); }, "cannot be normalized");
 }
