@@ -2,8 +2,13 @@
 #include "openmmdft/QMMMForce.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/serialization/SerializationNode.h"
+#include <charconv>
+#include <cmath>
+#include <limits>
 #include <memory>
-#include <sstream>
+#include <set>
+#include <string>
+#include <vector>
 
 using namespace OpenMM;
 using namespace OpenMMDFT;
@@ -67,67 +72,215 @@ void QMMMForceProxy::serialize(const void* object, SerializationNode& node) cons
     }
 }
 
-/** Reads an enum stored as an int, refusing values outside [0, last]. */
-static int enumProperty(const SerializationNode& node, const string& name, int last, int defaultValue = -1) {
-    int value = (defaultValue < 0 ? node.getIntProperty(name) : node.getIntProperty(name, defaultValue));
-    if (value < 0 || value > last) {
-        stringstream msg;
-        msg << "the value " << value << " of '" << name << "' is out of range";
-        throw OpenMMException(msg.str());
-    }
+namespace {
+
+// OpenMM's SerializationNode reads numbers leniently ("abc" as 0, "3.7" as 3): every value is read
+// here as text and parsed strictly, so that a damaged document is refused, not half read.
+
+[[noreturn]] void malformed(const string& why) {
+    throw OpenMMException("QMMMForce XML is malformed: " + why);
+}
+
+/** "<Force>", or "<Particle> 3" for the fourth element of a list. */
+string describe(const SerializationNode& node, int index = -1) {
+    // XmlSerializer hands the document's root over without its name; QMMMForce documents call it <Force>.
+    string where = "<" + (node.getName().empty() ? string("Force") : node.getName()) + ">";
+    return index < 0 ? where : where + " " + to_string(index);
+}
+
+string text(const SerializationNode& node, const string& name, const string& where) {
+    if (!node.hasProperty(name))
+        malformed(where + " lacks the attribute '" + name + "'");
+    return node.getStringProperty(name);
+}
+
+long long parseInteger(const string& value, const string& name, const string& where) {
+    long long result = 0;
+    const char* end = value.data() + value.size();
+    const from_chars_result r = from_chars(value.data(), end, result);
+    if (r.ec == errc() && r.ptr == end && result >= numeric_limits<int>::min() && result <= numeric_limits<int>::max())
+        return result;
+    if ((r.ec == errc() || r.ec == errc::result_out_of_range) && r.ptr == end && !value.empty())
+        malformed("'" + name + "' of " + where + " is out of the range of an int: '" + value + "'");
+    malformed("'" + name + "' of " + where + " is not an integer: '" + value + "'");
+}
+
+int intProperty(const SerializationNode& node, const string& name, const string& where) {
+    return (int) parseInteger(text(node, name, where), name, where);
+}
+
+int intProperty(const SerializationNode& node, const string& name, const string& where, int defaultValue) {
+    return node.hasProperty(name) ? intProperty(node, name, where) : defaultValue;
+}
+
+/** Every double the writer stores is finite (QMMMForce's setters refuse the rest), so nan and inf are damage. */
+double doubleProperty(const SerializationNode& node, const string& name, const string& where) {
+    const string value = text(node, name, where);
+    const char* end = value.data() + value.size();
+    double result = 0;
+    const from_chars_result r = from_chars(value.data(), end, result);
+    if (r.ptr != end || value.empty() || (r.ec != errc() && r.ec != errc::result_out_of_range))
+        malformed("'" + name + "' of " + where + " is not a number: '" + value + "'");
+    if (r.ec != errc() || !isfinite(result))
+        malformed("'" + name + "' of " + where + " is not a finite number: '" + value + "'");
+    return result;
+}
+
+/** An enum stored as an int, refusing values outside [0, last]. */
+int enumProperty(const SerializationNode& node, const string& name, const string& where, int last) {
+    const int value = intProperty(node, name, where);
+    if (value < 0 || value > last)
+        malformed("'" + name + "' of " + where + " is out of range: " + to_string(value) + " (valid: 0 to " +
+                  to_string(last) + ")");
     return value;
 }
 
-void* QMMMForceProxy::deserialize(const SerializationNode& node) const {
-    int version = node.getIntProperty("version");
-    if (version < 1 || version > CURRENT_VERSION) {
-        stringstream msg;
-        msg << "QMMMForce XML: unsupported version " << version << " (this build reads versions 1 to " << CURRENT_VERSION << ")";
-        throw OpenMMException(msg.str());
+int enumProperty(const SerializationNode& node, const string& name, const string& where, int last, int defaultValue) {
+    return node.hasProperty(name) ? enumProperty(node, name, where, last) : defaultValue;
+}
+
+/** Refuses attributes this version does not write: a misspelt optional one would silently take its default. */
+void checkAttributes(const SerializationNode& node, const set<string>& known, const string& where, int version) {
+    for (const auto& property : node.getProperties())
+        if (known.count(property.first) == 0)
+            malformed(where + " has the unknown attribute '" + property.first + "' (version " + to_string(version) + ")");
+}
+
+/** Refuses child elements other than the known ones, and any of them given twice (only the first would be read). */
+void checkChildren(const SerializationNode& node, const set<string>& known, const string& where) {
+    set<string> seen;
+    for (const SerializationNode& child : node.getChildren()) {
+        if (known.count(child.getName()) == 0)
+            malformed(where + " contains an unexpected element <" + child.getName() + ">");
+        if (!seen.insert(child.getName()).second)
+            malformed(where + " contains <" + child.getName() + "> more than once");
     }
+}
+
+const SerializationNode& child(const SerializationNode& node, const string& name, const string& where) {
+    for (const SerializationNode& c : node.getChildren())
+        if (c.getName() == name)
+            return c;
+    malformed(where + " lacks the element <" + name + ">");
+}
+
+/** The elements of a list such as <Particles>, each of which must be an <item> with exactly these attributes. */
+const vector<SerializationNode>& items(const SerializationNode& list, const string& item, const set<string>& attributes,
+                                       int version) {
+    const string where = describe(list);
+    for (size_t i = 0; i < list.getChildren().size(); i++) {
+        const SerializationNode& element = list.getChildren()[i];
+        if (element.getName() != item)
+            malformed(where + " contains an unexpected element <" + element.getName() + ">");
+        checkAttributes(element, attributes, describe(element, (int) i), version);
+        if (!element.getChildren().empty())
+            malformed(describe(element, (int) i) + " has child elements");
+    }
+    return list.getChildren();
+}
+
+/** A particle index of a bond or QM atom: the document lists all the force's particles, so one beyond them is damage. */
+int particleIndex(const SerializationNode& node, const string& name, const string& where, int numParticles) {
+    const int index = intProperty(node, name, where);
+    if (index >= numParticles)
+        malformed(where + " refers to particle " + to_string(index) + ", but the document has " +
+                  to_string(numParticles) + " particles");
+    return index;
+}
+
+int readVersion(const SerializationNode& node) {
+    if (!node.hasProperty("version"))
+        throw OpenMMException("QMMMForce XML: the attribute 'version' is missing");
+    const string value = node.getStringProperty("version");
+    int version = 0;
+    const char* end = value.data() + value.size();
+    const from_chars_result r = from_chars(value.data(), end, version);
+    if (r.ec != errc() || r.ptr != end || value.empty())
+        throw OpenMMException("QMMMForce XML: the version '" + value + "' is not an integer");
+    if (version < 1 || version > CURRENT_VERSION)
+        throw OpenMMException("QMMMForce XML: unsupported version " + to_string(version) +
+                              " (this build reads versions 1 to " + to_string(CURRENT_VERSION) + ")");
+    return version;
+}
+
+void readQMRegion(const SerializationNode& qm, QMMMForce& force, int version) {
+    const string where = describe(qm);
+    checkAttributes(qm, {"charge", "basis", "auxiliaryBasis", "angularFunctions", "coulombMethod", "functional",
+                         "radialPoints", "angularPoints", "radialScheme", "atomicPartition", "cubeEdge",
+                         "sphereShellFraction", "significanceThreshold", "basisFunctionStorage", "scfConvergence",
+                         "maxSCFIterations", "diisSubspaceSize", "energyOnly", "espChargeMethod"}, where, version);
+    checkChildren(qm, {"Atoms"}, where);
+    force.setQMCharge(intProperty(qm, "charge", where));
+    force.setBasisSet(text(qm, "basis", where));
+    force.setAuxiliaryBasisSet(text(qm, "auxiliaryBasis", where));
+    force.setAngularFunctions((QMMMForce::AngularFunctions) enumProperty(qm, "angularFunctions", where, 2));
+    force.setCoulombMethod((QMMMForce::CoulombMethod) enumProperty(qm, "coulombMethod", where, 1));
+    force.setFunctional(text(qm, "functional", where));
+    force.setGrid(intProperty(qm, "radialPoints", where), intProperty(qm, "angularPoints", where));
+    force.setRadialScheme((QMMMForce::RadialScheme) enumProperty(qm, "radialScheme", where, 1));
+    force.setAtomicPartition((QMMMForce::AtomicPartition) enumProperty(qm, "atomicPartition", where, 1));
+    force.setGridGrouping(doubleProperty(qm, "cubeEdge", where), doubleProperty(qm, "sphereShellFraction", where));
+    force.setSignificanceThreshold(doubleProperty(qm, "significanceThreshold", where));
+    force.setBasisFunctionStorage((QMMMForce::BasisFunctionStorage) enumProperty(qm, "basisFunctionStorage", where, 1));
+    force.setSCFConvergence(doubleProperty(qm, "scfConvergence", where));
+    force.setMaxSCFIterations(intProperty(qm, "maxSCFIterations", where));
+    force.setDIISSubspaceSize(intProperty(qm, "diisSubspaceSize", where));
+    // Added within version 2: absent in its first files, so optional with the defaults of that time.
+    force.setQMEnergyOnly(enumProperty(qm, "energyOnly", where, 1, 0) != 0);
+    force.setESPChargeMethod((QMMMForce::ESPChargeMethod) enumProperty(qm, "espChargeMethod", where, 2, 0));
+    const vector<SerializationNode>& atoms = items(child(qm, "Atoms", where), "Atom", {"particle", "Z"}, version);
+    for (size_t i = 0; i < atoms.size(); i++) {
+        const string atom = describe(atoms[i], (int) i);
+        force.addQMAtom(particleIndex(atoms[i], "particle", atom, force.getNumParticles()), intProperty(atoms[i], "Z", atom));
+    }
+}
+
+void readForce(const SerializationNode& node, QMMMForce& force, int version) {
+    const string where = describe(node);
+    // 'type' is OpenMM's own attribute, set by XmlSerializer and by System's proxy.
+    checkAttributes(node, {"type", "version", "forceGroup", "name", "method", "cutoff", "rfDielectric", "coulomb14Scale"},
+                    where, version);
+    // Version 1 has no QM region: reading one as version 1 would drop it without a word.
+    for (const SerializationNode& c : node.getChildren())
+        if (c.getName() == "QMRegion" && version < 2)
+            malformed("a version 1 document has no <QMRegion>, but this one has (the QM region needs version 2)");
+    if (version >= 2)
+        checkChildren(node, {"Particles", "Bonds", "QMRegion"}, where);
+    else
+        checkChildren(node, {"Particles", "Bonds"}, where);
+    force.setForceGroup(intProperty(node, "forceGroup", where, 0));
+    force.setName(node.getStringProperty("name", force.getName()));
+    force.setNonbondedMethod((QMMMForce::NonbondedMethod) enumProperty(node, "method", where, 2));
+    force.setCutoffDistance(doubleProperty(node, "cutoff", where));
+    force.setReactionFieldDielectric(doubleProperty(node, "rfDielectric", where));
+    force.setCoulomb14Scale(doubleProperty(node, "coulomb14Scale", where));
+    const vector<SerializationNode>& particles = items(child(node, "Particles", where), "Particle", {"q"}, version);
+    for (size_t i = 0; i < particles.size(); i++)
+        force.addParticle(doubleProperty(particles[i], "q", describe(particles[i], (int) i)));
+    const vector<SerializationNode>& bonds = items(child(node, "Bonds", where), "Bond", {"p1", "p2"}, version);
+    for (size_t i = 0; i < bonds.size(); i++) {
+        const string bond = describe(bonds[i], (int) i);
+        const int n = force.getNumParticles();
+        force.addBond(particleIndex(bonds[i], "p1", bond, n), particleIndex(bonds[i], "p2", bond, n));
+    }
+    if (version >= 2)
+        readQMRegion(child(node, "QMRegion", where), force, version);
+}
+
+} // namespace
+
+void* QMMMForceProxy::deserialize(const SerializationNode& node) const {
+    const int version = readVersion(node);
     unique_ptr<QMMMForce> force(new QMMMForce());
     try {
-        force->setForceGroup(node.getIntProperty("forceGroup", 0));
-        force->setName(node.getStringProperty("name", force->getName()));
-        int method = node.getIntProperty("method");
-        if (method < 0 || method > 2) {
-            stringstream msg;
-            msg << "unknown nonbonded method " << method;
-            throw OpenMMException(msg.str());
-        }
-        force->setNonbondedMethod((QMMMForce::NonbondedMethod) method);
-        force->setCutoffDistance(node.getDoubleProperty("cutoff"));
-        force->setReactionFieldDielectric(node.getDoubleProperty("rfDielectric"));
-        force->setCoulomb14Scale(node.getDoubleProperty("coulomb14Scale"));
-        for (const SerializationNode& particle : node.getChildNode("Particles").getChildren())
-            force->addParticle(particle.getDoubleProperty("q"));
-        for (const SerializationNode& bond : node.getChildNode("Bonds").getChildren())
-            force->addBond(bond.getIntProperty("p1"), bond.getIntProperty("p2"));
-        if (version >= 2) {
-            const SerializationNode& qm = node.getChildNode("QMRegion");
-            force->setQMCharge(qm.getIntProperty("charge"));
-            force->setBasisSet(qm.getStringProperty("basis"));
-            force->setAuxiliaryBasisSet(qm.getStringProperty("auxiliaryBasis"));
-            force->setAngularFunctions((QMMMForce::AngularFunctions) enumProperty(qm, "angularFunctions", 2));
-            force->setCoulombMethod((QMMMForce::CoulombMethod) enumProperty(qm, "coulombMethod", 1));
-            force->setFunctional(qm.getStringProperty("functional"));
-            force->setGrid(qm.getIntProperty("radialPoints"), qm.getIntProperty("angularPoints"));
-            force->setRadialScheme((QMMMForce::RadialScheme) enumProperty(qm, "radialScheme", 1));
-            force->setAtomicPartition((QMMMForce::AtomicPartition) enumProperty(qm, "atomicPartition", 1));
-            force->setGridGrouping(qm.getDoubleProperty("cubeEdge"), qm.getDoubleProperty("sphereShellFraction"));
-            force->setSignificanceThreshold(qm.getDoubleProperty("significanceThreshold"));
-            force->setBasisFunctionStorage((QMMMForce::BasisFunctionStorage) enumProperty(qm, "basisFunctionStorage", 1));
-            force->setSCFConvergence(qm.getDoubleProperty("scfConvergence"));
-            force->setMaxSCFIterations(qm.getIntProperty("maxSCFIterations"));
-            force->setDIISSubspaceSize(qm.getIntProperty("diisSubspaceSize"));
-            force->setQMEnergyOnly(qm.getIntProperty("energyOnly", 0) != 0);
-            force->setESPChargeMethod((QMMMForce::ESPChargeMethod) enumProperty(qm, "espChargeMethod", 2, 0));
-            for (const SerializationNode& atom : qm.getChildNode("Atoms").getChildren())
-                force->addQMAtom(atom.getIntProperty("particle"), atom.getIntProperty("Z"));
-        }
+        readForce(node, *force, version);
     }
     catch (const OpenMMException& e) {
-        throw OpenMMException(string("QMMMForce XML is malformed: ") + e.what());
+        // Our own messages already say where; QMMMForce's setters (e.g. a negative cutoff) get the prefix.
+        const string what = e.what();
+        if (what.rfind("QMMMForce XML", 0) == 0)
+            throw;
+        throw OpenMMException("QMMMForce XML is malformed: " + what);
     }
     return force.release();
 }
