@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
 
 using namespace OpenMM;
 using namespace OpenMMDFT;
@@ -110,4 +112,67 @@ TEST(ESPGrid, BadInput) {
     EXPECT_THROW(chelpgGrid({Vec3()}, {1, 1}), OpenMMException);
     EXPECT_THROW(merzKollmanGrid({Vec3()}, {92}), OpenMMException);
     EXPECT_THROW(chelpgGrid({Vec3()}, {1}, -0.03), OpenMMException);
+}
+
+/** The call must throw an OpenMMException whose message contains every fragment. */
+template <class F>
+static void expectError(F call, const vector<string>& fragments) {
+    try {
+        call();
+        ADD_FAILURE() << "no exception; expected one containing '" << fragments[0] << "'";
+    }
+    catch (const OpenMMException& e) {
+        for (const string& f : fragments)
+            EXPECT_NE(string(e.what()).find(f), string::npos) << "'" << f << "' missing from: " << e.what();
+    }
+}
+
+TEST(ESPGrid, NonFinitePositionsAreErrorsNotEmptyGrids) {
+    const double nan = numeric_limits<double>::quiet_NaN(), inf = numeric_limits<double>::infinity();
+    for (const Vec3& bad : {Vec3(nan, 0, 0), Vec3(0, inf, 0), Vec3(0, 0, -inf)}) {
+        // First atom (sets the bounding box) and a later one (min/max skip a NaN there).
+        for (int index : {0, 2}) {
+            vector<Vec3> positions = METHANOL;
+            positions[index] = bad;
+            const string atom = "atom " + to_string(index);
+            expectError([&] { chelpgGrid(positions, METHANOL_Z); }, {"ESP grid", atom, "not finite"});
+            expectError([&] { merzKollmanGrid(positions, METHANOL_Z); }, {"ESP grid", atom, "not finite"});
+        }
+    }
+}
+
+TEST(ESPGrid, EmptyOrMismatchedAtomListsAreErrors) {
+    expectError([] { chelpgGrid({}, {}); }, {"ESP grid", "no atoms"});
+    expectError([] { merzKollmanGrid({}, {}); }, {"ESP grid", "no atoms"});
+    expectError([] { chelpgGrid({Vec3()}, {1, 1}); }, {"1 positions", "2 atomic numbers"});
+    expectError([] { merzKollmanGrid({Vec3(), Vec3(1, 0, 0)}, {1}); }, {"2 positions", "1 atomic numbers"});
+}
+
+TEST(ESPGrid, ElementsWithoutRadiusNameAtomAndNumber) {
+    for (int z : {0, -1, 19, 26, 119}) {
+        expectError([&] { chelpgGrid({Vec3(), Vec3(0.1, 0, 0)}, {8, z}); },
+                    {"CHELPG", "atomic number " + to_string(z), "atom 1"});
+        expectError([&] { merzKollmanGrid({Vec3(), Vec3(0.1, 0, 0)}, {8, z}); },
+                    {"Merz-Kollman", "atomic number " + to_string(z), "atom 1"});
+    }
+}
+
+TEST(ESPGrid, BadGridParametersAreErrors) {
+    const double nan = numeric_limits<double>::quiet_NaN(), inf = numeric_limits<double>::infinity();
+    for (double bad : {0.0, -0.03, nan, inf}) {
+        expectError([&] { chelpgGrid(METHANOL, METHANOL_Z, bad, 0.28); }, {"spacing"});
+        expectError([&] { chelpgGrid(METHANOL, METHANOL_Z, 0.03, bad); }, {"margin"});
+        expectError([&] { merzKollmanGrid(METHANOL, METHANOL_Z, {1.4, bad}); }, {"scale"});
+        expectError([&] { merzKollmanGrid(METHANOL, METHANOL_Z, {1.4}, bad); }, {"density"});
+    }
+    expectError([] { merzKollmanGrid(METHANOL, METHANOL_Z, {}); }, {"at least one shell"});
+}
+
+TEST(ESPGrid, OversizedGridsAreErrorsNotOverflows) {
+    // Atoms a kilometre apart (e.g. coordinates in the wrong unit) or a vanishing spacing would
+    // overflow the lattice counts, or run for ever.
+    expectError([] { chelpgGrid({Vec3(), Vec3(1e12, 0, 0)}, {1, 1}); }, {"CHELPG", "points"});
+    expectError([] { chelpgGrid(METHANOL, METHANOL_Z, 1e-9, 0.28); }, {"CHELPG", "points"});
+    expectError([] { merzKollmanGrid(METHANOL, METHANOL_Z, {1.4}, 1e300); }, {"Merz-Kollman", "points"});
+    expectError([] { merzKollmanGrid(METHANOL, METHANOL_Z, {1e200}); }, {"Merz-Kollman", "points"});
 }

@@ -28,9 +28,61 @@ double radius(const double* table, int size, int z, const char* method) {
     return table[z] * AtomicUnits::NM_PER_ANGSTROM;
 }
 
+// Far beyond any QM region (a 2 nm region at the default spacing has under a million lattice
+// points): more means coordinates in the wrong unit or a vanishing spacing, and a count that
+// would overflow an int, or a loop that would not end in practice.
+const double MAX_POINTS = 1e8;
+
+/** One finite position per atom: a NaN would make the lattice bounds NaN and the grid silently empty. */
 void checkInput(const vector<Vec3>& positions, const vector<int>& atomicNumbers) {
-    if (positions.empty() || positions.size() != atomicNumbers.size())
-        throw OpenMMException("ESP grid: need one atomic number per position, and at least one atom");
+    if (positions.empty())
+        throw OpenMMException("ESP grid: no atoms");
+    if (positions.size() != atomicNumbers.size()) {
+        stringstream msg;
+        msg << "ESP grid: " << positions.size() << " positions but " << atomicNumbers.size() << " atomic numbers";
+        throw OpenMMException(msg.str());
+    }
+    for (size_t a = 0; a < positions.size(); a++)
+        for (int d = 0; d < 3; d++)
+            if (!isfinite(positions[a][d])) {
+                stringstream msg;
+                msg << "ESP grid: the position of atom " << a << " is not finite (" << positions[a][0] << ", "
+                    << positions[a][1] << ", " << positions[a][2] << ")";
+                throw OpenMMException(msg.str());
+            }
+}
+
+void checkPositive(double value, const char* what) {
+    if (!(value > 0) || !isfinite(value)) {
+        stringstream msg;
+        msg << "ESP grid: the " << what << " must be a finite positive number, not " << value;
+        throw OpenMMException(msg.str());
+    }
+}
+
+/** Radii of all atoms, the message naming the atom whose element has none. */
+vector<double> atomRadii(const vector<int>& atomicNumbers, double (*radius)(int)) {
+    vector<double> r(atomicNumbers.size());
+    for (size_t a = 0; a < atomicNumbers.size(); a++) {
+        try {
+            r[a] = radius(atomicNumbers[a]);
+        }
+        catch (const OpenMMException& e) {
+            stringstream msg;
+            msg << e.what() << " (atom " << a << ")";
+            throw OpenMMException(msg.str());
+        }
+    }
+    return r;
+}
+
+void checkPointCount(double count, const char* method) {
+    if (!(count <= MAX_POINTS)) {
+        stringstream msg;
+        msg << "ESP grid: the " << method << " grid would have " << count << " points (at most " << MAX_POINTS
+            << "); are the positions in nm and the grid parameters as meant?";
+        throw OpenMMException(msg.str());
+    }
 }
 
 } // namespace
@@ -45,11 +97,11 @@ double merzKollmanRadius(int z) {
 
 vector<Vec3> chelpgGrid(const vector<Vec3>& positions, const vector<int>& atomicNumbers, double spacing, double margin) {
     checkInput(positions, atomicNumbers);
-    if (!(spacing > 0) || !(margin > 0))
-        throw OpenMMException("ESP grid: CHELPG spacing and margin must be positive");
-    vector<double> r2(positions.size());
-    for (size_t a = 0; a < positions.size(); a++)
-        r2[a] = pow(chelpgRadius(atomicNumbers[a]), 2);
+    checkPositive(spacing, "CHELPG spacing");
+    checkPositive(margin, "CHELPG margin");
+    vector<double> r2 = atomRadii(atomicNumbers, chelpgRadius);
+    for (double& r : r2)
+        r *= r;
     Vec3 lo = positions[0], hi = positions[0];
     for (const Vec3& p : positions)
         for (int d = 0; d < 3; d++) {
@@ -57,10 +109,14 @@ vector<Vec3> chelpgGrid(const vector<Vec3>& positions, const vector<int>& atomic
             hi[d] = max(hi[d], p[d]);
         }
     // Centre the lattice on the box, so that the grid does not depend on which corner it starts from.
+    double steps[3];
+    for (int d = 0; d < 3; d++)
+        steps[d] = floor((hi[d] - lo[d] + 2 * margin) / spacing + 1e-9) + 1;
+    checkPointCount(steps[0] * steps[1] * steps[2], "CHELPG");
     int n[3];
     Vec3 start;
     for (int d = 0; d < 3; d++) {
-        n[d] = (int) floor((hi[d] - lo[d] + 2 * margin) / spacing + 1e-9) + 1;
+        n[d] = (int) steps[d];
         start[d] = 0.5 * (lo[d] + hi[d]) - 0.5 * (n[d] - 1) * spacing;
     }
     double margin2 = margin * margin;
@@ -85,16 +141,20 @@ vector<Vec3> chelpgGrid(const vector<Vec3>& positions, const vector<int>& atomic
 vector<Vec3> merzKollmanGrid(const vector<Vec3>& positions, const vector<int>& atomicNumbers, const vector<double>& scales,
                              double density) {
     checkInput(positions, atomicNumbers);
-    if (!(density > 0) || scales.empty())
-        throw OpenMMException("ESP grid: Merz-Kollman needs at least one shell and a positive point density");
-    vector<double> radii(positions.size());
-    for (size_t a = 0; a < positions.size(); a++)
-        radii[a] = merzKollmanRadius(atomicNumbers[a]);
+    if (scales.empty())
+        throw OpenMMException("ESP grid: Merz-Kollman needs at least one shell");
+    checkPositive(density, "Merz-Kollman point density");
+    for (double scale : scales)
+        checkPositive(scale, "Merz-Kollman shell scale");
+    const vector<double> radii = atomRadii(atomicNumbers, merzKollmanRadius);
+    double total = 0;
+    for (double scale : scales)
+        for (double r : radii)
+            total += max(1.0, round(4 * M_PI * scale * r * scale * r * density));
+    checkPointCount(total, "Merz-Kollman");
     const double goldenAngle = M_PI * (3.0 - sqrt(5.0));
     vector<Vec3> points;
     for (double scale : scales) {
-        if (!(scale > 0))
-            throw OpenMMException("ESP grid: Merz-Kollman shell scales must be positive");
         for (size_t a = 0; a < positions.size(); a++) {
             double R = scale * radii[a];
             int count = max(1, (int) lround(4 * M_PI * R * R * density));

@@ -21,7 +21,11 @@
  * table): H 1.20, He 1.20, Li 1.37, Be 1.45, B 1.45, C 1.50, N 1.50, O 1.40, F 1.35, Ne 1.30,
  * Na 1.57, Mg 1.36, Al 1.24, Si 1.17, P 1.80, S 1.75, Cl 1.70.
  *
- * An element without a radius raises an OpenMMException naming it.
+ * Bad input raises an OpenMMException, never an empty or partial grid: no atoms, a position
+ * count different from the atomic-number count, a non-finite position (naming the atom), an
+ * element without a radius (naming the atom and its atomic number), a spacing, margin, shell
+ * scale or density that is not finite and positive, and a grid of more than 1e8 points
+ * (positions not in nm, or a vanishing spacing).
  */
 
 #include "openmm/Vec3.h"
