@@ -46,7 +46,7 @@ std::vector<std::string> tokens(const std::string& line) {
 // Fortran writes 1.0D+01. The whole token must be one number: from_chars (unlike strtod) ignores
 // the locale and takes no leading blanks or hexadecimal, and reports overflow such as 1e400
 // instead of returning inf.
-enum class NumberText { Finite, NotFinite, NotANumber };
+enum class NumberText { Finite, NotFinite, OutOfRange, NotANumber };
 
 NumberText parseNumber(std::string t, double& value) {
     for (char& c : t)
@@ -57,8 +57,8 @@ NumberText parseNumber(std::string t, double& value) {
     if (t.size() > 1 && t[0] == '+' && t[1] != '-' && t[1] != '+') // from_chars takes no '+'
         begin++;
     const std::from_chars_result r = std::from_chars(begin, end, value);
-    if (r.ec == std::errc::result_out_of_range && r.ptr == end)
-        return NumberText::NotFinite;
+    if (r.ec == std::errc::result_out_of_range && r.ptr == end) // 1e400, or 1e-400 (not zero either)
+        return NumberText::OutOfRange;
     if (r.ec != std::errc() || r.ptr != end)
         return NumberText::NotANumber;
     return std::isfinite(value) ? NumberText::Finite : NumberText::NotFinite;
@@ -95,6 +95,8 @@ double readNumber(const std::string& token, const char* what, const std::string&
         return value;
     case NumberText::NotFinite:
         malformed(source, lineNumber, std::string(what) + " '" + token + "' is not a finite number");
+    case NumberText::OutOfRange:
+        malformed(source, lineNumber, std::string(what) + " '" + token + "' is out of the range of a double");
     case NumberText::NotANumber:
         break;
     }

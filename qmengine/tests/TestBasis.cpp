@@ -155,10 +155,11 @@ TEST(Basis, NonFiniteAndNonPositiveNumbersNameLineAndText) {
     expectFileError("BASIS\nH S\n  nan 1.0\nEND\n", 3, {"exponent 'nan'", "not a finite number"});
     expectFileError("BASIS\nH S\n  NaN 1.0\nEND\n", 3, {"exponent 'NaN'", "not a finite number"});
     expectFileError("BASIS\nH S\n  inf 1.0\nEND\n", 3, {"exponent 'inf'", "not a finite number"});
-    expectFileError("BASIS\nH S\n  1.0D+400 1.0\nEND\n", 3, {"exponent '1.0D+400'", "not a finite number"});
-    expectFileError("BASIS\nH S\n  1.0 1e400\nEND\n", 3, {"coefficient '1e400'", "not a finite number"});
+    expectFileError("BASIS\nH S\n  1.0D+400 1.0\nEND\n", 3, {"exponent '1.0D+400'", "out of the range of a double"});
+    expectFileError("BASIS\nH S\n  1.0 1e400\nEND\n", 3, {"coefficient '1e400'", "out of the range of a double"});
     expectFileError("BASIS\nH S\n  2.0 0.5\n  1.0 -inf\nEND\n", 4, {"coefficient '-inf'"});
     expectFileError("BASIS\nH S\n  1.0 nan\nEND\n", 3, {"coefficient 'nan'"});
+    expectFileError("BASIS\nH S\n  1.0 1e-400\nEND\n", 3, {"coefficient '1e-400'", "out of the range"});
     expectFileError("BASIS\nH S\n  -1.5 1.0\nEND\n", 3, {"exponent '-1.5' must be positive"});
     expectFileError("BASIS\nH S\n  0.0 1.0\nEND\n", 3, {"exponent '0.0' must be positive"});
 }
