@@ -19,12 +19,14 @@
 #include "openmm/Platform.h"
 #include <gtest/gtest.h>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 extern "C" void registerQMMMReferenceKernelFactories();
@@ -481,4 +483,233 @@ TEST(LeastSquaresNormalEquationsGiven, MatchesSolvingFromA) {
     cholesky.method = OpenMMDFT::LeastSquaresMethod::Cholesky;
     cholesky.normalEquationsGiven = true;
     EXPECT_THROW(OpenMMDFT::solveLeastSquares(platform, n, n, 1, G, h, cholesky), OpenMM::OpenMMException);
+}
+
+/*
+ * Problems near the ends of the double range. A^T A of an A scaled by 1e300 overflows, of one scaled by 1e-300
+ * underflows, and the squares of the residual leave the range in both, although the least-squares problem itself
+ * is as well-conditioned as the unscaled one. Every method, constrained or not, must return the solution of the
+ * scaled problem with finite residual norms and condition estimate, or, where the solution itself lies beyond the
+ * double range, raise an error that says it is not finite (never NaN or Inf without an error).
+ */
+namespace {
+
+const vector<LeastSquaresMethod> ALL_METHODS = {LeastSquaresMethod::QR, LeastSquaresMethod::Gauss, LeastSquaresMethod::Cholesky,
+                                                LeastSquaresMethod::GaussSeidel};
+
+/* Gauss-Seidel to 1e-12 (cond 10 converges in well under 1000 sweeps); the other methods' options are the defaults. */
+LeastSquaresOptions scaleTestOptions(LeastSquaresMethod method) {
+    LeastSquaresOptions o = withMethod(method);
+    o.tolerance = 1e-12;
+    return o;
+}
+
+/*
+ * Relative error bound of x for cond(A) = cond (as LeastSquaresAccuracy): QR 20 cond eps sqrt(n) (1 + cond rho), the
+ * normal equations 20 cond^2 eps sqrt(n), Gauss-Seidel that plus cond^2 times ten times its tolerance. Scaling by a
+ * power of ten rounds A and b (relative eps), a perturbation these bounds already cover.
+ */
+double scaleTestTolerance(LeastSquaresMethod method, int n, double cond, double rho, const LeastSquaresOptions& o) {
+    const double sq = sqrt((double) n);
+    if (method == LeastSquaresMethod::QR)
+        return 20 * cond * EPS * sq * (1 + cond * rho);
+    const double normal = 20 * cond * cond * EPS * sq;
+    return method == LeastSquaresMethod::GaussSeidel ? normal + 10 * cond * cond * o.tolerance : normal;
+}
+
+/* A scale for a trace line: to_string would print all 300 digits. */
+string sci(double v) {
+    char text[32];
+    snprintf(text, sizeof(text), "%.3g", v);
+    return text;
+}
+
+bool allFinite(const vector<double>& v) {
+    for (double x : v)
+        if (!std::isfinite(x))
+            return false;
+    return true;
+}
+
+} // namespace
+
+/* A scaled by sA and b by sb, so x scales by sb/sA; against dgelsd on the scaled problem. */
+TEST(LeastSquaresExtremeScales, EveryMethodAgainstDgelsd) {
+    const int m = 60, n = 8, nrhs = 2;
+    const double cond = 10;
+    Problem p = makeProblem(m, n, nrhs, cond, 1e-3, 61);
+    LeastSquaresSolver solver(platform("Reference"));
+    const LeastSquaresResult unscaled = solver.solve(m, n, nrhs, p.A, p.b);
+    // (sA, sb): A^T A overflows; underflows; x near the smallest normal numbers; x near the largest.
+    for (auto scales : vector<pair<double, double>>{{1e300, 1e300}, {1e-300, 1e-300}, {1e300, 1.0}, {1e-200, 1e100}}) {
+        const vector<double> A = scaled(p.A, scales.first), b = scaled(p.b, scales.second);
+        const vector<double> ref = dgelsd(m, n, nrhs, A, b);
+        ASSERT_TRUE(allFinite(ref));
+        for (LeastSquaresMethod method : ALL_METHODS) {
+            SCOPED_TRACE(leastSquaresMethodName(method) + " sA=" + sci(scales.first) + " sb=" + sci(scales.second));
+            const LeastSquaresOptions o = scaleTestOptions(method);
+            LeastSquaresResult r;
+            ASSERT_NO_THROW(r = solver.solve(m, n, nrhs, A, b, o));
+            EXPECT_LE(relativeError(r.x, ref), scaleTestTolerance(method, n, cond, p.rho, o));
+            // The residual norms: those of the returned x (recomputed in long double), and the optimum the problem was
+            // built with, ||r_k|| = sb * 1e-3 * ||A x_k|| (k+1)/nrhs, which the unscaled solve reports times sb.
+            const vector<double> exact = residualNormsLongDouble(m, n, nrhs, A, r.x, b);
+            ASSERT_EQ((size_t) nrhs, r.residualNorms.size());
+            for (int k = 0; k < nrhs; k++) {
+                EXPECT_NEAR(exact[k], r.residualNorms[k], 1e-10 * exact[k]);
+                EXPECT_NEAR(unscaled.residualNorms[k] * scales.second, r.residualNorms[k], 1e-6 * exact[k]);
+            }
+            EXPECT_TRUE(std::isfinite(r.conditionEstimate)) << r.conditionEstimate;
+            if (method != LeastSquaresMethod::GaussSeidel) {
+                const LeastSquaresResult base = solver.solve(m, n, nrhs, p.A, p.b, o);
+                EXPECT_NEAR(base.conditionEstimate, r.conditionEstimate, 1e-6 * base.conditionEstimate); // scale invariant
+            }
+        }
+    }
+    // A solution beyond the double range (x ~ 1e600) is an error that says so, from every method.
+    const vector<double> A = scaled(p.A, 1e-300), b = scaled(p.b, 1e300);
+    for (LeastSquaresMethod method : ALL_METHODS) {
+        SCOPED_TRACE(leastSquaresMethodName(method));
+        EXPECT_ERROR_CONTAINS(solver.solve(m, n, nrhs, A, b, scaleTestOptions(method)), "solution is not finite");
+    }
+}
+
+/* The same on the CPU platform (the same LAPACK kernel behind another platform's Context). */
+TEST(LeastSquaresExtremeScales, CpuPlatform) {
+    const int m = 60, n = 8, nrhs = 1;
+    Problem p = makeProblem(m, n, nrhs, 10, 1e-3, 62);
+    LeastSquaresSolver solver(platform("CPU"), {{"Threads", "2"}});
+    for (double s : {1e300, 1e-300}) {
+        const vector<double> A = scaled(p.A, s), b = scaled(p.b, s);
+        const vector<double> ref = dgelsd(m, n, nrhs, A, b);
+        for (LeastSquaresMethod method : ALL_METHODS) {
+            SCOPED_TRACE(leastSquaresMethodName(method) + " s=" + sci(s));
+            const LeastSquaresOptions o = scaleTestOptions(method);
+            LeastSquaresResult r;
+            ASSERT_NO_THROW(r = solver.solve(m, n, nrhs, A, b, o));
+            EXPECT_LE(relativeError(r.x, ref), scaleTestTolerance(method, n, 10, p.rho, o));
+            const double exact = residualNormsLongDouble(m, n, nrhs, A, r.x, b)[0];
+            EXPECT_NEAR(exact, r.residualNorms[0], 1e-10 * exact);
+        }
+    }
+}
+
+/*
+ * Equality constraints on scaled data: A, b by s and C, d by t leave x as it is and scale the multipliers by s^2 / t.
+ * Against dgglse on the scaled problem; the constraints and the stationarity A^T (A x - b) + C^T lambda = 0 are checked
+ * in long double. Where the multipliers themselves leave the double range (s = 1e300, t = 1: lambda ~ 1e600), an error.
+ */
+TEST(LeastSquaresExtremeScales, ConstraintsAgainstDgglse) {
+    const int m = 60, n = 8, p = 2, nrhs = 2;
+    const double cond = 10;
+    Problem pr = makeProblem(m, n, nrhs, cond, 1e-1, 63);
+    mt19937_64 rng(64);
+    normal_distribution<double> g;
+    vector<double> C((size_t) p * n), d((size_t) p * nrhs);
+    for (double& v : C)
+        v = g(rng);
+    for (double& v : d)
+        v = g(rng);
+    LeastSquaresSolver solver(platform("Reference"));
+    // (s, t): both 1e300 (A^T A overflows); both 1e-300 (underflows); C and d alone at 1e+-300; the two parts 1e200 apart.
+    for (auto scales : vector<pair<double, double>>{{1e300, 1e300}, {1e-300, 1e-300}, {1.0, 1e300}, {1.0, 1e-300}, {1e100, 1e-100}}) {
+        const vector<double> A = scaled(pr.A, scales.first), b = scaled(pr.b, scales.first);
+        const vector<double> Cs = scaled(C, scales.second), ds = scaled(d, scales.second);
+        const vector<double> ref = dgglse(m, n, nrhs, p, A, b, Cs, ds);
+        ASSERT_TRUE(allFinite(ref));
+        for (LeastSquaresMethod method : ALL_METHODS) {
+            SCOPED_TRACE(leastSquaresMethodName(method) + " s=" + sci(scales.first) + " t=" + sci(scales.second));
+            const LeastSquaresOptions o = scaleTestOptions(method);
+            LeastSquaresResult r;
+            ASSERT_NO_THROW(r = solver.solveConstrained(m, n, nrhs, A, b, p, Cs, ds, o));
+            // The constrained methods work on A restricted to null(C), or on A^T A: the normal-equation bound for all.
+            EXPECT_LE(relativeError(r.x, ref), scaleTestTolerance(LeastSquaresMethod::GaussSeidel, n, cond, 0, o));
+            ASSERT_TRUE(allFinite(r.lagrangeMultipliers));
+            EXPECT_LE(stationarityViolation(m, n, nrhs, p, A, b, Cs, r.x, r.lagrangeMultipliers), 1e-8);
+            for (int k = 0; k < nrhs; k++)
+                for (int s = 0; s < p; s++) {
+                    long double cx = 0, size = fabsl(ds[(size_t) s * nrhs + k]);
+                    for (int j = 0; j < n; j++) {
+                        cx += (long double) Cs[(size_t) s * n + j] * r.x[(size_t) j * nrhs + k];
+                        size += fabsl((long double) Cs[(size_t) s * n + j] * r.x[(size_t) j * nrhs + k]);
+                    }
+                    EXPECT_LE((double) (fabsl(cx - ds[(size_t) s * nrhs + k]) / size), 1e-12);
+                }
+            const vector<double> exact = residualNormsLongDouble(m, n, nrhs, A, r.x, b);
+            for (int k = 0; k < nrhs; k++)
+                EXPECT_NEAR(exact[k], r.residualNorms[k], 1e-10 * exact[k]);
+        }
+    }
+    const vector<double> A = scaled(pr.A, 1e300), b = scaled(pr.b, 1e300);
+    for (LeastSquaresMethod method : ALL_METHODS) {
+        SCOPED_TRACE(leastSquaresMethodName(method));
+        EXPECT_ERROR_CONTAINS(solver.solveConstrained(m, n, nrhs, A, b, p, C, d, scaleTestOptions(method)),
+                              "Lagrange multipliers are not finite");
+    }
+}
+
+/* Given normal equations scaled towards both ends of the range: the solution is that of the unscaled fit. */
+TEST(LeastSquaresExtremeScales, GivenNormalEquations) {
+    const int m = 60, n = 8;
+    const double cond = 10;
+    Problem p = makeProblem(m, n, 1, cond, 1e-3, 65);
+    const vector<double> ref = dgelsd(m, n, 1, p.A, p.b);
+    vector<double> G((size_t) n * n, 0.0), h(n, 0.0);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            h[j] += p.A[(size_t) i * n + j] * p.b[i];
+            for (int k = 0; k < n; k++)
+                G[(size_t) j * n + k] += p.A[(size_t) i * n + j] * p.A[(size_t) i * n + k];
+        }
+    LeastSquaresSolver solver(platform("Reference"));
+    for (double s : {0x1p1020, 1e-300, 0x1p-1060}) { // the largest normal power of two; near and inside the subnormal range
+        for (LeastSquaresMethod method : {LeastSquaresMethod::Gauss, LeastSquaresMethod::Cholesky, LeastSquaresMethod::GaussSeidel}) {
+            SCOPED_TRACE(leastSquaresMethodName(method) + " s=" + sci(s));
+            LeastSquaresOptions o = scaleTestOptions(method);
+            o.normalEquationsGiven = true;
+            LeastSquaresResult r;
+            ASSERT_NO_THROW(r = solver.solve(n, n, 1, scaled(G, s), scaled(h, s), o));
+            // Subnormal G and h carry only about 2^-14 relative precision at 2^-1060 (their exponents reach 2^-1074).
+            const double tol = (s < 1e-307 ? cond * cond * 0x1p-10 : scaleTestTolerance(method, n, cond, 0, o));
+            EXPECT_LE(relativeError(r.x, ref), tol);
+            EXPECT_TRUE(allFinite(r.residualNorms));
+        }
+    }
+}
+
+/*
+ * Scaling by powers of two is exact in binary floating point, so it must not change the answer at all: x(2^a A, 2^b b)
+ * is 2^(b-a) x(A, b) bit for bit, the residual norms 2^b times, the condition estimate the same; with constraints
+ * (C by 2^c, d by 2^(c+b-a)) the multipliers are 2^(a+b-c) times. This holds for ordinary exponents with or without
+ * any internal scaling; at |a|, |b| near 1000 only if the solver keeps A^T A and the residual inside the double range.
+ */
+TEST(LeastSquaresExtremeScales, PowerOfTwoScalingIsExact) {
+    const int m = 40, n = 6, p = 1, nrhs = 2;
+    Problem pr = makeProblem(m, n, nrhs, 10, 1e-2, 66);
+    vector<double> C(n, 1.0), d{0.5, -0.25};
+    LeastSquaresSolver solver(platform("Reference"));
+    for (LeastSquaresMethod method : ALL_METHODS) {
+        const LeastSquaresOptions o = scaleTestOptions(method);
+        const LeastSquaresResult base = solver.solve(m, n, nrhs, pr.A, pr.b, o);
+        const LeastSquaresResult baseC = solver.solveConstrained(m, n, nrhs, pr.A, pr.b, p, C, d, o);
+        for (auto e : vector<array<int, 3>>{{3, -2, 5}, {1000, 1000, 1000}, {-1000, -1000, -1000}, {1000, 0, 0}, {-600, 400, 0}}) {
+            const int ea = e[0], eb = e[1], ec = e[2];
+            SCOPED_TRACE(leastSquaresMethodName(method) + " 2^" + to_string(ea) + " A, 2^" + to_string(eb) + " b, 2^" + to_string(ec) + " C");
+            const vector<double> A = scaled(pr.A, ldexp(1.0, ea)), b = scaled(pr.b, ldexp(1.0, eb));
+            LeastSquaresResult r;
+            ASSERT_NO_THROW(r = solver.solve(m, n, nrhs, A, b, o));
+            for (size_t i = 0; i < r.x.size(); i++)
+                EXPECT_EQ(ldexp(base.x[i], eb - ea), r.x[i]) << i;
+            for (int k = 0; k < nrhs; k++)
+                EXPECT_EQ(ldexp(base.residualNorms[k], eb), r.residualNorms[k]) << k;
+            EXPECT_EQ(base.conditionEstimate, r.conditionEstimate);
+            EXPECT_EQ(base.iterations, r.iterations);
+            const vector<double> Cs = scaled(C, ldexp(1.0, ec)), ds = scaled(d, ldexp(1.0, ec + eb - ea));
+            ASSERT_NO_THROW(r = solver.solveConstrained(m, n, nrhs, A, b, p, Cs, ds, o));
+            for (size_t i = 0; i < r.x.size(); i++)
+                EXPECT_EQ(ldexp(baseC.x[i], eb - ea), r.x[i]) << i;
+            for (size_t i = 0; i < r.lagrangeMultipliers.size(); i++)
+                EXPECT_EQ(ldexp(baseC.lagrangeMultipliers[i], ea + eb - ec), r.lagrangeMultipliers[i]) << i;
+        }
+    }
 }

@@ -1,6 +1,8 @@
-/* Least squares (issue 4): the API side. Validates the problem, obtains the platform's
- * SolveLeastSquares kernel through a minimal private Context, and recomputes the residual
- * norms in double precision. The numerical work is in the platform kernels. */
+/* Least squares: the API side. Validates the problem, scales it by powers of two into a range
+ * where no platform can overflow or underflow, obtains the platform's SolveLeastSquares kernel
+ * through a minimal private Context, unscales the answer, recomputes the residual norms in double
+ * precision and checks that everything returned is finite. The numerical work is in the platform
+ * kernels. */
 #include "openmmdft/LeastSquares.h"
 #include "openmmdft/internal/ContextImplAccess.h"
 #include "openmmdft/LeastSquaresKernels.h"
@@ -45,6 +47,138 @@ void checkFinite(const char* name, const double* v, int rows, int cols) {
                 msg << name << " contains NaN or Inf at (" << i << ", " << j << ")";
                 throw OpenMMException(fail(msg.str()));
             }
+}
+
+/* A given normal matrix must be symmetric to rounding, relative to its largest element (tiny elements may differ in relative terms). */
+void checkSymmetric(const vector<double>& A, int n) {
+    double scale = 0;
+    for (double v : A)
+        scale = max(scale, std::fabs(v));
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (!(std::fabs(A[(size_t) i * n + j] - A[(size_t) j * n + i]) <= 1e-12 * scale)) {
+                stringstream msg;
+                msg << "with normalEquationsGiven, A must be symmetric (A[" << i << "][" << j << "] != A[" << j << "][" << i << "])";
+                throw OpenMMException(fail(msg.str()));
+            }
+}
+
+/*
+ * Equilibration by powers of two. The kernels form A^T A, whose elements are squares of A's: an A
+ * near 1e300 overflows it and one near 1e-300 underflows it, and single precision cannot hold
+ * either. A least-squares problem is unchanged in substance by scaling the residual and the
+ * unknowns, so the kernels solve
+ *     min ||A' x' - b'||  subject to  C' x' = d'
+ * with A' = 2^(alpha+xi) A, b' = 2^alpha b, C' = 2^(gamma+xi) C, d' = 2^gamma d, and x = 2^xi x'.
+ * The exponents put the largest element of A' and of C' in [1/2, 1) and keep b' and d' at most
+ * 1, so A'^T A' is at most m in size and cannot overflow. Scaling by a power of two is exact in
+ * binary floating point (short of the subnormal range), so an ordinary problem gives the same
+ * bits as it would unscaled, and every relative quantity (condition estimates, rank tolerance,
+ * the Gauss-Seidel stopping rule) is unchanged. Only uniform scaling has these properties:
+ * column scaling would change cond(A) and so the meaning of the rank tolerance.
+ */
+struct PowerOfTwoScaling {
+    int alpha = 0; // residual A x - b (and the right-hand side b)
+    int gamma = 0; // constraint residual C x - d
+    int xi = 0;    // unknowns: x = 2^xi x'
+};
+
+/* The exponent e with max|v| = f 2^e, f in [1/2, 1); false (e untouched) when every element is zero. */
+bool magnitudeExponent(const double* v, size_t count, int& e) {
+    double largest = 0;
+    for (size_t i = 0; i < count; i++)
+        largest = max(largest, std::fabs(v[i]));
+    if (largest == 0)
+        return false;
+    std::frexp(largest, &e);
+    return true;
+}
+
+/*
+ * The unknowns take the largest scale any part of the problem asks for (b against A, d against C, a
+ * Gauss-Seidel starting point), so that b' and d' are at most 1 while A' and C' are normalized; a
+ * part far smaller than the rest only loses digits that are below rounding of the larger part.
+ */
+PowerOfTwoScaling chooseScaling(int m, int n, int nrhs, int p, const vector<double>& A, const vector<double>& b,
+                                const vector<double>& C, const vector<double>& d, const vector<double>& initialGuess) {
+    int eA = 0, eb, eC = 0, ed, e0;
+    const bool aNonzero = magnitudeExponent(A.data(), (size_t) m * n, eA);
+    const bool cNonzero = (p > 0 && magnitudeExponent(C.data(), (size_t) p * n, eC));
+    bool haveScale = false;
+    int xi = 0;
+    auto propose = [&](int e) {
+        xi = (haveScale ? max(xi, e) : e);
+        haveScale = true;
+    };
+    if (aNonzero && magnitudeExponent(b.data(), (size_t) m * nrhs, eb))
+        propose(eb - eA);
+    if (cNonzero && magnitudeExponent(d.data(), (size_t) p * nrhs, ed))
+        propose(ed - eC);
+    if (!initialGuess.empty() && magnitudeExponent(initialGuess.data(), initialGuess.size(), e0))
+        propose(e0);
+    PowerOfTwoScaling s;
+    s.xi = xi;
+    s.alpha = -eA - xi;
+    s.gamma = -eC - xi;
+    return s;
+}
+
+/* v times 2^e, element by element (exact unless a result falls into the subnormal range). */
+vector<double> timesPowerOfTwo(const double* v, size_t count, int e) {
+    vector<double> out(count);
+    for (size_t i = 0; i < count; i++)
+        out[i] = std::ldexp(v[i], e);
+    return out;
+}
+
+void scaleInPlace(vector<double>& v, int e) {
+    for (double& x : v)
+        x = std::ldexp(x, e);
+}
+
+/*
+ * ||A x_k - b_k|| for each right-hand side, from the scaled data: the residual is 2^alpha times the
+ * caller's exactly, so its norm is unscaled by 2^-alpha. The scaled data are at most 1 in size, so
+ * the squares cannot overflow for any solution a kernel accepts (that would need |x'| near 1e154).
+ */
+vector<double> residualNorms(int m, int n, int nrhs, const double* A, const double* b, const vector<double>& x, int alpha) {
+    vector<double> sums(nrhs, 0.0), r(nrhs);
+    for (int i = 0; i < m; i++) {
+        for (int k = 0; k < nrhs; k++)
+            r[k] = -b[(size_t) i * nrhs + k];
+        const double* row = &A[(size_t) i * n];
+        for (int j = 0; j < n; j++) {
+            const double aij = row[j];
+            const double* xj = &x[(size_t) j * nrhs];
+            for (int k = 0; k < nrhs; k++)
+                r[k] += aij * xj[k];
+        }
+        for (int k = 0; k < nrhs; k++)
+            sums[k] += r[k] * r[k];
+    }
+    for (int k = 0; k < nrhs; k++)
+        sums[k] = std::ldexp(sqrt(sums[k]), -alpha);
+    return sums;
+}
+
+/* Throws, naming what ("the solution is") and where, if v (rows x cols, row-major) holds NaN or Inf. */
+void checkResultFinite(const char* what, const vector<double>& v, int cols, const string& why) {
+    for (size_t i = 0; i < v.size(); i++)
+        if (!std::isfinite(v[i])) {
+            stringstream msg;
+            msg << what << " not finite (" << v[i] << " at (" << i / cols << ", " << i % cols << ")): " << why;
+            throw OpenMMException(fail(msg.str()));
+        }
+}
+
+/* Why a returned quantity can be non-finite: the kernel's scaled answer, or the answer's own magnitude. */
+string overflowReason(const vector<double>& scaledValues, int exponent) {
+    for (double v : scaledValues)
+        if (!std::isfinite(v))
+            return "the platform kernel returned NaN or Inf for the scaled problem (overflow?)";
+    stringstream msg;
+    msg << "its magnitude is 2^" << exponent << " times a finite value, beyond the double range (overflow)";
+    return msg.str();
 }
 
 } // namespace
@@ -144,17 +278,6 @@ LeastSquaresResult LeastSquaresSolver::solveConstrained(int m, int n, int nrhs, 
             throw OpenMMException(fail("normalEquationsGiven does not take constraints"));
         if (options.method == LeastSquaresMethod::QR)
             throw OpenMMException(fail("normalEquationsGiven needs a normal-equation method (Cholesky, Gauss or GaussSeidel), not QR"));
-        // Symmetric to rounding, relative to the largest element (tiny elements may differ in relative terms).
-        double scale = 0;
-        for (double v : A)
-            scale = max(scale, std::fabs(v));
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < i; j++)
-                if (std::fabs(A[(size_t) i * n + j] - A[(size_t) j * n + i]) > 1e-12 * scale) {
-                    stringstream msg;
-                    msg << "with normalEquationsGiven, A must be symmetric (A[" << i << "][" << j << "] != A[" << j << "][" << i << "])";
-                    throw OpenMMException(fail(msg.str()));
-                }
     }
     if (p == 0 && m < n) {
         stringstream msg;
@@ -174,6 +297,8 @@ LeastSquaresResult LeastSquaresSolver::solveConstrained(int m, int n, int nrhs, 
     checkSize("d", d.size(), (size_t) p * nrhs, "p*nrhs");
     checkFinite("A", A.data(), m, n);
     checkFinite("b", b.data(), m, nrhs);
+    if (options.normalEquationsGiven)
+        checkSymmetric(A, n);
     if (p > 0) {
         checkFinite("C", C.data(), p, n);
         checkFinite("d", d.data(), p, nrhs);
@@ -202,16 +327,26 @@ LeastSquaresResult LeastSquaresSolver::solveConstrained(int m, int n, int nrhs, 
         throw OpenMMException(fail("unknown least-squares method"));
     }
 
-    // ---- Solve on the platform.
+    // ---- Solve the equilibrated problem on the platform.
+    // Only Gauss-Seidel reads (and the validation above checks) the starting point.
+    const bool useGuess = (options.method == LeastSquaresMethod::GaussSeidel);
+    const PowerOfTwoScaling scale = chooseScaling(m, n, nrhs, p, A, b, C, d, useGuess ? options.initialGuess : vector<double>());
+    const vector<double> As = timesPowerOfTwo(A.data(), A.size(), scale.alpha + scale.xi);
+    const vector<double> bs = timesPowerOfTwo(b.data(), b.size(), scale.alpha);
+    const vector<double> Cs = timesPowerOfTwo(C.data(), (size_t) p * n, scale.gamma + scale.xi);
+    const vector<double> ds = timesPowerOfTwo(d.data(), (size_t) p * nrhs, scale.gamma);
+    LeastSquaresOptions scaledOptions = options;
+    if (useGuess)
+        scaleInPlace(scaledOptions.initialGuess, -scale.xi);
     LeastSquaresProblem problem;
     problem.m = m;
     problem.n = n;
     problem.nrhs = nrhs;
     problem.p = p;
-    problem.A = A.data();
-    problem.b = b.data();
-    problem.C = (p > 0 ? C.data() : nullptr);
-    problem.d = (p > 0 ? d.data() : nullptr);
+    problem.A = As.data();
+    problem.b = bs.data();
+    problem.C = (p > 0 ? Cs.data() : nullptr);
+    problem.d = (p > 0 ? ds.data() : nullptr);
     LeastSquaresResult result;
     result.n = n;
     result.nrhs = nrhs;
@@ -219,30 +354,31 @@ LeastSquaresResult LeastSquaresSolver::solveConstrained(int m, int n, int nrhs, 
     result.method = options.method;
     result.platformName = platformName;
     result.rank = n - p;
-    kernel->getAs<SolveLeastSquaresKernel>().solve(problem, options, result);
+    kernel->getAs<SolveLeastSquaresKernel>().solve(problem, scaledOptions, result);
     if (result.x.size() != (size_t) n * nrhs)
         throw OpenMMException(fail("internal error: the kernel returned a solution of the wrong size"));
+    if (result.lagrangeMultipliers.size() != (size_t) p * nrhs)
+        throw OpenMMException(fail("internal error: the kernel returned Lagrange multipliers of the wrong size"));
 
-    // ---- Residual norms ||A x_k - b_k||, in double, from the caller's data.
-    if (!options.computeResidualNorms)
-        return result;
-    result.residualNorms.assign(nrhs, 0.0);
-    vector<double> r(nrhs);
-    for (int i = 0; i < m; i++) {
-        for (int k = 0; k < nrhs; k++)
-            r[k] = -b[(size_t) i * nrhs + k];
-        const double* row = &A[(size_t) i * n];
-        for (int j = 0; j < n; j++) {
-            const double aij = row[j];
-            const double* xj = &result.x[(size_t) j * nrhs];
-            for (int k = 0; k < nrhs; k++)
-                r[k] += aij * xj[k];
-        }
-        for (int k = 0; k < nrhs; k++)
-            result.residualNorms[k] += r[k] * r[k];
+    // ---- Back to the caller's scale: x = 2^xi x', lambda = 2^(gamma - 2 alpha) lambda' (from A'^T r' + C'^T lambda' = 0).
+    // The condition estimate and the relative Gauss-Seidel residual are scale invariant.
+    const vector<double> scaledX = result.x, scaledLambda = result.lagrangeMultipliers;
+    if (options.computeResidualNorms)
+        result.residualNorms = residualNorms(m, n, nrhs, As.data(), bs.data(), scaledX, scale.alpha);
+    scaleInPlace(result.x, scale.xi);
+    scaleInPlace(result.lagrangeMultipliers, scale.gamma - 2 * scale.alpha);
+
+    // ---- Everything returned must be finite: an overflow is an error, never a silent NaN or Inf.
+    checkResultFinite("the solution is", result.x, nrhs, overflowReason(scaledX, scale.xi));
+    checkResultFinite("the residual norm is", result.residualNorms, nrhs, overflowReason(scaledX, -scale.alpha));
+    checkResultFinite("the Lagrange multipliers are", result.lagrangeMultipliers, nrhs, overflowReason(scaledLambda, scale.gamma - 2 * scale.alpha));
+    // An unbounded condition number is a legitimate report only for the minimum-norm solution of a rank-deficient A.
+    if (std::isnan(result.conditionEstimate) || (std::isinf(result.conditionEstimate) && !options.allowRankDeficient)) {
+        stringstream msg;
+        msg << "the condition estimate is not finite (" << result.conditionEstimate
+            << "): the platform kernel failed to detect a singular or overflowing problem";
+        throw OpenMMException(fail(msg.str()));
     }
-    for (int k = 0; k < nrhs; k++)
-        result.residualNorms[k] = sqrt(result.residualNorms[k]);
     return result;
 }
 

@@ -120,3 +120,29 @@ def test_bad_input_is_reported():
     x, info = openmmdft.solveLeastSquares(rankDeficient, np.arange(5.0), allowRankDeficient=True, fullOutput=True)
     assert info["rankDeficient"] and info["rank"] == 1
     assert np.allclose(x, np.linalg.lstsq(rankDeficient, np.arange(5.0), rcond=None)[0])
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+def test_extreme_scales(method, scale):
+    """A and b scaled by 1e+-300 (A^T A overflows or underflows if formed as given): the scaled problem's solution
+    (numpy's gelsd scales internally) and a finite residual norm, computed here in numpy.longdouble."""
+    cond = 10.0
+    A, b = problem(60, 8, cond, seed=11)
+    As, bs = A * scale, b * scale
+    x, info = openmmdft.solveLeastSquares(As, bs, method=method, tolerance=1e-12, fullOutput=True)
+    reference = np.linalg.lstsq(As, bs, rcond=None)[0]
+    eps = np.finfo(float).eps
+    bound = {"QR": 100 * cond * eps, "GaussSeidel": 10 * cond**2 * 1e-12}.get(method, 100 * cond**2 * eps)
+    assert np.linalg.norm(x - reference) <= bound * np.linalg.norm(reference)
+    residual = As.astype(np.longdouble) @ x.astype(np.longdouble) - bs.astype(np.longdouble)
+    exact = float(np.sqrt(np.sum(residual * residual)))
+    assert np.isfinite(info["residualNorm"]) and info["residualNorm"] == pytest.approx(exact, rel=1e-10)
+    assert np.isfinite(info["conditionEstimate"])
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_solution_beyond_double_range_is_an_error(method):
+    A, b = problem(60, 8, 10.0, seed=12)
+    with pytest.raises(mm.OpenMMException, match="solution is not finite"):
+        openmmdft.solveLeastSquares(A * 1e-300, b * 1e300, method=method, tolerance=1e-12)

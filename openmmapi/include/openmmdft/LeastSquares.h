@@ -2,8 +2,8 @@
 #define OPENMMDFT_LEASTSQUARES_H_
 
 /*
- * Dense linear least squares, min ||A x - b||_2, as a platform kernel of openmm-dft
- * (issue 4). Used by the QM engine (density-fitting metric, ESP charges) and callable
+ * Dense linear least squares, min ||A x - b||_2, as a platform kernel of openmm-dft.
+ * Used by the QM engine (density-fitting metric, ESP charges) and callable
  * on its own.
  *
  * Layout: every matrix crosses this API as a std::vector<double> in ROW-MAJOR order
@@ -48,15 +48,28 @@
  * cond(A) of about 1e8 already makes A^T A singular in double precision. Gauss-Seidel reports
  * non-convergence (or a zero column of A).
  *
+ * Scale: any finite data are accepted, 1e300 or 1e-300 alike. Before a platform sees the problem it is
+ * scaled by powers of two (exactly: A' = 2^(alpha+xi) A, b' = 2^alpha b, C' = 2^(gamma+xi) C, d' = 2^gamma d,
+ * x = 2^xi x'), so that the largest element of A and of C is in [1/2, 1) and b and d are at most 1; A^T A can
+ * then neither overflow nor underflow, in double or in float. The answer is unscaled exactly, so an ordinary
+ * problem gives bit for bit what it would unscaled, and the condition estimate, the rank tolerance and the
+ * Gauss-Seidel stopping rule, all relative, are unchanged. Scaling is uniform (not per column): column scaling
+ * would change cond(A), and with it what rankTolerance means.
+ *
  * Errors: OpenMMException naming the problem for m < n (m + p < n with constraints), sizes that do
  * not match m, n, nrhs, p, NaN or Inf in A, b, C or d, rank deficiency (above), constraint
  * rows that are linearly dependent, a zero column of A (Gauss-Seidel), Gauss-Seidel that does
- * not converge within maxIterations, and a platform that lacks the kernel.
+ * not converge within maxIterations, a platform that lacks the kernel, and a result that is not finite:
+ * every solve checks that x, the residual norms, the Lagrange multipliers and the condition estimate are
+ * finite ("the solution is not finite ..."), which happens when the answer itself lies beyond the double
+ * range (e.g. A ~ 1e-300 with b ~ 1e300 gives x ~ 1e600; A and b ~ 1e300 with C ~ 1 gives multipliers ~ 1e600).
+ * The condition estimate may be infinite only for the minimum-norm solution (allowRankDeficient).
  *
  * Precision: Reference and CPU always compute in double (LAPACK/OpenBLAS). The OpenCL/CUDA
  * kernels follow the platform's Precision property (single: float; mixed: float storage and
  * double accumulation of A^T A and A^T b; double). residualNorms are always recomputed in
- * double precision on the host from the caller's A and b.
+ * double precision on the host from the caller's A and b (in their power-of-two scaled form, so that
+ * no square overflows or underflows; the norm is unscaled exactly).
  */
 
 #include "openmmdft/internal/windowsExportDFT.h"
@@ -125,7 +138,7 @@ struct OPENMM_EXPORT_DFT LeastSquaresResult {
     int n = 0, nrhs = 0, numConstraints = 0;
     /** The solution, n x nrhs, row-major: x(j,k) = x[j*nrhs + k]. */
     std::vector<double> x;
-    /** ||A x_k - b_k||_2 for each right-hand side k, computed in double precision from the caller's A and b. */
+    /** ||A x_k - b_k||_2 for each right-hand side k, computed in double precision from the caller's A and b (scaled exactly, see Scale). */
     std::vector<double> residualNorms;
     /** With constraints: the Lagrange multipliers, p x nrhs row-major (see above). Empty otherwise. */
     std::vector<double> lagrangeMultipliers;

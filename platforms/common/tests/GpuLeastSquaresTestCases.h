@@ -11,6 +11,8 @@
  *   single  QR c cond epsS;                     normal equations c cond^2 epsS (only while cond^2 epsS < 1e-2)
  * The sizes cross the panel width of the blocked factorizations (64): n = 3, 40, 50, 64, 65, 129, 150, 1000;
  * cond(A) up to 1e8 (QR in double; the normal equations are tested where their tolerance stays below 1e-2).
+ * Data scaled by 1e+-300 (testExtremeScales, run within testErrors) must give the scaled problem's solution in every
+ * precision, with the same tolerances: the solver scales them by powers of two before they reach the device.
  */
 
 #include "../../../tests/LapackReference.h"
@@ -25,8 +27,6 @@
 #include <vector>
 
 extern "C" {
-void dgglse_(const int* m, const int* n, const int* p, double* a, const int* lda, double* b, const int* ldb, double* c, double* d,
-             double* x, double* work, const int* lwork, int* info);
 void dgesv_(const int* n, const int* nrhs, double* a, const int* lda, int* ipiv, double* b, const int* ldb, int* info);
 }
 
@@ -62,36 +62,6 @@ inline void makeProblem(int m, int n, int nrhs, double cond, unsigned seed, vect
             b[(size_t) i * nrhs + r] = s;
         }
     }
-}
-
-
-/* LAPACK dgglse, min ||A x - b|| subject to C x = d, one right-hand side at a time; x row-major n x nrhs. */
-inline vector<double> dgglse(int m, int n, int nrhs, int p, const vector<double>& A, const vector<double>& b, const vector<double>& C,
-                             const vector<double>& d) {
-    vector<double> x((size_t) n * nrhs);
-    for (int r = 0; r < nrhs; r++) {
-        vector<double> a((size_t) m * n), c((size_t) p * n), bb(m), dd(p), xr(n);
-        for (int i = 0; i < m; i++) {
-            for (int j = 0; j < n; j++)
-                a[i + (size_t) j * m] = A[(size_t) i * n + j];
-            bb[i] = b[(size_t) i * nrhs + r];
-        }
-        for (int s = 0; s < p; s++) {
-            for (int j = 0; j < n; j++)
-                c[s + (size_t) j * p] = C[(size_t) s * n + j];
-            dd[s] = d[(size_t) s * nrhs + r];
-        }
-        int info, lwork = -1;
-        double q;
-        dgglse_(&m, &n, &p, a.data(), &m, c.data(), &p, bb.data(), dd.data(), xr.data(), &q, &lwork, &info);
-        vector<double> work((size_t) q + 1);
-        lwork = (int) work.size();
-        dgglse_(&m, &n, &p, a.data(), &m, c.data(), &p, bb.data(), dd.data(), xr.data(), work.data(), &lwork, &info);
-        EXPECT_EQ(0, info);
-        for (int j = 0; j < n; j++)
-            x[(size_t) j * nrhs + r] = xr[j];
-    }
-    return x;
 }
 
 
@@ -316,6 +286,58 @@ inline void testGivenNormalEquations(LeastSquaresSolver& solver, const string& p
     }
 }
 
+/**
+ * Problems near the ends of the double range: A and b scaled by 1e+-300 (and, with a sum constraint, C and d too).
+ * A^T A overflows or underflows even in double, and single precision cannot hold the data at all, yet the problem is
+ * as well-conditioned as the unscaled one. Every method, in every precision, must return the scaled problem's
+ * solution within the precision's tolerance (top of this file; against dgelsd and dgglse on the scaled problem), with
+ * finite residual norms (checked against long double) and condition estimate: never NaN or Inf.
+ */
+inline void testExtremeScales(LeastSquaresSolver& solver) {
+    const int m = 200, n = 70, nrhs = 2; // n crosses the 64-column panel
+    const double cond = 10;
+    vector<double> A0, b0;
+    makeProblem(m, n, nrhs, cond, 71, A0, b0);
+    std::mt19937_64 rng(72);
+    std::normal_distribution<double> g;
+    for (double& v : b0)
+        v += 0.1 * g(rng); // inconsistent, so that the residual norms are not rounding noise
+    vector<double> C(n, 1.0), d0(nrhs, 0.5);
+    const string precision = solver.solve(2, 1, 1, {1.0, 1.0}, {1.0, 1.0}).precision;
+    const vector<LeastSquaresMethod> methods = {LeastSquaresMethod::QR, LeastSquaresMethod::Cholesky, LeastSquaresMethod::Gauss,
+                                                LeastSquaresMethod::GaussSeidel};
+    for (double s : {1e300, 1e-300}) {
+        const vector<double> A = scaled(A0, s), b = scaled(b0, s), Cs = scaled(C, s), d = scaled(d0, s);
+        const vector<double> ref = dgelsd(m, n, nrhs, A, b), refC = dgglse(m, n, nrhs, 1, A, b, Cs, d);
+        for (LeastSquaresMethod method : methods)
+            for (bool constrained : {false, true}) {
+                SCOPED_TRACE(leastSquaresMethodName(method) + (constrained ? " constrained" : "") + " s=" + (s > 1 ? "1e300" : "1e-300"));
+                LeastSquaresOptions o;
+                o.method = method;
+                o.tolerance = (precision == "single" ? 1e-5 : 1e-11);
+                LeastSquaresResult r;
+                try {
+                    r = constrained ? solver.solveConstrained(m, n, nrhs, A, b, 1, Cs, d, o) : solver.solve(m, n, nrhs, A, b, o);
+                }
+                catch (const OpenMM::OpenMMException& e) {
+                    ADD_FAILURE() << e.what();
+                    continue;
+                }
+                // Constrained solves (range space) and the normal equations get the normal-equation bound.
+                double tol = tolerance(precision, n, cond, constrained || method != LeastSquaresMethod::QR);
+                if (method == LeastSquaresMethod::GaussSeidel)
+                    tol += 10 * cond * cond * o.tolerance;
+                EXPECT_LE(relativeError(r.x, constrained ? refC : ref), tol);
+                const vector<double> exact = residualNormsLongDouble(m, n, nrhs, A, r.x, b);
+                for (int k = 0; k < nrhs; k++)
+                    EXPECT_NEAR(exact[k], r.residualNorms[k], 1e-10 * exact[k]);
+                EXPECT_TRUE(std::isfinite(r.conditionEstimate)) << r.conditionEstimate;
+                for (double v : r.lagrangeMultipliers)
+                    EXPECT_TRUE(std::isfinite(v)) << v;
+            }
+    }
+}
+
 inline void testErrors(LeastSquaresSolver& solver) {
     vector<double> A, b;
     makeProblem(50, 6, 1, 10, 5, A, b);
@@ -371,6 +393,8 @@ inline void testErrors(LeastSquaresSolver& solver) {
     catch (const OpenMM::OpenMMException& e) {
         EXPECT_NE(string::npos, string(e.what()).find("m >= n")) << e.what();
     }
+    // Data near the ends of the double range give answers, not NaN, Inf or an error.
+    testExtremeScales(solver);
 }
 
 /** The cases shared by every GPU platform; the large one is the 5000 x 1000. */

@@ -1,6 +1,9 @@
 /* Least squares on Reference/CPU: double precision with LAPACK/BLAS (see the header). All
  * matrices are column-major inside this file (LAPACK's order); the API's row-major data are
- * either transposed once (QR) or used directly as their transposes (A^T A, A^T b). */
+ * either transposed once (QR) or used directly as their transposes (A^T A, A^T b).
+ * The front end (LeastSquaresSolver) hands over a problem scaled by powers of two, so A^T A
+ * cannot overflow here; every condition test is still written to fail closed for NaN
+ * (!(rcond >= tol)), so that a non-finite factorization is an error, never an answer. */
 #include "ReferenceLeastSquaresKernel.h"
 #include "openmm/OpenMMException.h"
 #include <algorithm>
@@ -181,7 +184,7 @@ int qrLeastSquares(int rows, int cols, double* a, int lda, double* b, int ldb, i
     householderQR(rows, cols, a, lda, tau);
     double rcond = triangularRcond(cols, a, lda);
     conditionEstimate = (rcond > 0 ? 1.0 / rcond : numeric_limits<double>::infinity());
-    if (rcond < tolerance) {
+    if (!(rcond >= tolerance)) { // fails closed: a NaN estimate (non-finite R) is rank deficiency, not success
         if (!options.allowRankDeficient) {
             stringstream msg;
             msg << prefix(options) << what << " is rank deficient: estimated cond(" << what << ") = " << conditionEstimate
@@ -260,7 +263,7 @@ ConstraintBasis constraintBasis(const LeastSquaresProblem& pr, const LeastSquare
     std::copy(pr.C, pr.C + (size_t) n * p, cb.Ct.v.begin());
     householderQR(n, p, cb.Ct.data(), n, cb.tau);
     double rcond = triangularRcond(p, cb.Ct.data(), n);
-    if (rcond < max(n, p) * EPS) {
+    if (!(rcond >= max(n, p) * EPS)) { // NaN fails closed
         stringstream msg;
         msg << prefix(options) << "the constraint matrix C is rank deficient (its rows are linearly dependent; estimated cond(C) = "
             << (rcond > 0 ? 1.0 / rcond : numeric_limits<double>::infinity()) << ")";
@@ -390,7 +393,7 @@ void solveGauss(const LeastSquaresProblem& pr, const LeastSquaresOptions& option
     }
     result.conditionEstimate = (rcond > 0 ? 1.0 / rcond : numeric_limits<double>::infinity());
     double tol = (options.rankTolerance > 0 ? options.rankTolerance : EPS);
-    if (info > 0 || rcond < tol) {
+    if (info > 0 || !(rcond >= tol)) { // NaN fails closed
         stringstream msg;
         msg << prefix(options) << what << " is numerically singular (estimated condition number " << result.conditionEstimate
             << ", i.e. cond(A) about " << sqrt(result.conditionEstimate)
@@ -438,7 +441,7 @@ void choleskyFactor(Mat& G, int n, const LeastSquaresOptions& options, LeastSqua
     lapackCheck(info, "dpocon");
     result.conditionEstimate = (rcond > 0 ? 1.0 / rcond : numeric_limits<double>::infinity());
     double tol = (options.rankTolerance > 0 ? options.rankTolerance : EPS);
-    if (rcond < tol) {
+    if (!(rcond >= tol)) { // NaN fails closed
         stringstream msg;
         msg << prefix(options) << what << " is numerically singular (estimated condition number " << result.conditionEstimate
             << ", i.e. cond(A) about " << sqrt(result.conditionEstimate)

@@ -16,6 +16,11 @@ right-hand side, computed in double precision), ``iterations`` (Gauss-Seidel swe
 CPU). A rank-deficient A raises OpenMMException, or with
 ``allowRankDeficient=True`` (QR only) gives the minimum-norm solution and
 ``rankDeficient=True``. Bad input (m < n, mismatched shapes, NaN/Inf) raises OpenMMException.
+
+Any finite data are accepted (A near 1e300 or 1e-300 alike): the solver scales the problem by
+powers of two before it reaches the platform and unscales the answer exactly. A result that
+itself lies beyond the double range (x, a residual norm or a Lagrange multiplier) raises
+OpenMMException ("... is not finite ...") instead of returning NaN or Inf.
 """
 
 import numpy as np

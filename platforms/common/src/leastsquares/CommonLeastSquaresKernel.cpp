@@ -85,6 +85,22 @@ double normalMatrixNormLowerBound(const LeastSquaresProblem& pr, bool normalEqua
     return best;
 }
 
+/**
+ * The smallest and largest |v_i|. False when some element is NaN or Inf: std::max and std::min skip a NaN
+ * silently, which would let a non-finite factorization pass a spread test, so the callers fail closed on it.
+ */
+bool magnitudeRange(const vector<double>& v, double& smallest, double& largest) {
+    smallest = numeric_limits<double>::infinity();
+    largest = 0;
+    for (double x : v) {
+        if (!std::isfinite(x))
+            return false;
+        smallest = min(smallest, fabs(x));
+        largest = max(largest, fabs(x));
+    }
+    return true;
+}
+
 } // namespace
 
 void CommonSolveLeastSquaresKernel::initialize() {
@@ -404,8 +420,9 @@ void CommonSolveLeastSquaresKernel::factorCholesky(ComputeArray& G, int n, const
         how << "the Cholesky factorization breaks down at column " << failed[0];
         singular(options, numeric_limits<double>::infinity(), how.str());
     }
-    vector<double> d = downloadAsDouble(diag, accDouble);
-    const double dmax = *max_element(d.begin(), d.end()), dmin = *min_element(d.begin(), d.end());
+    double dmin, dmax;
+    if (!magnitudeRange(downloadAsDouble(diag, accDouble), dmin, dmax))
+        singular(options, numeric_limits<double>::infinity(), "the Cholesky pivots are not finite (overflow?)");
     result.conditionEstimate = (dmax / dmin) * (dmax / dmin);
     const double tol = normalEquationTolerance(options, n);
     if (!(dmin * dmin >= tol * dmax * dmax))
@@ -439,8 +456,9 @@ void CommonSolveLeastSquaresKernel::factorLU(ComputeArray& G, ComputeArray& H, C
         rowBlock->execute(rest);
         gemm(false, rest, rest, kb, true, true, G, end + k0 * n, n, false, G, k0 + end * n, n, false, G, end * (n + 1), n, false);
     }
-    vector<double> p = downloadAsDouble(pivots, accDouble);
-    const double pmax = *max_element(p.begin(), p.end()), pmin = *min_element(p.begin(), p.end());
+    double pmin, pmax;
+    if (!magnitudeRange(downloadAsDouble(pivots, accDouble), pmin, pmax))
+        singular(options, numeric_limits<double>::infinity(), "the LU pivots are not finite (overflow?)");
     result.conditionEstimate = (pmin > 0 ? pmax / pmin : numeric_limits<double>::infinity());
     const double tol = normalEquationTolerance(options, n);
     if (!(pmin >= tol * pmax))
@@ -475,7 +493,8 @@ void CommonSolveLeastSquaresKernel::gaussSeidel(ComputeArray& G, ComputeArray& H
         worst = 0;
         int worstRhs = 0;
         for (int r = 0; r < columns; r++) {
-            const double rel = (nr[2 * r + 1] > 0 ? sqrt(nr[2 * r] / nr[2 * r + 1]) : 0.0);
+            // A zero right-hand side is converged; a NaN norm must stay NaN (and fail the test below), not read as zero.
+            const double rel = (nr[2 * r + 1] == 0 ? 0.0 : sqrt(nr[2 * r] / nr[2 * r + 1]));
             if (!(rel <= worst)) {
                 worst = rel;
                 worstRhs = r;
@@ -549,15 +568,11 @@ vector<double> CommonSolveLeastSquaresKernel::solveQR(const LeastSquaresProblem&
         gemm(false, kb, rest, kb, false, false, T, 0, NB, true, VtC, 0, NB, false, TtVtC, 0, NB, false);
         gemm(false, m - k0, rest, kb, true, true, V, k0, m, false, TtVtC, 0, NB, false, W, k0 + end * m, m, false);
     }
-    vector<double> r = downloadAsDouble(rdiag, accDouble);
-    double rmax = 0, rmin = numeric_limits<double>::infinity();
-    for (double v : r) {
-        rmax = max(rmax, fabs(v));
-        rmin = min(rmin, fabs(v));
-    }
-    result.conditionEstimate = (rmin > 0 ? rmax / rmin : numeric_limits<double>::infinity());
+    double rmin, rmax;
+    const bool finiteR = magnitudeRange(downloadAsDouble(rdiag, accDouble), rmin, rmax);
+    result.conditionEstimate = (finiteR && rmin > 0 ? rmax / rmin : numeric_limits<double>::infinity());
     const double tol = (options.rankTolerance > 0 ? options.rankTolerance : max(m, n) * eps);
-    if (!(rmin >= tol * rmax)) {
+    if (!finiteR || !(rmin >= tol * rmax)) {
         stringstream msg;
         msg << prefix(options, precision) << "A is rank deficient: cond(A) is at least " << result.conditionEstimate
             << " (spread of |R(j,j)|), beyond 1/rankTolerance = " << 1.0 / tol

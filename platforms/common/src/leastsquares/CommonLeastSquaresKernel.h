@@ -26,11 +26,13 @@ namespace OpenMMDFT {
  * This needs A itself of full column rank (m >= n), which the Reference/CPU null-space method does not.
  * Precision follows the platform: single = float everywhere; mixed = A and b rounded to float,
  * A^T A, A^T b, the factorizations and the solves in double ("double accumulation"); double = double.
+ * The problem arrives scaled by powers of two (LeastSquaresSolver): the largest element of A is in [1/2, 1) and b is at
+ * most 1, so A^T A cannot overflow even in float, whatever the caller's scale.
  * Condition checks: a non-positive Cholesky pivot, the spread of the Cholesky/LU pivots or of |R(j,j)|, and an
  * estimate of cond_2 (max_j ||a_j||^2 times ||(A^T A)^-1||_2 by three steps of power iteration with the
  * factorization, O(n^2) each; the square root of it for QR), all lower bounds of the condition number, against
  * the rank tolerance (default max(n,10)*eps for A^T A and max(m,n)*eps for A, eps of float in single and
- * mixed, of double in double).
+ * mixed, of double in double). Every check fails closed: a NaN or Inf pivot or estimate is an error.
  * Device memory: A^T (m n, storage type), b, A^T A (n^2) and A^T b for the normal equations; [A | b]
  * (m (n + nrhs)) and 64-column work arrays for QR; all freed when the solve returns. The total is reported
  * in LeastSquaresResult::deviceMemoryBytes.
