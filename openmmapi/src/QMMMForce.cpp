@@ -235,8 +235,10 @@ void QMMMForce::setSCFConvergence(double threshold) {
 }
 
 void QMMMForce::setMaxSCFIterations(int iterations) {
-    if (iterations < 1)
-        throw OpenMMException("QMMMForce: the maximum number of SCF iterations must be at least 1");
+    // Convergence is judged from the change of the energy between iterations, so one iteration can never converge.
+    if (iterations < 2)
+        throw OpenMMException("QMMMForce: the maximum number of SCF iterations must be at least 2 (convergence is judged "
+                              "from the change between iterations)");
     maxSCFIterations = iterations;
 }
 

@@ -123,10 +123,14 @@ void QMMMForceImpl::initialize(ContextImpl& context) {
     validate(owner, context.getSystem());
     initialBonds = bondsOf(owner);
     initialQMAtoms = qmAtomsOf(owner);
+    initialMethod = owner.getNonbondedMethod();
+    initialCutoff = owner.getCutoffDistance();
+    initialDielectric = owner.getReactionFieldDielectric();
     kernel = context.getPlatform().createKernel(CalcQMMMForceKernel::Name(), context);
     if (owner.getNumQMAtoms() > 0 && !kernel.getAs<CalcQMMMForceKernel>().supportsQMRegion())
-        throw OpenMMException("QMMMForce: the QM region is computed on the Reference and CPU platforms only (not yet on " +
-                              context.getPlatform().getName() + ")");
+        throw OpenMMException("QMMMForce: the QM region is computed on the Reference and CPU platforms only, not yet on " +
+                              context.getPlatform().getName() + ": create the Context on the CPU platform, "
+                              "e.g. Context(system, integrator, Platform.getPlatformByName('CPU'))");
     kernel.getAs<CalcQMMMForceKernel>().initialize(context.getSystem(), owner);
 }
 
@@ -139,8 +143,9 @@ double QMMMForceImpl::calcForcesAndEnergy(ContextImpl& context, bool includeForc
         context.getPeriodicBoxVectors(a, b, c);
         checkCutoffAgainstBox(owner, a, b, c);
     }
-    double energy = kernel.getAs<CalcQMMMForceKernel>().execute(context, includeForces, includeEnergy);
-    if (includeEnergy && !std::isfinite(energy))
+    CalcQMMMForceKernel& qmmmKernel = kernel.getAs<CalcQMMMForceKernel>();
+    double energy = qmmmKernel.execute(context, includeForces, includeEnergy);
+    if (includeEnergy && !std::isfinite(energy) && !qmmmKernel.lastEvaluationRejected())
         throw OpenMMException("QMMMForce: the energy is NaN or infinite; check the positions for NaN or overlapping charges");
     return energy;
 }
@@ -157,6 +162,7 @@ vector<pair<int, int> > QMMMForceImpl::getBondedParticles() const {
 }
 
 void QMMMForceImpl::updateParametersInContext(ContextImpl& context) {
+    // Everything is checked before anything is applied, so a refused update changes nothing.
     if (owner.getNumParticles() != context.getSystem().getNumParticles())
         throw OpenMMException("QMMMForce.updateParametersInContext: the number of particles has changed");
     vector<pair<int, int> > bonds = bondsOf(owner);
@@ -166,6 +172,13 @@ void QMMMForceImpl::updateParametersInContext(ContextImpl& context) {
     if (qmAtomsOf(owner) != initialQMAtoms)
         throw OpenMMException("QMMMForce.updateParametersInContext: the QM atoms have changed since the Context was created; "
                               "call Context.reinitialize()");
+    // The cutoff and method shape the MM pair kernel's neighbour lists (and, on the GPU platforms,
+    // its compiled kernels), as for NonbondedForce: fixed for the life of a Context.
+    if (owner.getNonbondedMethod() != initialMethod || owner.getCutoffDistance() != initialCutoff ||
+        owner.getReactionFieldDielectric() != initialDielectric)
+        throw OpenMMException("QMMMForce.updateParametersInContext: the nonbonded method, cutoff distance and reaction-field "
+                              "dielectric are fixed for the life of a Context; call Context.reinitialize() to change them");
+    validate(owner, context.getSystem());
     kernel.getAs<CalcQMMMForceKernel>().copyParametersToContext(context, owner);
     context.systemChanged();
 }

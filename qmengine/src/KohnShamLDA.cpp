@@ -97,7 +97,8 @@ KohnShamLDA::KohnShamLDA(const QMSettings& settings) : settings_(settings) {
         if (!ok)
             throw OpenMM::OpenMMException(std::string("QM: invalid setting: ") + what);
     };
-    require(settings.maxIterations >= 1, "maximum number of SCF iterations must be positive");
+    require(settings.maxIterations >= 2, "maximum number of SCF iterations must be at least 2 (convergence is judged "
+                                         "from the change between iterations)");
     require(settings.convergence > 0 && settings.energyConvergence > 0, "SCF convergence thresholds must be positive");
     require(settings.diisSubspace >= 0, "DIIS subspace size must not be negative");
     require(settings.levelShift >= 0, "level shift must not be negative");
@@ -240,6 +241,17 @@ const Eigen::MatrixXd& KohnShamLDA::atomicDensity(int Z) {
     return atomicDensities_[Z] = o.result.density; // unconverged is acceptable for a guess
 }
 
+Eigen::MatrixXd KohnShamLDA::superpositionOfAtomicDensities(const std::vector<QMAtom>& atoms, const BasisSet& basis) {
+    Eigen::MatrixXd D = Eigen::MatrixXd::Zero(basis.size(), basis.size());
+    const auto& atomShells = basis.atomShellOffsets();
+    for (size_t a = 0; a < atoms.size(); a++) {
+        const Eigen::MatrixXd& Da = atomicDensity(atoms[a].Z);
+        const int first = basis.offset(atomShells[a]);
+        D.block(first, first, Da.rows(), Da.cols()) = Da;
+    }
+    return D;
+}
+
 QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, const std::vector<PointCharge>& mm,
                               const DensityGuess* previous) {
     if (atoms.empty())
@@ -256,6 +268,15 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
                 msg << "QM: atoms " << j << " (" << elementSymbol(atoms[j].Z) << ") and " << i << " ("
                     << elementSymbol(atoms[i].Z) << ") are closer than 0.1 Angstrom ("
                     << System::dist(atoms[i].xyz, atoms[j].xyz) / kBohrPerAngstrom << " A)";
+                throw OpenMM::OpenMMException(msg.str());
+            }
+    for (size_t c = 0; c < mm.size(); c++)
+        for (size_t i = 0; i < atoms.size(); i++)
+            if (!(System::dist(atoms[i].xyz, mm[c].xyz) >= kMinimumDistance)) {
+                std::ostringstream msg;
+                msg << "QM: MM charge " << c << " (" << mm[c].charge << " e) sits on the nucleus of atom " << i << " ("
+                    << elementSymbol(atoms[i].Z) << "): " << System::dist(atoms[i].xyz, mm[c].xyz) / kBohrPerAngstrom
+                    << " A apart, at least 0.1 A is required";
                 throw OpenMM::OpenMMException(msg.str());
             }
     const int nElectrons = nuclearCharge - charge;
@@ -280,28 +301,56 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
         haveDensity = true;
     }
     else if (settings_.guess == InitialGuess::SuperpositionOfAtomicDensities) {
-        D = Eigen::MatrixXd::Zero(sys.basis.size(), sys.basis.size());
-        const auto& atomShells = sys.basis.atomShellOffsets();
-        for (size_t a = 0; a < atoms.size(); a++) {
-            const Eigen::MatrixXd& Da = atomicDensity(atoms[a].Z);
-            const int first = sys.basis.offset(atomShells[a]);
-            D.block(first, first, Da.rows(), Da.cols()) = Da;
-        }
+        D = superpositionOfAtomicDensities(atoms, sys.basis);
         haveDensity = true;
     }
     const double guessTime = seconds() - tGuess;
     SCFProblem problem{sys.S, sys.Hcore, sys.Vmm, sys.X, sys.nuclearRepulsion, sys.nuclearMM,
                        [&](const Eigen::MatrixXd& Dm) { return sys.coulomb(Dm); }, *sys.xc, (double) nElectrons, false};
-    SCFOutcome o = runSCF(settings_, problem, D, haveDensity);
+    // Restarts when an attempt fails (e.g. a minimizer's trial geometry far from the last one): from the
+    // atomic densities with a level shift and damping, then from the core Hamiltonian with a larger shift.
+    const double shift = std::max(settings_.levelShift, 0.5);
+    struct Attempt {
+        const char* name;
+        SCFStrategy strategy;
+        bool sad;
+    };
+    std::vector<Attempt> attempts = {{haveDensity ? (previous ? "previous density" : "atomic densities") : "core guess", SCFStrategy(), false}};
+    if (settings_.restartFailedSCF) {
+        attempts.push_back({"atomic densities, level shift, damping", {shift, 0.5, 12}, true});
+        attempts.push_back({"core guess, large level shift, damping", {4 * shift, 0.7, 25}, false});
+    }
+    SCFOutcome o;
+    std::ostringstream history;
+    history.precision(10);
+    int totalIterations = 0;
+    for (size_t a = 0; a < attempts.size(); a++) {
+        Eigen::MatrixXd start = D;
+        bool startHasDensity = haveDensity;
+        if (a > 0) {
+            startHasDensity = attempts[a].sad;
+            start = attempts[a].sad ? superpositionOfAtomicDensities(atoms, sys.basis) : Eigen::MatrixXd();
+        }
+        o = runSCF(settings_, problem, start, startHasDensity, attempts[a].strategy);
+        totalIterations += o.result.iterations;
+        if (o.converged) {
+            o.result.restarts = (int) a;
+            break;
+        }
+        history << " attempt " << a + 1 << " (" << attempts[a].name << "):";
+        const size_t n = o.result.energyHistory.size();
+        for (size_t k = n > 3 ? n - 3 : 0; k < n; k++)
+            history << " [" << k + 1 << ": E = " << o.result.energyHistory[k] << " Eh, error = " << o.result.errorHistory[k]
+                    << "]";
+        history << ";";
+    }
+    o.result.totalIterations = totalIterations;
     if (!o.converged) {
         std::ostringstream msg;
-        msg.precision(10);
-        msg << "QM: SCF did not converge in " << o.result.iterations << " iterations; last energies and errors:";
-        const size_t n = o.result.energyHistory.size();
-        for (size_t k = n > 5 ? n - 5 : 0; k < n; k++)
-            msg << " [" << k + 1 << ": E = " << o.result.energyHistory[k] << " Eh, error = " << o.result.errorHistory[k]
-                << "]";
-        throw OpenMM::OpenMMException(msg.str());
+        msg << "QM: SCF did not converge (" << attempts.size() << " attempts of at most " << settings_.maxIterations
+            << " iterations each; last energies and errors:" << history.str()
+            << " convergence needs error < " << settings_.convergence << " and |dE| < " << settings_.energyConvergence << ")";
+        throw SCFConvergenceError(msg.str());
     }
     o.result.gridPoints = sys.grid->numPoints();
     for (const auto& kv : sys.timings)

@@ -25,7 +25,8 @@ Eigen::VectorXd occupations(const Eigen::VectorXd& eps, double n, bool fractiona
     return occ;
 }
 
-SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixXd D, bool haveDensity) {
+SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixXd D, bool haveDensity,
+                  const SCFStrategy& strategy) {
     const Eigen::MatrixXd& S = problem.S;
     const Eigen::MatrixXd& Hcore = problem.Hcore;
     const Eigen::MatrixXd& Vmm = problem.Vmm;
@@ -62,7 +63,10 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         D = densityFrom(eps, C);
     }
     DIIS diis(s.diisSubspace);
-    double shift = 0; // level shift in use (0: none)
+    double shift = strategy.initialLevelShift; // level shift in use (0: none)
+    if (shift > 0)
+        r.levelShiftIteration = 1;
+    Eigen::MatrixXd previousF;
     double bestError = 1e300, previousEnergy = 0;
     int stalled = 0;
     Eigen::MatrixXd F;
@@ -109,7 +113,15 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
             stalled = 0;
             bestError = errMax;
         }
-        Eigen::MatrixXd Fx = diis.extrapolate(F, err);
+        Eigen::MatrixXd Fx;
+        if (it <= strategy.dampedIterations) {
+            // Damping: a step of (1 - damping) towards the new Fock matrix; DIIS waits until the
+            // density settles, since extrapolating from wildly different early iterates diverges.
+            Fx = previousF.size() == 0 ? F : Eigen::MatrixXd((1 - strategy.damping) * F + strategy.damping * previousF);
+            previousF = Fx;
+        }
+        else
+            Fx = diis.extrapolate(F, err);
         if (shift > 0) // raise virtual levels: F + b (S - S D S / 2)
             Fx += shift * (S - 0.5 * S * D * S);
         t = seconds();

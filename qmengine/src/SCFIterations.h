@@ -33,11 +33,21 @@ struct SCFOutcome {
     bool converged = false;
 };
 
+/// How one SCF attempt iterates. The first attempt is plain DIIS (with the level-shift fallback on a
+/// stall); the restarts a failed attempt falls back to add a level shift from the first iteration and
+/// damp the Fock matrix before DIIS takes over (robust at distorted geometries with small gaps).
+struct SCFStrategy {
+    double initialLevelShift = 0;  ///< hartree, applied from iteration 1 (0: only the stall fallback)
+    double damping = 0;            ///< F <- (1 - damping) F + damping F_previous while damped
+    int dampedIterations = 0;      ///< iterations with damping and without DIIS
+};
+
 /// Occupation numbers (0..2) for orbitals sorted by energy.
 Eigen::VectorXd occupations(const Eigen::VectorXd& eps, double electrons, bool fractional);
 
 /// Iterate from density D (or from the core Hamiltonian when haveDensity is false).
-SCFOutcome runSCF(const QMSettings& settings, const SCFProblem& problem, Eigen::MatrixXd D, bool haveDensity);
+SCFOutcome runSCF(const QMSettings& settings, const SCFProblem& problem, Eigen::MatrixXd D, bool haveDensity,
+                  const SCFStrategy& strategy = SCFStrategy());
 
 } // namespace QM
 } // namespace OpenMMDFT

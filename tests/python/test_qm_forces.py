@@ -130,7 +130,7 @@ def test_force_groups_and_energy_only_mode():
 def test_periodic_cutoff_forces_act_on_imaged_particles():
     """A molecule across the box face enters the QM Hamiltonian as an image; its forces act on the particles
     themselves (translation invariance of the box), so finite differences of the particles match."""
-    box = 1.2
+    box = 1.3  # QM extent (0.15 nm) + 2 x cutoff must fit
     waters = watersAround([(0.45, 0.0, 0.0)])
     waters[0][:, 0] -= box  # put the MM water at its image on the other side: x around -0.75 nm
     system, force, positions = buildSystem(waters, method=openmmdft.QMMMForce.CutoffPeriodic, cutoff=0.55, box=box,

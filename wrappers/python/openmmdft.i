@@ -54,6 +54,7 @@ struct QMResults {
     double nuclearRepulsionEnergy;
     double qmmmEnergy;
     int scfIterations;
+    int scfRestarts;
     int numMMCharges;
     std::vector<double> orbitalEnergies;
     double homoLumoGap;
@@ -272,7 +273,7 @@ QMMMForce.getGridGrouping = _withUnit(QMMMForce.getGridGrouping, lambda g: [g[0]
 def _qmResults(self, context):
     """What the last QM computation in ``context`` produced: a dict of energies (kJ/mol
     Quantities), SCF iterations, the number of MM charges in the QM Hamiltonian, orbital
-    energies, the HOMO-LUMO gap and the ESP charges (e, one per QM atom; empty unless
+    energies, SCF restarts (attempts that failed before the one that converged), the HOMO-LUMO gap and the ESP charges (e, one per QM atom; empty unless
     setESPChargeMethod chose a method)."""
     r = QMMMForce._getQMResultsRaw(self, context)
     energy = unit.kilojoule_per_mole
@@ -284,6 +285,7 @@ def _qmResults(self, context):
         "nuclearRepulsionEnergy": r.nuclearRepulsionEnergy * energy,
         "qmmmEnergy": r.qmmmEnergy * energy,
         "scfIterations": r.scfIterations,
+        "scfRestarts": r.scfRestarts,
         "numMMCharges": r.numMMCharges,
         "orbitalEnergies": list(r.orbitalEnergies) * energy,
         "homoLumoGap": r.homoLumoGap * energy,

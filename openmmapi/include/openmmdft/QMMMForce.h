@@ -31,7 +31,8 @@ struct QMResults {
     double exchangeCorrelationEnergy = 0;
     double nuclearRepulsionEnergy = 0;    ///< QM nuclei among themselves
     double qmmmEnergy = 0;                ///< QM electrons and nuclei with the MM charges
-    int scfIterations = 0;
+    int scfIterations = 0;                ///< of the SCF attempt that converged
+    int scfRestarts = 0;                  ///< failed attempts before it (restarts from atomic densities / core guess)
     int numMMCharges = 0;                 ///< MM charges that entered the QM Hamiltonian
     std::vector<double> orbitalEnergies;  ///< kJ/mol, ascending
     double homoLumoGap = 0;               ///< kJ/mol (0 when there is no virtual orbital)
@@ -241,9 +242,13 @@ public:
      * forces, on the QM atoms and on the MM charges it sees: the exact derivative of the energy as
      * computed (density-fitted Coulomb; the XC grid moves with the atoms, partition-weight
      * derivatives included), so dynamics conserves energy to the accuracy of the SCF. In energy-only
-     * mode the QM energy is added and the QM region contributes NO forces (cheaper for single points
-     * and scans); an evaluation that asks for forces without the energy (an integrator step) is then
-     * refused. Exact (non-fitted) Coulomb has no forces and needs energy-only mode.
+     * mode the QM energy is added and the QM region has NO forces (cheaper for single points and
+     * scans). Integrator steps (forces alone) and energy minimization are refused with an
+     * OpenMMException. getState(getEnergy=True) asks for forces too when the integrator's kinetic energy
+     * needs them (Verlet), and a CustomIntegrator computing energy and f asks for both in the same way:
+     * those evaluations get the energy and NaN forces on the QM atoms, so the CustomIntegrator stops at
+     * its next step with an OpenMMException that names energy-only mode (see docs/QMMM-MD.md).
+     * Exact (non-fitted) Coulomb has no forces and needs energy-only mode.
      */
     void setQMEnergyOnly(bool energyOnly) {
         qmEnergyOnly = energyOnly;
@@ -260,9 +265,11 @@ public:
     QMResults getQMResults(const OpenMM::Context& context) const;
 
     /**
-     * Copy per-particle charges and the 1-4 scale into a Context. The bond graph of a
-     * live Context cannot change here (it fixes the exclusions the Context was built
-     * with): if it differs, an OpenMMException says so; call Context::reinitialize().
+     * Copy the charges, the 1-4 scale and every QM setting (charge, basis sets, functional, grid, SCF
+     * settings, energy-only mode, ESP charges) into a Context. All or nothing: the new settings are
+     * checked (and basis sets read) before anything is applied; an OpenMMException leaves the Context
+     * as it was. Fixed for the life of a Context, refused here (call Context::reinitialize()): the
+     * bond graph, the QM atoms, the nonbonded method, the cutoff and the reaction-field dielectric.
      */
     void updateParametersInContext(OpenMM::Context& context);
 

@@ -2,6 +2,7 @@
 #include "ReferenceQMMMKernels.h"
 #include "ReferenceLeastSquaresKernel.h"
 #include "openmm/OpenMMException.h"
+#include "openmm/internal/ContextImpl.h"
 #include "openmm/internal/windowsExport.h"
 #include "openmm/reference/ReferencePlatform.h"
 
@@ -35,7 +36,9 @@ extern "C" OPENMM_EXPORT void registerQMMMReferenceKernelFactories() {
 
 KernelImpl* ReferenceQMMMKernelFactory::createKernelImpl(std::string name, const Platform& platform, ContextImpl& context) const {
     if (name == CalcQMMMForceKernel::Name())
-        return new ReferenceCalcQMMMForceKernel(name, platform);
+        // The QM engine uses as many threads as the Context (the CPU platform's Threads property).
+        return new ReferenceCalcQMMMForceKernel(name, platform,
+                   reinterpret_cast<ReferencePlatform::PlatformData*>(context.getPlatformData())->threads.getNumThreads());
     if (name == SolveLeastSquaresKernel::Name())
         return new ReferenceSolveLeastSquaresKernel(name, platform);
     throw OpenMMException((std::string("openmm-dft: tried to create kernel with illegal kernel name '") + name + "'").c_str());

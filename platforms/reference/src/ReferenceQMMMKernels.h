@@ -5,6 +5,7 @@
 #include "ReferenceBondScaledCoulomb.h"
 #include "ReferenceQMRegion.h"
 #include <memory>
+#include <string>
 
 namespace OpenMMDFT {
 
@@ -14,7 +15,9 @@ namespace OpenMMDFT {
  */
 class ReferenceCalcQMMMForceKernel : public CalcQMMMForceKernel {
 public:
-    ReferenceCalcQMMMForceKernel(std::string name, const OpenMM::Platform& platform) : CalcQMMMForceKernel(name, platform) {
+    /** threads: the Context's thread count (the CPU platform's Threads property), for the QM engine too. */
+    ReferenceCalcQMMMForceKernel(std::string name, const OpenMM::Platform& platform, int threads)
+        : CalcQMMMForceKernel(name, platform), threads(threads) {
     }
     void initialize(const OpenMM::System& system, const QMMMForce& force);
     double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
@@ -22,11 +25,23 @@ public:
     bool supportsQMRegion() const {
         return true;
     }
+    bool lastEvaluationRejected() const {
+        return rejected;
+    }
     QMResults getQMResults() const;
 private:
+    double computeEnergyAndForces(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
+    double computeQMRegion(OpenMM::ContextImpl& context, const std::vector<OpenMM::Vec3>& positions,
+                           const OpenMM::Vec3* boxVectors, std::vector<OpenMM::Vec3>& forces, bool includeForces,
+                           bool includeEnergy);
+    int threads;
     std::unique_ptr<ReferenceBondScaledCoulomb> coulomb;
     std::unique_ptr<ReferenceQMRegion> qmRegion;  // absent when the Force has no QM atoms
     bool qmEnergyOnly = false;
+    /** NaN forces on the QM atoms, so that whatever moves atoms with them stops at its next evaluation, saying why. */
+    void setNaNForces(std::vector<OpenMM::Vec3>& forces, const std::string& why);
+    bool rejected = false;         // the last energy was +infinity: the SCF did not converge at a trial step
+    std::string nanForcesBecause;  // why the last evaluation gave NaN forces on the QM atoms (empty: it did not)
 };
 
 } // namespace OpenMMDFT

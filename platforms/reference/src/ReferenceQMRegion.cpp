@@ -8,8 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <functional>
-#include <numeric>
 
 using namespace OpenMM;
 using namespace OpenMMDFT;
@@ -65,111 +63,66 @@ string ReferenceQMRegion::findDataDirectory() {
     return "";  // the engine then falls back to the source tree's qmengine/data
 }
 
-ReferenceQMRegion::ReferenceQMRegion(const QMMMForce& force) : computed(false) {
-    vector<bool> isQM(force.getNumParticles(), false);
-    for (int i = 0; i < force.getNumQMAtoms(); i++) {
-        int particle, z;
-        force.getQMAtomParameters(i, particle, z);
-        qmParticles.push_back(particle);
-        qmAtomicNumbers.push_back(z);
-        isQM[particle] = true;
-    }
-    // Molecules = connected components of the bond graph (union-find).
-    vector<int> parent(force.getNumParticles());
-    iota(parent.begin(), parent.end(), 0);
-    function<int(int)> root = [&](int i) { return parent[i] == i ? i : parent[i] = root(parent[i]); };
-    for (int i = 0; i < force.getNumBonds(); i++) {
-        int p1, p2;
-        force.getBondParameters(i, p1, p2);
-        parent[root(p1)] = root(p2);
-    }
-    vector<int> moleculeOfRoot(force.getNumParticles(), -1);
-    for (int i = 0; i < force.getNumParticles(); i++) {
-        if (isQM[i])
-            continue;
-        int r = root(i);
-        if (moleculeOfRoot[r] < 0) {
-            moleculeOfRoot[r] = mmMolecules.size();
-            mmMolecules.push_back(vector<int>());
-        }
-        mmMolecules[moleculeOfRoot[r]].push_back(i);
-    }
+ReferenceQMRegion::ReferenceQMRegion(const QMMMForce& force, int threads) : embedding(force), threads(threads) {
     setParameters(force);
 }
 
 void ReferenceQMRegion::setParameters(const QMMMForce& force) {
-    charges.resize(force.getNumParticles());
-    for (int i = 0; i < force.getNumParticles(); i++)
-        force.getParticleParameters(i, charges[i]);
+    // Build everything that can fail first (parsing basis sets, checking settings), then commit.
+    QM::QMSettings newSettings = settingsOf(force);
+    newSettings.threads = threads;
+    unique_ptr<QM::KohnShamLDA> newEngine(new QM::KohnShamLDA(newSettings));
+    unique_ptr<ReferenceESPCharges> newESP(force.getESPChargeMethod() == QMMMForce::NoESPCharges ? nullptr
+                                           : new ReferenceESPCharges(force.getESPChargeMethod(), threads));
+    embedding.setParameters(force);
     qmCharge = force.getQMCharge();
-    method = force.getNonbondedMethod();
-    cutoff = force.getCutoffDistance();
-    // updateParametersInContext is rare: rebuilding the engine (parsing basis sets) each time is cheap enough.
-    settings = settingsOf(force);
-    engine.reset(new QM::KohnShamLDA(settings));
+    settings = newSettings;
+    engine = move(newEngine);
+    espCharges = move(newESP);
+    // A new basis or grid makes the old density meaningless; a new charge makes it the wrong size.
     previousDensity.reset();
-    espCharges.reset(force.getESPChargeMethod() == QMMMForce::NoESPCharges ? nullptr
-                     : new ReferenceESPCharges(force.getESPChargeMethod(), settings.threads));
 }
 
-/** Minimum-image displacement b - a in OpenMM's reduced triclinic box. */
-static Vec3 minimumImage(const Vec3& a, const Vec3& b, const Vec3* box) {
-    Vec3 d = b - a;
-    d -= box[2] * floor(d[2] / box[2][2] + 0.5);
-    d -= box[1] * floor(d[1] / box[1][1] + 0.5);
-    d -= box[0] * floor(d[0] / box[0][0] + 0.5);
-    return d;
-}
-
-void ReferenceQMRegion::selectMMCharges(const vector<Vec3>& qmPositions, const vector<Vec3>& positions, const Vec3* boxVectors,
-                                        vector<QM::PointCharge>& selected, vector<int>& selectedParticles) const {
-    bool periodic = (method == QMMMForce::CutoffPeriodic);
-    double cutoff2 = cutoff * cutoff;
-    auto add = [&](const Vec3& p, int particle) {
-        if (charges[particle] != 0.0) {
-            selected.push_back({{p[0] * BOHR_PER_NM, p[1] * BOHR_PER_NM, p[2] * BOHR_PER_NM}, charges[particle]});
-            selectedParticles.push_back(particle);
-        }
-    };
-    for (const vector<int>& mol : mmMolecules) {
-        if (method == QMMMForce::NoCutoff) {
-            for (int p : mol)
-                add(positions[p], p);
-            continue;
-        }
-        // Image the molecule as a whole: its first atom next to the first QM atom, the rest next to it.
-        vector<Vec3> placed(mol.size());
-        placed[0] = periodic ? qmPositions[0] + minimumImage(qmPositions[0], positions[mol[0]], boxVectors) : positions[mol[0]];
-        for (size_t k = 1; k < mol.size(); k++)
-            placed[k] = periodic ? placed[0] + minimumImage(placed[0], positions[mol[k]], boxVectors) : positions[mol[k]];
-        bool within = false;
-        for (size_t k = 0; k < mol.size() && !within; k++)
-            for (const Vec3& q : qmPositions) {
-                Vec3 d = placed[k] - q;
-                if (d.dot(d) < cutoff2) {
-                    within = true;
-                    break;
-                }
-            }
-        if (within)
-            for (size_t k = 0; k < mol.size(); k++)
-                add(placed[k], mol[k]);
+const QMResults& ReferenceQMRegion::getResults() const {
+    if (!computed) {
+        if (!lastFailure.empty())
+            throw OpenMMException("QMMMForce.getQMResults: the last QM computation in this Context failed, so there are no "
+                                  "results for the current positions (" + lastFailure + ")");
+        throw OpenMMException("QMMMForce.getQMResults: no QM computation has been done in this Context yet");
     }
+    return results;
 }
 
 double ReferenceQMRegion::compute(ContextImpl& context, const vector<Vec3>& positions, const Vec3* boxVectors, vector<Vec3>* forces) {
-    // The QM region is kept whole: every QM atom at its minimum image from the first one.
-    vector<Vec3> qmPositions(qmParticles.size());
-    for (size_t i = 0; i < qmParticles.size(); i++)
-        qmPositions[i] = (method == QMMMForce::CutoffPeriodic && i > 0)
-                             ? qmPositions[0] + minimumImage(qmPositions[0], positions[qmParticles[i]], boxVectors)
-                             : positions[qmParticles[i]];
-    vector<QM::QMAtom> atoms(qmParticles.size());
-    for (size_t i = 0; i < qmParticles.size(); i++)
+    // Results are valid only for the positions of a computation that succeeded.
+    computed = false;
+    lastFailure.clear();
+    try {
+        double energy = computeOrThrow(context, positions, boxVectors, forces);
+        computed = true;
+        return energy;
+    }
+    catch (const exception& e) {
+        lastFailure = e.what();
+        throw;
+    }
+}
+
+double ReferenceQMRegion::computeOrThrow(ContextImpl& context, const vector<Vec3>& positions, const Vec3* boxVectors,
+                                         vector<Vec3>* forces) {
+    const QMEmbedding::Placement placement = embedding.place(positions, boxVectors);
+    const vector<Vec3>& qmPositions = placement.qmPositions;
+    const vector<int>& qmAtomicNumbers = embedding.getQMAtomicNumbers();
+    const vector<int>& qmParticles = embedding.getQMParticles();
+    vector<QM::QMAtom> atoms(qmPositions.size());
+    for (size_t i = 0; i < qmPositions.size(); i++)
         atoms[i] = {qmAtomicNumbers[i], {qmPositions[i][0] * BOHR_PER_NM, qmPositions[i][1] * BOHR_PER_NM, qmPositions[i][2] * BOHR_PER_NM}};
-    vector<QM::PointCharge> mm;
-    vector<int> mmParticles;
-    selectMMCharges(qmPositions, positions, boxVectors, mm, mmParticles);
+    vector<QM::PointCharge> mm(placement.mmPositions.size());
+    for (size_t c = 0; c < mm.size(); c++) {
+        const Vec3& p = placement.mmPositions[c];
+        mm[c] = {{p[0] * BOHR_PER_NM, p[1] * BOHR_PER_NM, p[2] * BOHR_PER_NM}, placement.mmCharges[c]};
+    }
+    const vector<int>& mmParticles = placement.mmParticles;
     // Density fitting solves its normal equations (the Coulomb metric) through the plugin's
     // least-squares kernel, created once in this Context.
     if (!fitSolver)
@@ -198,6 +151,7 @@ double ReferenceQMRegion::compute(ContextImpl& context, const vector<Vec3>& posi
     results.nuclearRepulsionEnergy = r.nuclearRepulsion * KJ_PER_MOL_PER_HARTREE;
     results.qmmmEnergy = r.qmmm * KJ_PER_MOL_PER_HARTREE;
     results.scfIterations = r.iterations;
+    results.scfRestarts = r.restarts;
     results.numMMCharges = mm.size();
     results.orbitalEnergies.resize(r.orbitalEnergies.size());
     for (size_t i = 0; i < r.orbitalEnergies.size(); i++)
@@ -214,6 +168,5 @@ double ReferenceQMRegion::compute(ContextImpl& context, const vector<Vec3>& posi
         for (size_t c = 0; c < mmParticles.size(); c++)
             (*forces)[mmParticles[c]] -= Vec3(g.mm(c, 0), g.mm(c, 1), g.mm(c, 2)) * KJ_PER_MOL_NM_PER_HARTREE_BOHR;
     }
-    computed = true;
     return results.totalEnergy;
 }

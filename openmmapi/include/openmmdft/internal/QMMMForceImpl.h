@@ -40,6 +40,8 @@ private:
     OpenMM::Kernel kernel;
     std::vector<std::pair<int, int> > initialBonds;
     std::vector<std::pair<int, int> > initialQMAtoms;
+    QMMMForce::NonbondedMethod initialMethod;
+    double initialCutoff, initialDielectric;
 };
 
 } // namespace OpenMMDFT

@@ -9,6 +9,7 @@
 #include "openmmdft/qm/Settings.h"
 #include "openmmdft/qm/Types.h"
 #include <Eigen/Dense>
+#include <openmm/OpenMMException.h>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,6 +17,13 @@
 
 namespace OpenMMDFT {
 namespace QM {
+
+/// The SCF did not converge (every restart strategy was tried). A distinct type, so that callers can
+/// tell a geometry where the SCF fails (a minimizer's trial step) from an input error.
+class SCFConvergenceError : public OpenMM::OpenMMException {
+public:
+    explicit SCFConvergenceError(const std::string& message) : OpenMM::OpenMMException(message) {}
+};
 
 /// A density to start from (e.g. the previous MD step's). Used when its size matches the basis.
 struct DensityGuess {
@@ -32,7 +40,9 @@ struct QMResult {
     double qmmm = 0;             ///< qmmmElectronic + qmmmNuclear
     double qmmmElectronic = 0;   ///< tr(D V_mm)
     double qmmmNuclear = 0;      ///< QM nuclei - MM charges
-    int iterations = 0;
+    int iterations = 0;           ///< of the attempt that converged
+    int restarts = 0;             ///< failed attempts before it (restarts from atomic densities / core guess)
+    int totalIterations = 0;      ///< all attempts together
     int levelShiftIteration = 0;  ///< first iteration with the level-shift fallback (0: not needed)
     std::vector<double> orbitalEnergies;
     double homoLumoGap = 0;      ///< 0 if there is no virtual orbital
@@ -61,8 +71,10 @@ class KohnShamLDA {
 public:
     explicit KohnShamLDA(const QMSettings& settings);
     ~KohnShamLDA();
-    /// Throws OpenMMException for bad input (odd electron count, atoms closer than 0.1 A,
-    /// unknown element, basis without the element) and if the SCF does not converge.
+    /// Throws OpenMMException for bad input (odd electron count, atoms closer than 0.1 A, an MM charge
+    /// closer than 0.1 A to a nucleus, unknown element, basis without the element), and SCFConvergenceError
+    /// if the SCF does not converge: from the guess, then (settings.restartFailedSCF) from the atomic
+    /// densities with a level shift and damping, then from the core guess with a larger shift.
     QMResult compute(const std::vector<QMAtom>& atoms, int charge, const std::vector<PointCharge>& mmCharges,
                      const DensityGuess* previous = nullptr);
     const QMSettings& settings() const { return settings_; }
@@ -89,6 +101,7 @@ private:
     std::unique_ptr<System> last_;
     std::map<int, Eigen::MatrixXd> atomicDensities_; ///< SAD cache by element
     const Eigen::MatrixXd& atomicDensity(int Z);
+    Eigen::MatrixXd superpositionOfAtomicDensities(const std::vector<QMAtom>& atoms, const BasisSet& basis);
 };
 
 } // namespace QM

@@ -57,7 +57,9 @@ struct QMSettings {
     InitialGuess guess = InitialGuess::SuperpositionOfAtomicDensities;
     double convergence = 1e-7;        ///< max |FDS - SDF| (orthonormal basis) at convergence
     double energyConvergence = 1e-9;  ///< |E(n) - E(n-1)| at convergence, hartree
-    int maxIterations = 100;
+    int maxIterations = 100;          ///< per attempt (>= 2: convergence is judged between iterations)
+    /// A failed SCF restarts from the atomic densities (level shift, damping), then from the core guess.
+    bool restartFailedSCF = true;
     int diisSubspace = 8;
     double levelShift = 0.5;          ///< hartree, used when DIIS stalls or diverges
     double integralThreshold = 1e-12; ///< Schwarz / overlap screening of integrals

@@ -1,0 +1,85 @@
+#ifndef OPENMMDFT_QMEMBEDDING_H_
+#define OPENMMDFT_QMEMBEDDING_H_
+
+#include "openmmdft/QMMMForce.h"
+#include "openmm/Vec3.h"
+#include "openmmdft/internal/windowsExportDFT.h"
+#include <vector>
+
+namespace OpenMMDFT {
+
+/**
+ * Where the QM region and the MM charges it sees are, at one set of positions: the geometry part of
+ * electrostatic embedding, shared by every platform. Positions in nm (OpenMM units).
+ *
+ * Molecules are the connected parts of the bond graph. Each is made whole by following its bonds (a
+ * breadth-first spanning tree, each atom at the minimum image of the atom it is bonded to), which is
+ * right for any molecule size as long as every bond is shorter than half the box.
+ *
+ * Periodic boxes: the QM molecules are placed one by one next to those already placed (the closest
+ * minimum-image pair decides; Prim's order), so a QM cluster stays whole across box faces. An MM
+ * molecule is embedded when one of its atoms is within the cutoff of any QM atom by minimum image,
+ * and it is placed as a whole at that image. The image is unique when
+ *
+ *     QM extent + 2 x cutoff <= smallest box width,
+ *
+ * (the extent is the largest distance between two QM atoms; two images of one MM atom, each within
+ * the cutoff of some QM atom, would be less than that apart, and no lattice vector is shorter than
+ * the smallest width). A box that violates it is refused: a non-periodic QM region in it would see
+ * some MM charges twice or not at all.
+ */
+class OPENMM_EXPORT_DFT QMEmbedding {
+public:
+    /** Reads the QM atoms and the bond graph (fixed for a Context) and the charges. */
+    explicit QMEmbedding(const QMMMForce& force);
+    /** Re-read the MM charges, the nonbonded method and the cutoff. */
+    void setParameters(const QMMMForce& force);
+
+    struct Placement {
+        std::vector<OpenMM::Vec3> qmPositions;   ///< QM-atom order, whole, nm
+        std::vector<OpenMM::Vec3> mmPositions;   ///< the embedded charges, each molecule whole, nm
+        std::vector<double> mmCharges;           ///< e, nonzero only
+        std::vector<int> mmParticles;            ///< the particle of each embedded charge
+        double qmExtent = 0;                     ///< largest QM-QM distance, nm
+    };
+    /**
+     * The QM region and the MM charges it sees at these positions. boxVectors (OpenMM's reduced
+     * triclinic form) are read only for CutoffPeriodic. Throws OpenMMException when the box is too
+     * small for the QM region and the cutoff.
+     */
+    Placement place(const std::vector<OpenMM::Vec3>& positions, const OpenMM::Vec3* boxVectors) const;
+
+    /** Minimum-image displacement b - a in OpenMM's reduced triclinic box. */
+    static OpenMM::Vec3 minimumImage(const OpenMM::Vec3& a, const OpenMM::Vec3& b, const OpenMM::Vec3* box);
+    /** The smallest perpendicular width of a reduced triclinic box: min(ax, by, cz). */
+    static double smallestWidth(const OpenMM::Vec3* box);
+
+    const std::vector<int>& getQMParticles() const {
+        return qmParticles;
+    }
+    const std::vector<int>& getQMAtomicNumbers() const {
+        return qmAtomicNumbers;
+    }
+private:
+    /** One molecule: its particles in breadth-first order, and the position in that list of each one's tree parent (-1: root). */
+    struct Molecule {
+        std::vector<int> particles;
+        std::vector<int> parent;
+    };
+    /** The molecule made whole from its root's position as given. */
+    std::vector<OpenMM::Vec3> wholeMolecule(const Molecule& mol, const std::vector<OpenMM::Vec3>& positions,
+                                            const OpenMM::Vec3* box) const;
+    /** Throws OpenMMException when an embedded charge is closer than 0.01 nm to a QM nucleus. */
+    void checkSeparation(const Placement& placement) const;
+    std::vector<OpenMM::Vec3> placeQMRegion(const std::vector<OpenMM::Vec3>& positions, const OpenMM::Vec3* box) const;
+    std::vector<int> qmParticles, qmAtomicNumbers;
+    std::vector<int> qmIndexOfParticle;         // -1 for MM particles
+    std::vector<Molecule> qmMolecules, mmMolecules;
+    std::vector<double> charges;
+    QMMMForce::NonbondedMethod method;
+    double cutoff;
+};
+
+} // namespace OpenMMDFT
+
+#endif

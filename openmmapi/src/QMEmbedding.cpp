@@ -1,0 +1,221 @@
+#include "openmmdft/internal/QMEmbedding.h"
+#include "openmm/OpenMMException.h"
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <sstream>
+
+using namespace OpenMM;
+using namespace OpenMMDFT;
+using namespace std;
+
+Vec3 QMEmbedding::minimumImage(const Vec3& a, const Vec3& b, const Vec3* box) {
+    Vec3 d = b - a;
+    d -= box[2] * floor(d[2] / box[2][2] + 0.5);
+    d -= box[1] * floor(d[1] / box[1][1] + 0.5);
+    d -= box[0] * floor(d[0] / box[0][0] + 0.5);
+    return d;
+}
+
+double QMEmbedding::smallestWidth(const Vec3* box) {
+    // Reduced form: a = (ax,0,0), b = (bx,by,0), c = (cx,cy,cz); the widths between opposite faces are ax, by, cz.
+    return min(box[0][0], min(box[1][1], box[2][2]));
+}
+
+QMEmbedding::QMEmbedding(const QMMMForce& force) {
+    const int n = force.getNumParticles();
+    qmIndexOfParticle.assign(n, -1);
+    for (int i = 0; i < force.getNumQMAtoms(); i++) {
+        int particle, z;
+        force.getQMAtomParameters(i, particle, z);
+        qmIndexOfParticle[particle] = i;
+        qmParticles.push_back(particle);
+        qmAtomicNumbers.push_back(z);
+    }
+    vector<vector<int> > neighbours(n);
+    for (int i = 0; i < force.getNumBonds(); i++) {
+        int p1, p2;
+        force.getBondParameters(i, p1, p2);
+        neighbours[p1].push_back(p2);
+        neighbours[p2].push_back(p1);
+    }
+    // Molecules = connected components, each as a breadth-first spanning tree from its lowest index.
+    vector<bool> seen(n, false);
+    for (int root = 0; root < n; root++) {
+        if (seen[root])
+            continue;
+        Molecule mol;
+        mol.particles.push_back(root);
+        mol.parent.push_back(-1);
+        seen[root] = true;
+        for (size_t k = 0; k < mol.particles.size(); k++)
+            for (int next : neighbours[mol.particles[k]])
+                if (!seen[next]) {
+                    seen[next] = true;
+                    mol.particles.push_back(next);
+                    mol.parent.push_back((int) k);
+                }
+        // The QM region is whole molecules (QMMMForceImpl validates it), so a component is all QM or all MM.
+        (qmIndexOfParticle[root] >= 0 ? qmMolecules : mmMolecules).push_back(mol);
+    }
+    setParameters(force);
+}
+
+void QMEmbedding::setParameters(const QMMMForce& force) {
+    charges.resize(force.getNumParticles());
+    for (int i = 0; i < force.getNumParticles(); i++)
+        force.getParticleParameters(i, charges[i]);
+    method = force.getNonbondedMethod();
+    cutoff = force.getCutoffDistance();
+}
+
+vector<Vec3> QMEmbedding::wholeMolecule(const Molecule& mol, const vector<Vec3>& positions, const Vec3* box) const {
+    vector<Vec3> whole(mol.particles.size());
+    for (size_t k = 0; k < mol.particles.size(); k++) {
+        const Vec3& p = positions[mol.particles[k]];
+        if (mol.parent[k] < 0)
+            whole[k] = p;
+        else {
+            // Bonds are short, so the minimum image of a bonded pair is the bond itself.
+            const int parent = mol.parent[k];
+            whole[k] = whole[parent] + minimumImage(positions[mol.particles[parent]], p, box);
+        }
+    }
+    return whole;
+}
+
+vector<Vec3> QMEmbedding::placeQMRegion(const vector<Vec3>& positions, const Vec3* box) const {
+    vector<Vec3> qm(qmParticles.size());
+    if (method != QMMMForce::CutoffPeriodic) {
+        for (size_t i = 0; i < qmParticles.size(); i++)
+            qm[i] = positions[qmParticles[i]];
+        return qm;
+    }
+    const size_t numMolecules = qmMolecules.size();
+    vector<vector<Vec3> > whole(numMolecules);
+    for (size_t m = 0; m < numMolecules; m++)
+        whole[m] = wholeMolecule(qmMolecules[m], positions, box);
+    // Prim's order: each step places the unplaced molecule closest (by minimum image) to the placed ones.
+    vector<bool> placed(numMolecules, false);
+    vector<Vec3> placedAtoms = whole[0];
+    placed[0] = true;
+    for (size_t step = 1; step < numMolecules; step++) {
+        double best = numeric_limits<double>::infinity();
+        size_t bestMolecule = 0;
+        Vec3 bestShift;
+        for (size_t m = 0; m < numMolecules; m++) {
+            if (placed[m])
+                continue;
+            for (const Vec3& a : whole[m])
+                for (const Vec3& q : placedAtoms) {
+                    Vec3 d = minimumImage(q, a, box);
+                    double r2 = d.dot(d);
+                    if (r2 < best) {
+                        best = r2;
+                        bestMolecule = m;
+                        bestShift = q + d - a;
+                    }
+                }
+        }
+        placed[bestMolecule] = true;
+        for (Vec3& a : whole[bestMolecule]) {
+            a += bestShift;
+            placedAtoms.push_back(a);
+        }
+    }
+    for (size_t m = 0; m < numMolecules; m++)
+        for (size_t k = 0; k < whole[m].size(); k++)
+            qm[qmIndexOfParticle[qmMolecules[m].particles[k]]] = whole[m][k];
+    return qm;
+}
+
+QMEmbedding::Placement QMEmbedding::place(const vector<Vec3>& positions, const Vec3* box) const {
+    Placement out;
+    const bool periodic = (method == QMMMForce::CutoffPeriodic);
+    out.qmPositions = placeQMRegion(positions, box);
+    const vector<Vec3>& qm = out.qmPositions;
+    for (size_t i = 0; i < qm.size(); i++)
+        for (size_t j = 0; j < i; j++) {
+            Vec3 d = qm[i] - qm[j];
+            out.qmExtent = max(out.qmExtent, sqrt(d.dot(d)));
+        }
+    if (periodic && out.qmExtent + 2 * cutoff > smallestWidth(box)) {
+        stringstream msg;
+        msg << "QMMMForce: the QM region (extent " << out.qmExtent << " nm) plus twice the cutoff (" << 2 * cutoff
+            << " nm) does not fit in the periodic box (smallest width " << smallestWidth(box)
+            << " nm): the embedding would see some MM charges twice or not at all. Use a larger box, a smaller cutoff "
+            << "or a smaller QM region (QM extent + 2 x cutoff <= smallest box width)";
+        throw OpenMMException(msg.str());
+    }
+    auto add = [&](const Vec3& p, int particle) {
+        if (charges[particle] != 0.0) {
+            out.mmPositions.push_back(p);
+            out.mmCharges.push_back(charges[particle]);
+            out.mmParticles.push_back(particle);
+        }
+    };
+    const double cutoff2 = cutoff * cutoff;
+    for (const Molecule& mol : mmMolecules) {
+        if (method == QMMMForce::NoCutoff) {
+            for (int p : mol.particles)
+                add(positions[p], p);
+            continue;
+        }
+        if (!periodic) {
+            bool within = false;
+            for (size_t k = 0; k < mol.particles.size() && !within; k++)
+                for (const Vec3& q : qm) {
+                    Vec3 d = positions[mol.particles[k]] - q;
+                    if (d.dot(d) < cutoff2) {
+                        within = true;
+                        break;
+                    }
+                }
+            if (within)
+                for (int p : mol.particles)
+                    add(positions[p], p);
+            continue;
+        }
+        // Periodic: the closest minimum-image pair within the cutoff fixes the molecule's image
+        // (unique under the fit condition above).
+        vector<Vec3> whole = wholeMolecule(mol, positions, box);
+        double best = cutoff2;
+        Vec3 shift;
+        bool within = false;
+        for (const Vec3& a : whole)
+            for (const Vec3& q : qm) {
+                Vec3 d = minimumImage(q, a, box);
+                double r2 = d.dot(d);
+                if (r2 < best) {
+                    best = r2;
+                    shift = q + d - a;
+                    within = true;
+                }
+            }
+        if (within)
+            for (size_t k = 0; k < whole.size(); k++)
+                add(whole[k] + shift, mol.particles[k]);
+    }
+    checkSeparation(out);
+    return out;
+}
+
+void QMEmbedding::checkSeparation(const Placement& placement) const {
+    // A point charge on (or nearly on) a nucleus makes the energy infinite or meaningless; say so
+    // here rather than let the SCF fail with an infinite energy.
+    const double closest = 0.01; // nm (0.1 A), the QM engine's limit for two nuclei too
+    for (size_t c = 0; c < placement.mmPositions.size(); c++)
+        for (size_t i = 0; i < placement.qmPositions.size(); i++) {
+            Vec3 d = placement.mmPositions[c] - placement.qmPositions[i];
+            double r = sqrt(d.dot(d));
+            if (r < closest) {
+                stringstream msg;
+                msg << "QMMMForce: the MM charge of particle " << placement.mmParticles[c] << " (" << placement.mmCharges[c]
+                    << " e) sits on the nucleus of QM atom " << qmParticles[i] << " (" << r
+                    << " nm apart; at least 0.01 nm is required)";
+                throw OpenMMException(msg.str());
+            }
+        }
+}

@@ -1,0 +1,250 @@
+"""Hostile and careless use of QMMMForce that once gave silently wrong results, and now raises a clear
+OpenMMException or gives the right answer (see docs/VALIDATION.md for the whole list):
+
+- energy-only mode refuses integrator steps and energy minimization, and gives NaN forces on the QM atoms
+  where the energy is asked for too, so a CustomIntegrator stops with an error that names the mode;
+- updateParametersInContext: every setter either gives what a fresh Context gives (energy to 1e-6
+  kJ/mol, forces to 1e-5 kJ/mol/nm: the same arithmetic from the same starting density) or is refused
+  with nothing changed;
+- getQMResults after a failed evaluation raises instead of returning the previous geometry's results;
+- an MM charge on a nucleus, setMaxSCFIterations(1), and the CPU platform's Threads property.
+"""
+
+import os
+import threading
+import time
+
+import numpy as np
+import openmm as mm
+import openmm.unit as unit
+import pytest
+
+import openmmdft
+from test_qm_region import buildSystem, watersAround
+
+KJ = unit.kilojoule_per_mole
+QMMMForce = openmmdft.QMMMForce
+
+
+def smallSystem(energyOnly=False):
+    """A QM water (STO-3G, density fitting, small grid) with two MM waters, no cutoff."""
+    system, force, positions = buildSystem(watersAround([(0.3, 0.0, 0.0), (-0.05, 0.31, 0.1)]), basis="sto-3g",
+                                           exact=False, energyOnly=energyOnly, grid=(30, 110))
+    return system, force, positions
+
+
+def contextFor(system, positions, platform="Reference", properties=None):
+    platform = mm.Platform.getPlatformByName(platform)
+    context = mm.Context(system, mm.VerletIntegrator(0.0005), platform, properties or {})
+    context.setPositions(positions)
+    return context
+
+
+def energyAndForces(context, forces=True):
+    state = context.getState(getEnergy=True, getForces=forces)
+    energy = state.getPotentialEnergy().value_in_unit(KJ)
+    return energy, (state.getForces(asNumpy=True).value_in_unit(KJ / unit.nanometer) if forces else None)
+
+
+# ---- Energy-only mode --------------------------------------------------------------------------
+
+def test_energy_only_refuses_the_minimizer():
+    system, force, positions = smallSystem(energyOnly=True)
+    context = contextFor(system, positions)
+    context.getState(getEnergy=True)  # a single point is what the mode is for
+    with pytest.raises(mm.OpenMMException, match="energy-only mode"):
+        mm.LocalEnergyMinimizer.minimize(context, 1.0, 20)
+
+
+def test_energy_only_refuses_a_custom_integrator_that_asks_for_energy_and_forces():
+    system, force, positions = smallSystem(energyOnly=True)
+    integrator = mm.CustomIntegrator(0.0005)
+    integrator.addGlobalVariable("e", 0)
+    integrator.addComputeGlobal("e", "energy")
+    integrator.addComputePerDof("v", "v + dt*f/m")
+    integrator.addComputePerDof("x", "x + dt*v")
+    context = mm.Context(system, integrator, mm.Platform.getPlatformByName("Reference"))
+    context.setPositions(positions)
+    with pytest.raises(mm.OpenMMException, match="energy-only mode"):
+        integrator.step(2)  # the first step's NaN forces stop the second
+
+
+def test_energy_only_gives_nan_forces_on_qm_atoms_and_refuses_integrators():
+    system, force, positions = smallSystem(energyOnly=True)
+    context = contextFor(system, positions)
+    energyOnly = context.getState(getEnergy=True).getPotentialEnergy()
+    state = context.getState(getEnergy=True, getForces=True)
+    assert state.getPotentialEnergy().value_in_unit(KJ) == pytest.approx(energyOnly.value_in_unit(KJ), abs=1e-6)
+    forces = state.getForces(asNumpy=True).value_in_unit(KJ / unit.nanometer)
+    assert np.isnan(forces[:3]).all() and np.isfinite(forces[3:]).all()
+    with pytest.raises(mm.OpenMMException, match="energy-only mode"):
+        context.getState(getForces=True)
+    with pytest.raises(mm.OpenMMException, match="energy-only mode"):
+        context.getIntegrator().step(1)
+
+
+# ---- updateParametersInContext -----------------------------------------------------------------
+
+WATER_O, MM_O = 0, 3  # particle indices: the QM oxygen, the first MM oxygen
+
+ACCEPTED = {
+    "mm charge": lambda f: f.setParticleParameters(MM_O, -0.9),
+    "qm atom's mm charge": lambda f: f.setParticleParameters(WATER_O, 0.3),
+    "1-4 scale": lambda f: f.setCoulomb14Scale(0.8),
+    "qm charge": lambda f: f.setQMCharge(-2),
+    "basis set": lambda f: f.setBasisSet("6-31G"),
+    "angular functions": lambda f: (f.setBasisSet("6-31G*"), f.setAngularFunctions(QMMMForce.Spherical)),
+    "auxiliary basis": lambda f: f.setAuxiliaryBasisSet("DGauss-A1-DFT-Cfit"),
+    "functional": lambda f: f.setFunctional("SVWN_RPA"),
+    "grid": lambda f: f.setGrid(40, 146),
+    "radial scheme": lambda f: f.setRadialScheme(QMMMForce.BeckeChebyshev),
+    "atomic partition": lambda f: f.setAtomicPartition(QMMMForce.StratmannScuseriaFrisch),
+    "grid grouping": lambda f: f.setGridGrouping(0.2 * unit.nanometer, 0.5),
+    "significance threshold": lambda f: f.setSignificanceThreshold(12.0),
+    "basis function storage": lambda f: f.setBasisFunctionStorage(QMMMForce.Recompute),
+    "scf convergence": lambda f: f.setSCFConvergence(1e-10),
+    "max scf iterations": lambda f: f.setMaxSCFIterations(40),
+    "diis subspace": lambda f: f.setDIISSubspaceSize(4),
+    "energy-only mode": lambda f: f.setQMEnergyOnly(True),
+    "esp charges": lambda f: f.setESPChargeMethod(QMMMForce.CHELPG),
+}
+
+# Settings that change the energy (the others change how it is computed, not what it is).
+CHANGE_THE_ENERGY = ("mm charge", "qm charge", "basis set", "angular functions", "auxiliary basis", "functional", "grid",
+                     "radial scheme", "atomic partition")
+
+REFUSED = {
+    "nonbonded method": (lambda f: (f.setNonbondedMethod(QMMMForce.CutoffNonPeriodic), f.setCutoffDistance(0.6)),
+                         "fixed for the life of a Context"),
+    "cutoff": (lambda f: f.setCutoffDistance(0.7), "fixed for the life of a Context"),
+    "reaction-field dielectric": (lambda f: f.setReactionFieldDielectric(10.0), "fixed for the life of a Context"),
+    "bond": (lambda f: f.addBond(3, 6), "bond graph has changed"),
+    "qm atom": (lambda f: f.addQMAtom(6, 8), "QM atoms have changed"),
+    "particle": (lambda f: f.addParticle(0.0), "number of particles"),
+    "odd electron count": (lambda f: f.setQMCharge(1), "odd number of electrons"),
+    "exact coulomb with forces": (lambda f: f.setCoulombMethod(QMMMForce.Exact), "need density fitting"),
+    "unknown basis with a new charge": (lambda f: (f.setParticleParameters(MM_O, -0.9), f.setBasisSet("no-such-basis")),
+                                        "no-such-basis"),
+    "unknown auxiliary basis with energy-only mode": (lambda f: (f.setQMEnergyOnly(True),
+                                                                 f.setAuxiliaryBasisSet("no-such-fit")), "no-such-fit"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACCEPTED))
+def test_update_matches_a_fresh_context(name):
+    system, force, positions = smallSystem()
+    context = contextFor(system, positions)
+    before = energyAndForces(context)
+    ACCEPTED[name](force)
+    force.updateParametersInContext(context)
+    updated = energyAndForces(context)
+    fresh = energyAndForces(contextFor(system, positions))
+    assert abs(updated[0] - fresh[0]) < 1e-6
+    assert np.array_equal(np.isnan(updated[1]), np.isnan(fresh[1]))  # energy-only mode: NaN on the QM atoms in both
+    finite = np.isfinite(fresh[1])
+    assert np.abs(updated[1][finite] - fresh[1][finite]).max() < 1e-5 + 1e-9 * np.abs(fresh[1][finite]).max()
+    if name == "esp charges":
+        charges = force.getQMResults(context)["espCharges"]
+        assert len(charges) == 3 and charges[0].value_in_unit(unit.elementary_charge) < -0.1
+    if name in CHANGE_THE_ENERGY:
+        assert abs(updated[0] - before[0]) > 1e-6, "the setter must change the energy for this test to mean anything"
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_update_changes_nothing(name):
+    system, force, positions = smallSystem()
+    context = contextFor(system, positions)
+    before = energyAndForces(context)
+    change, message = REFUSED[name]
+    change(force)
+    with pytest.raises(mm.OpenMMException, match=message):
+        force.updateParametersInContext(context)
+    context.setPositions(positions)  # a new evaluation, from the converged density (not the first one's guess)
+    after = energyAndForces(context)  # forces too: energy-only mode was not applied
+    assert abs(after[0] - before[0]) < 1e-6
+    assert np.abs(after[1] - before[1]).max() < 1e-4  # the SCF convergence (1e-9) from two starting densities
+
+
+# ---- Results, charges on nuclei, SCF settings, threads -------------------------------------------
+
+def test_qm_results_after_a_failed_evaluation_raise():
+    system, force, positions = smallSystem()
+    context = contextFor(system, positions)
+    energyAndForces(context)
+    assert force.getQMResults(context)["scfIterations"] > 0
+    bad = positions.copy()
+    bad[1] = np.nan
+    context.setPositions(bad)
+    with pytest.raises(mm.OpenMMException, match="NaN"):
+        context.getState(getEnergy=True)
+    with pytest.raises(mm.OpenMMException, match="last QM computation in this Context failed"):
+        force.getQMResults(context)
+    context.setPositions(positions)
+    energyAndForces(context)
+    assert force.getQMResults(context)["scfIterations"] > 0
+
+
+def test_mm_charge_on_a_nucleus_is_named():
+    system, force, positions = smallSystem()
+    bad = positions.copy()
+    bad[MM_O + 1] = bad[WATER_O]  # an MM hydrogen exactly on the QM oxygen
+    context = contextFor(system, bad)
+    with pytest.raises(mm.OpenMMException, match="sits on the nucleus of QM atom 0"):
+        context.getState(getEnergy=True)
+
+
+def test_one_scf_iteration_is_refused():
+    with pytest.raises(mm.OpenMMException, match="at least 2"):
+        QMMMForce().setMaxSCFIterations(1)
+    QMMMForce().setMaxSCFIterations(2)
+
+
+def _threadsDuring(call):
+    """Largest number of threads of this process seen while call() runs (OpenMM releases the GIL)."""
+    seen = [len(os.listdir("/proc/self/task"))]
+    done = threading.Event()
+
+    def sample():
+        while not done.is_set():
+            seen.append(len(os.listdir("/proc/self/task")))
+            time.sleep(0.0002)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    baseline = len(os.listdir("/proc/self/task"))
+    try:
+        call()
+    finally:
+        done.set()
+        sampler.join()
+    return max(seen) - baseline
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task") or (os.cpu_count() or 1) < 2, reason="needs Linux and 2 cores")
+def test_qm_engine_honours_the_cpu_threads_property():
+    system, force, positions = buildSystem(watersAround([(0.3, 0.0, 0.0)]), basis="6-31gs", exact=False,
+                                           energyOnly=True, grid=(50, 194))
+    extra = {}
+    for threads in ("1", "2"):
+        context = contextFor(system, positions, "CPU", {"Threads": threads})
+        context.getState(getEnergy=True)  # the first evaluation builds caches
+        context.setPositions(positions + 1e-4)
+        extra[threads] = _threadsDuring(lambda: context.getState(getEnergy=True))
+    assert extra["2"] >= 1  # the sampler can see the engine's workers at all
+    assert extra["1"] == 0
+
+
+def test_gpu_platform_error_says_use_the_cpu_platform():
+    names = [mm.Platform.getPlatform(i).getName() for i in range(mm.Platform.getNumPlatforms())]
+    gpu = [n for n in ("OpenCL", "CUDA") if n in names]
+    if not gpu:
+        pytest.skip("no OpenCL or CUDA platform")
+    system, force, positions = smallSystem()
+    try:
+        mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName(gpu[0]))
+    except mm.OpenMMException as e:
+        if "QMMMForce" not in str(e):
+            pytest.skip("no %s device here: %s" % (gpu[0], e))
+        assert "create the Context on the CPU platform" in str(e)
+    else:
+        pytest.fail("a QM region on %s must be refused until it is supported there" % gpu[0])
