@@ -178,3 +178,7 @@ def test_esp_grid_points_from_python():
         openmmdft.espGridPoints([[0, 0, 0]], [92], CHELPG)
     with pytest.raises(mm.OpenMMException, match="method"):
         openmmdft.espGridPoints([[0, 0, 0]], [8], openmmdft.QMMMForce.NoESPCharges)
+    for bad in (np.nan, np.inf):
+        for method in (CHELPG, MK):
+            with pytest.raises(mm.OpenMMException, match="not finite"):
+                openmmdft.espGridPoints([[0, 0, 0], [0.1, bad, 0]], [8, 1], method)
