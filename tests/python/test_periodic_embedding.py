@@ -128,3 +128,44 @@ def test_box_too_small_for_qm_region_is_refused():
     system, force, positions, ion = wideQMSystem(small, withWaters=False)
     with pytest.raises(mm.OpenMMException, match="does not fit in the periodic box"):
         evaluate(system, force, positions, small)
+
+
+def chainSystem(box):
+    """A QM region wider than half the box: four H2 molecules 0.6 nm apart along x (1.87 nm in all),
+    bonded in a chain (bonds only shape exclusions; they keep the region one molecule), and a water."""
+    system = mm.System()
+    force = openmmdft.QMMMForce()
+    positions = []
+    for k in range(4):
+        for atom in H2:
+            system.addParticle(1.0)
+            force.addParticle(0.0)
+            positions.append(np.array([0.6 * k, 0.0, 0.0]) + atom[[2, 1, 0]])  # H2 along x
+            force.addQMAtom(len(positions) - 1, 1)
+    for i in range(7):
+        force.addBond(i, i + 1)
+    water = np.array([[0.0, 0.0, 0.0], [0.0757, 0.0586, 0.0], [-0.0757, 0.0586, 0.0]])
+    for atom, q in zip(water, (-0.834, 0.417, 0.417)):
+        system.addParticle(1.0)
+        force.addParticle(q)
+        positions.append(np.array([1.9, 0.4, 0.0]) + atom)
+    force.addBond(8, 9)
+    force.addBond(8, 10)
+    force.setBasisSet("STO-3G")
+    force.setGrid(30, 110)
+    force.setSCFConvergence(1e-9)
+    force.setNonbondedMethod(openmmdft.QMMMForce.CutoffPeriodic)
+    force.setCutoffDistance(0.5)
+    system.setDefaultPeriodicBoxVectors(*[mm.Vec3(*v) for v in box])
+    system.addForce(force)
+    return system, force, np.array(positions)
+
+
+def test_qm_region_wider_than_half_the_box_stays_whole():
+    """Made whole along its bonds, not by minimum image from its first atom (which folds the far end)."""
+    reference = evaluate(*chainSystem(LARGE), LARGE)
+    system, force, positions = chainSystem(RECTANGULAR)
+    energy, forces, results = evaluate(system, force, wrapped(positions, RECTANGULAR, 3), RECTANGULAR)
+    assert results["numMMCharges"] == reference[2]["numMMCharges"] == 3
+    assert abs(energy - reference[0]) < 1e-6  # one MM molecule: no MM-MM Coulomb differs
+    assert np.abs(forces - reference[1]).max() < 1e-5
