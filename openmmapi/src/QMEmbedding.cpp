@@ -11,6 +11,18 @@ using namespace OpenMM;
 using namespace OpenMMDFT;
 using namespace std;
 
+vector<double> OpenMMDFT::chargesOfMMPairs(const QMMMForce& force) {
+    vector<double> charges(force.getNumParticles());
+    for (int i = 0; i < force.getNumParticles(); i++)
+        force.getParticleParameters(i, charges[i]);
+    for (int i = 0; i < force.getNumQMAtoms(); i++) {
+        int particle, z;
+        force.getQMAtomParameters(i, particle, z);
+        charges[particle] = 0.0;
+    }
+    return charges;
+}
+
 Vec3 QMEmbedding::minimumImage(const Vec3& a, const Vec3& b, const Vec3* box) {
     Vec3 d = b - a;
     d -= box[2] * floor(d[2] / box[2][2] + 0.5);

@@ -128,8 +128,8 @@ void QMMMForceImpl::initialize(ContextImpl& context) {
     initialDielectric = owner.getReactionFieldDielectric();
     kernel = context.getPlatform().createKernel(CalcQMMMForceKernel::Name(), context);
     if (owner.getNumQMAtoms() > 0 && !kernel.getAs<CalcQMMMForceKernel>().supportsQMRegion())
-        throw OpenMMException("QMMMForce: the QM region is computed on the Reference and CPU platforms only, not yet on " +
-                              context.getPlatform().getName() + ": create the Context on the CPU platform, "
+        throw OpenMMException("QMMMForce: the " + context.getPlatform().getName() + " platform's kernel cannot compute a QM "
+                              "region: create the Context on the CPU platform, "
                               "e.g. Context(system, integrator, Platform.getPlatformByName('CPU'))");
     kernel.getAs<CalcQMMMForceKernel>().initialize(context.getSystem(), owner);
 }

@@ -243,11 +243,11 @@ public:
      * computed (density-fitted Coulomb; the XC grid moves with the atoms, partition-weight
      * derivatives included), so dynamics conserves energy to the accuracy of the SCF. In energy-only
      * mode the QM energy is added and the QM region has NO forces (cheaper for single points and
-     * scans). Integrator steps (forces alone) and energy minimization are refused with an
-     * OpenMMException. getState(getEnergy=True) asks for forces too when the integrator's kinetic energy
-     * needs them (Verlet), and a CustomIntegrator computing energy and f asks for both in the same way:
-     * those evaluations get the energy and NaN forces on the QM atoms, so the CustomIntegrator stops at
-     * its next step with an OpenMMException that names energy-only mode (see docs/QMMM-MD.md).
+     * scans). Integrator steps (forces alone, or energy and forces in a CustomIntegrator) and energy
+     * minimization are refused with an OpenMMException. getState(getEnergy=True) asks for forces too
+     * when the integrator's kinetic energy needs them (Verlet): such evaluations get the energy and NaN
+     * forces on the QM atoms (on the GPU platforms, whose fixed-point force buffers have no NaN,
+     * -2^31 kJ/mol/nm); see docs/QMMM-MD.md.
      * Exact (non-fitted) Coulomb has no forces and needs energy-only mode.
      */
     void setQMEnergyOnly(bool energyOnly) {

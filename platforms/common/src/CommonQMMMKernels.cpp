@@ -7,6 +7,7 @@
 #include "openmm/common/ContextSelector.h"
 #include "openmm/common/NonbondedUtilities.h"
 #include "openmm/internal/ContextImpl.h"
+#include "openmmdft/internal/QMEmbedding.h"
 #include "openmm/reference/SimTKOpenMMRealType.h"
 #include <algorithm>
 #include <cmath>
@@ -124,13 +125,16 @@ BondPathClasses OpenMMDFT::classifyBondPathsOnDevice(ComputeContext& cc, const E
  * and the tile exclusions) keep their original indices, which stays correct only if swapped
  * molecules have equal charges and the same bonds and 1-4 pairs.  So: particles are
  * identical when their charges are; the groups are the bonds (which fix the exclusions) and
- * the 1-4 pairs.
+ * the 1-4 pairs.  A QM atom is identical to no other particle: the QM region's previous density
+ * and its per-atom results follow the QM atoms' order, which a swap would scramble.
  */
 class CommonCalcQMMMForceKernel::ForceInfo : public ComputeForceInfo {
 public:
     ForceInfo(const vector<pair<int, int> >& bonds, const vector<pair<int, int> >& pairs14) : bonds(bonds), pairs14(pairs14) {
     }
     bool areParticlesIdentical(int particle1, int particle2) {
+        if (isQM[particle1] || isQM[particle2])
+            return particle1 == particle2;
         return charges[particle1] == charges[particle2];
     }
     int getNumParticleGroups() {
@@ -147,6 +151,7 @@ public:
         return (group1 < (int) bonds.size()) == (group2 < (int) bonds.size());
     }
     vector<double> charges;
+    vector<bool> isQM;
 private:
     vector<pair<int, int> > bonds, pairs14;
 };
@@ -199,6 +204,12 @@ void CommonCalcQMMMForceKernel::initialize(const System& system, const QMMMForce
     if (!pairs14.empty())
         pairPrefactors.initialize(cc, pairs14.size(), elementSize, "qmmmPair14Prefactors");
     info = new ForceInfo(bonds, pairs14);
+    info->isQM.assign(numParticles, false);
+    for (int i = 0; i < force.getNumQMAtoms(); i++) {
+        int particle, z;
+        force.getQMAtomParameters(i, particle, z);
+        info->isQM[particle] = true;
+    }
     cc.addForce(info);  // the ComputeContext owns it from here on
     uploadParameters(force);
 
@@ -268,12 +279,26 @@ void CommonCalcQMMMForceKernel::initialize(const System& system, const QMMMForce
     checkPositionsKernel->addArg(cc.getNumAtoms());
     checkPositionsKernel->addArg(cc.getPosq());
     checkPositionsKernel->addArg(nonfiniteFlag);
+
+    if (force.getNumQMAtoms() > 0) {
+        // The least-squares kernel of this Context solves the density-fitting metric only in double precision.
+        qmRegion.reset(new QMRegionDriver(force, 0, cc.getUseDoublePrecision()));
+        bool doubleForces = cc.getSupportsDoublePrecision();
+        map<string, string> forceDefines;
+        forceDefines["HOST_FORCE_TYPE"] = doubleForces ? "double" : "float";
+        ComputeProgram forceProgram = cc.compileProgram(CommonQMMMKernelSources::qmmmAddForces, forceDefines);
+        addHostForcesKernel = forceProgram->createKernel("addHostForces");
+        hostForces.initialize(cc, 3 * (size_t) cc.getPaddedNumAtoms(), doubleForces ? sizeof(double) : sizeof(float), "qmmmHostForces");
+        addHostForcesKernel->addArg(cc.getLongForceBuffer());
+        addHostForcesKernel->addArg(hostForces);
+        addHostForcesKernel->addArg(cc.getNumAtoms());
+        addHostForcesKernel->addArg(cc.getPaddedNumAtoms());
+    }
 }
 
 void CommonCalcQMMMForceKernel::uploadParameters(const QMMMForce& force) {
-    vector<double> q(cc.getPaddedNumAtoms(), 0.0);
-    for (int i = 0; i < numParticles; i++)
-        force.getParticleParameters(i, q[i]);
+    vector<double> q = chargesOfMMPairs(force);
+    q.resize(cc.getPaddedNumAtoms(), 0.0);
     charges.upload(q, true);
     if (!pairs14.empty()) {
         double scale = force.getCoulomb14Scale();
@@ -286,29 +311,98 @@ void CommonCalcQMMMForceKernel::uploadParameters(const QMMMForce& force) {
 }
 
 double CommonCalcQMMMForceKernel::execute(ContextImpl& context, bool includeForces, bool includeEnergy) {
+    if (qmRegion) {
+        try {
+            return computeQMRegion(context, includeForces, includeEnergy);
+        }
+        catch (const exception& e) {
+            // Whatever failed, the QM results of an earlier geometry must not pass for this one's.
+            qmRegion->markFailed(e.what());
+            throw;
+        }
+    }
     // The pair term and the 1-4 pairs are evaluated by the platform's nonbonded and bonded
     // kernels.  Non-finite positions would only show up as a NaN total energy, so when the
     // energy is requested, look for them and name the particle (one small kernel and a 4-byte
     // download; skipped in force-only steps so that MD steps do not synchronize).
-    if (includeEnergy) {
-        ContextSelector selector(cc);
-        cc.clearBuffer(nonfiniteFlag);
-        checkPositionsKernel->execute(cc.getNumAtoms());
-        int flag;
-        nonfiniteFlag.download(&flag);
-        if (flag != 0) {
-            stringstream msg;
-            msg << "QMMMForce: the position of particle " << cc.getAtomIndex()[flag - 1] << " is NaN or infinite";
-            throw OpenMMException(msg.str());
-        }
-    }
+    if (includeEnergy)
+        checkPositionsOnDevice();
     return 0.0;
+}
+
+void CommonCalcQMMMForceKernel::checkPositionsOnDevice() {
+    ContextSelector selector(cc);
+    cc.clearBuffer(nonfiniteFlag);
+    checkPositionsKernel->execute(cc.getNumAtoms());
+    int flag;
+    nonfiniteFlag.download(&flag);
+    if (flag != 0) {
+        stringstream msg;
+        msg << "QMMMForce: the position of particle " << cc.getAtomIndex()[flag - 1] << " is NaN or infinite";
+        throw OpenMMException(msg.str());
+    }
+}
+
+double CommonCalcQMMMForceKernel::computeQMRegion(ContextImpl& context, bool includeForces, bool includeEnergy) {
+    // Positions in the original particle order (the Context's own download, mixed precision included).
+    vector<Vec3> positions;
+    context.getPositions(positions);
+    qmRegion->checkPositionsAreFinite(positions);
+    Vec3 box[3];
+    context.getPeriodicBoxVectors(box[0], box[1], box[2]);
+    vector<Vec3> forces(numParticles, Vec3());
+    double energy = qmRegion->execute(context, positions, box, forces, includeForces, includeEnergy);
+    if (includeForces)
+        addHostForces(forces);
+    return energy;
+}
+
+void CommonCalcQMMMForceKernel::addHostForces(const vector<Vec3>& forces) {
+    ContextSelector selector(cc);
+    // The force buffer is in the Context's current atom order: slot i holds particle atomIndex[i].
+    // Fixed point has no NaN: a non-finite force (energy-only mode, a rejected trial step) becomes the
+    // most negative value the buffer holds, -2^31 kJ/mol/nm, which nothing can mistake for a force.
+    const vector<int>& atomIndex = cc.getAtomIndex();
+    const double notAForce = -2147483648.0;
+    auto component = [&](int slot, int d) {
+        double f = forces[atomIndex[slot]][d];
+        return isfinite(f) ? f : notAForce;
+    };
+    const int numAtoms = cc.getNumAtoms();
+    if (hostForces.getElementSize() == sizeof(double)) {
+        vector<double> sorted(3 * (size_t) cc.getPaddedNumAtoms(), 0.0);
+        for (int i = 0; i < numAtoms; i++)
+            for (int d = 0; d < 3; d++)
+                sorted[3 * (size_t) i + d] = component(i, d);
+        hostForces.upload(sorted);
+    }
+    else {
+        vector<float> sorted(3 * (size_t) cc.getPaddedNumAtoms(), 0.0f);
+        for (int i = 0; i < numAtoms; i++)
+            for (int d = 0; d < 3; d++)
+                sorted[3 * (size_t) i + d] = (float) component(i, d);
+        hostForces.upload(sorted);
+    }
+    addHostForcesKernel->execute(numAtoms);
+}
+
+bool CommonCalcQMMMForceKernel::lastEvaluationRejected() const {
+    return qmRegion && qmRegion->lastEvaluationRejected();
+}
+
+QMResults CommonCalcQMMMForceKernel::getQMResults() const {
+    if (!qmRegion)
+        throw OpenMMException("QMMMForce.getQMResults: the Force has no QM atoms");
+    return qmRegion->getResults();
 }
 
 void CommonCalcQMMMForceKernel::copyParametersToContext(ContextImpl& context, const QMMMForce& force) {
     if (force.getNumParticles() != numParticles)
         throw OpenMMException("QMMMForce.updateParametersInContext: the number of particles has changed");
     ContextSelector selector(cc);
+    // The QM region first: it is the part that can fail (basis sets), and it changes nothing when it does.
+    if (qmRegion)
+        qmRegion->setParameters(force);
     uploadParameters(force);
     // Molecules that were identical (and may have been swapped) may no longer be.
     cc.invalidateMolecules(info);

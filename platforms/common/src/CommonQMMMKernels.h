@@ -3,9 +3,11 @@
 
 #include "openmmdft/QMMMKernels.h"
 #include "openmmdft/internal/BondGraph.h"
+#include "QMRegionDriver.h"
 #include "openmm/common/ComputeArray.h"
 #include "openmm/common/ComputeContext.h"
 #include "openmm/common/ComputeKernel.h"
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -21,8 +23,13 @@ namespace OpenMMDFT {
  *    pair kernel pays nothing per excluded pair), exactly as NonbondedForce does;
  *  - the scaled 1-4 pairs are a sparse list evaluated by BondedUtilities, like
  *    NonbondedForce exceptions.
- * Both run inside the platform's own force computation, so execute() adds nothing
- * itself (it only checks for non-finite positions when the energy is requested).
+ * Both run inside the platform's own force computation.
+ *
+ * The QM region runs through QMRegionDriver, the same driver as on Reference/CPU: execute() reads the
+ * positions (original order), the driver computes the QM energy and forces on the host (the engine's
+ * XC, Coulomb and SCF run on the CPU in this version), and the forces are uploaded in the Context's
+ * atom order and added to the fixed-point force buffer by a small kernel. Without QM atoms execute()
+ * only checks for non-finite positions when the energy is requested.
  */
 class CommonCalcQMMMForceKernel : public CalcQMMMForceKernel {
 public:
@@ -31,9 +38,20 @@ public:
     void initialize(const OpenMM::System& system, const QMMMForce& force);
     double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
     void copyParametersToContext(OpenMM::ContextImpl& context, const QMMMForce& force);
+    bool supportsQMRegion() const {
+        return true;
+    }
+    bool lastEvaluationRejected() const;
+    QMResults getQMResults() const;
 private:
     class ForceInfo;
     void uploadParameters(const QMMMForce& force);
+    void checkPositionsOnDevice();
+    double computeQMRegion(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
+    void addHostForces(const std::vector<OpenMM::Vec3>& forces);
+    std::unique_ptr<QMRegionDriver> qmRegion;  // absent when the Force has no QM atoms
+    OpenMM::ComputeArray hostForces;
+    OpenMM::ComputeKernel addHostForcesKernel;
     OpenMM::ComputeContext& cc;
     ForceInfo* info;
     int numParticles;

@@ -3,7 +3,7 @@
 
 #include "openmmdft/QMMMKernels.h"
 #include "ReferenceBondScaledCoulomb.h"
-#include "ReferenceQMRegion.h"
+#include "QMRegionDriver.h"
 #include <memory>
 #include <string>
 
@@ -26,22 +26,14 @@ public:
         return true;
     }
     bool lastEvaluationRejected() const {
-        return rejected;
+        return qmRegion && qmRegion->lastEvaluationRejected();
     }
     QMResults getQMResults() const;
 private:
     double computeEnergyAndForces(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
-    double computeQMRegion(OpenMM::ContextImpl& context, const std::vector<OpenMM::Vec3>& positions,
-                           const OpenMM::Vec3* boxVectors, std::vector<OpenMM::Vec3>& forces, bool includeForces,
-                           bool includeEnergy);
     int threads;
     std::unique_ptr<ReferenceBondScaledCoulomb> coulomb;
-    std::unique_ptr<ReferenceQMRegion> qmRegion;  // absent when the Force has no QM atoms
-    bool qmEnergyOnly = false;
-    /** NaN forces on the QM atoms, so that whatever moves atoms with them stops at its next evaluation, saying why. */
-    void setNaNForces(std::vector<OpenMM::Vec3>& forces, const std::string& why);
-    bool rejected = false;         // the last energy was +infinity: the SCF did not converge at a trial step
-    std::string nanForcesBecause;  // why the last evaluation gave NaN forces on the QM atoms (empty: it did not)
+    std::unique_ptr<QMRegionDriver> qmRegion;  // absent when the Force has no QM atoms
 };
 
 } // namespace OpenMMDFT

@@ -9,6 +9,12 @@
 namespace OpenMMDFT {
 
 /**
+ * The charges of the MM pair kernels on every platform: the Force's, with every QM atom's set to zero
+ * (a QM atom interacts through its electrons and nucleus, not through its MM charge).
+ */
+OPENMM_EXPORT_DFT std::vector<double> chargesOfMMPairs(const QMMMForce& force);
+
+/**
  * Where the QM region and the MM charges it sees are, at one set of positions: the geometry part of
  * electrostatic embedding, shared by every platform. Positions in nm (OpenMM units).
  *

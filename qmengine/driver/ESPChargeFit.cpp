@@ -1,4 +1,4 @@
-#include "ReferenceESPCharges.h"
+#include "ESPChargeFit.h"
 #include "openmmdft/internal/AtomicUnits.h"
 #include "openmmdft/internal/ESPGrid.h"
 #include "openmmdft/qm/Integrals.h"
@@ -14,7 +14,7 @@ using namespace OpenMMDFT;
 using namespace OpenMMDFT::AtomicUnits;
 using namespace std;
 
-ReferenceESPCharges::ReferenceESPCharges(QMMMForce::ESPChargeMethod method, int threads) : method(method), threads(threads) {
+ESPChargeFit::ESPChargeFit(QMMMForce::ESPChargeMethod method, int threads) : method(method), threads(threads) {
 }
 
 /** Runs body(i) for i in [0, n) on up to `threads` threads, rethrowing the first exception. */
@@ -39,7 +39,7 @@ static void parallelFor(int n, int threads, const function<void(int)>& body) {
             rethrow_exception(e);
 }
 
-vector<double> ReferenceESPCharges::compute(ContextImpl& context, const vector<Vec3>& qmPositions, const vector<int>& atomicNumbers,
+vector<double> ESPChargeFit::compute(LeastSquaresSolver& solver, const vector<Vec3>& qmPositions, const vector<int>& atomicNumbers,
                                             int qmCharge, const QM::BasisSet& basis, const Eigen::MatrixXd& density) {
     const int n = qmPositions.size();
     if (n == 1)
@@ -70,9 +70,7 @@ vector<double> ReferenceESPCharges::compute(ContextImpl& context, const vector<V
     potentialAt(0);  // first call on this thread: any one-time initialization of the integral library happens here
     int workers = (threads > 0 ? threads : (int) max(1u, thread::hardware_concurrency()));
     parallelFor(m - 1, workers, [&](int i) { potentialAt(i + 1); });
-    if (!solver)
-        solver.reset(new LeastSquaresSolver(context));
     vector<double> C(n, 1.0), d(1, (double) qmCharge);
-    LeastSquaresResult fit = solver->solveConstrained(m, n, 1, A, V, 1, C, d);
+    LeastSquaresResult fit = solver.solveConstrained(m, n, 1, A, V, 1, C, d);
     return fit.x;
 }

@@ -1,8 +1,13 @@
-#include "ReferenceQMRegion.h"
+#include "QMRegionDriver.h"
 #include "openmmdft/internal/AtomicUnits.h"
 #include "openmmdft/LeastSquares.h"
 #include "openmmdft/qm/LinearSolve.h"
 #include "openmm/OpenMMException.h"
+#include "openmm/CustomIntegrator.h"
+#include "openmm/Platform.h"
+#include "openmm/internal/ContextImpl.h"
+#include "openmmdft/internal/MinimizerDetection.h"
+#include <sstream>
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <algorithm>
@@ -37,7 +42,7 @@ static QM::QMSettings settingsOf(const QMMMForce& force) {
     s.convergence = force.getSCFConvergence();
     s.maxIterations = force.getMaxSCFIterations();
     s.diisSubspace = force.getDIISSubspaceSize();
-    s.dataDirectory = ReferenceQMRegion::findDataDirectory();
+    s.dataDirectory = QMRegionDriver::findDataDirectory();
     return s;
 }
 
@@ -46,14 +51,14 @@ static bool isDirectory(const string& path) {
     return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
 }
 
-string ReferenceQMRegion::findDataDirectory() {
+string QMRegionDriver::findDataDirectory() {
     if (const char* env = getenv("OPENMMDFT_QM_DATA_DIR"))
         return env;
     // The basis sets are installed relative to this library: a pip install puts the library in
     // site-packages/OpenMM.libs/lib/plugins and the data in site-packages/openmmdft/qmdata; a
     // CMake install in <prefix>/lib/plugins and <prefix>/share/openmmdft/qmdata.
     Dl_info info;
-    if (dladdr((void*) &ReferenceQMRegion::findDataDirectory, &info) != 0 && info.dli_fname != NULL) {
+    if (dladdr((void*) &QMRegionDriver::findDataDirectory, &info) != 0 && info.dli_fname != NULL) {
         string library(info.dli_fname);
         string folder = library.substr(0, library.find_last_of('/'));
         for (const char* relative : {"/../../../openmmdft/qmdata", "/../../share/openmmdft/qmdata"})
@@ -63,19 +68,21 @@ string ReferenceQMRegion::findDataDirectory() {
     return "";  // the engine then falls back to the source tree's qmengine/data
 }
 
-ReferenceQMRegion::ReferenceQMRegion(const QMMMForce& force, int threads) : embedding(force), threads(threads) {
+QMRegionDriver::QMRegionDriver(const QMMMForce& force, int threads, bool fitOnContextKernel)
+    : embedding(force), threads(threads), fitOnContextKernel(fitOnContextKernel) {
     setParameters(force);
 }
 
-void ReferenceQMRegion::setParameters(const QMMMForce& force) {
+void QMRegionDriver::setParameters(const QMMMForce& force) {
     // Build everything that can fail first (parsing basis sets, checking settings), then commit.
     QM::QMSettings newSettings = settingsOf(force);
     newSettings.threads = threads;
     unique_ptr<QM::KohnShamLDA> newEngine(new QM::KohnShamLDA(newSettings));
-    unique_ptr<ReferenceESPCharges> newESP(force.getESPChargeMethod() == QMMMForce::NoESPCharges ? nullptr
-                                           : new ReferenceESPCharges(force.getESPChargeMethod(), threads));
+    unique_ptr<ESPChargeFit> newESP(force.getESPChargeMethod() == QMMMForce::NoESPCharges ? nullptr
+                                    : new ESPChargeFit(force.getESPChargeMethod(), threads));
     embedding.setParameters(force);
     qmCharge = force.getQMCharge();
+    energyOnly = force.getQMEnergyOnly();
     settings = newSettings;
     engine = move(newEngine);
     espCharges = move(newESP);
@@ -83,7 +90,75 @@ void ReferenceQMRegion::setParameters(const QMMMForce& force) {
     previousDensity.reset();
 }
 
-const QMResults& ReferenceQMRegion::getResults() const {
+void QMRegionDriver::checkPositionsAreFinite(const vector<Vec3>& positions) const {
+    for (size_t i = 0; i < positions.size(); i++)
+        if (!isfinite(positions[i][0]) || !isfinite(positions[i][1]) || !isfinite(positions[i][2])) {
+            stringstream msg;
+            msg << "QMMMForce: the position of particle " << i << " is NaN or infinite";
+            if (!nanForcesBecause.empty())
+                msg << " (the previous evaluation returned NaN forces on the QM atoms: " << nanForcesBecause << ")";
+            throw OpenMMException(msg.str());
+        }
+}
+
+double QMRegionDriver::execute(ContextImpl& context, const vector<Vec3>& positions, const Vec3* boxVectors, vector<Vec3>& forces,
+                               bool includeForces, bool includeEnergy) {
+    rejected = false;
+    nanForcesBecause.clear();
+    if (energyOnly && includeForces) {
+        // Energy-only mode has no QM forces. Forces alone are an integrator step; the minimizer is recognized
+        // from the call stack, and a CustomIntegrator (the one integrator that asks for energy and forces in
+        // one step) from the Context: all refused. What is left is getState(getEnergy=True), which asks for
+        // forces too whenever the integrator's kinetic energy needs them (Verlet): the QM atoms get NaN
+        // forces, so a single point keeps its potential energy and nothing can use the forces unnoticed.
+        const char* why = "energy-only mode (setQMEnergyOnly) has no QM forces, so it cannot be used for dynamics or "
+                          "minimization; call setQMEnergyOnly(False)";
+        if (!includeEnergy || insideEnergyMinimization() || dynamic_cast<const CustomIntegrator*>(&context.getIntegrator())) {
+            markFailed(why);
+            throw OpenMMException(string("QMMMForce: ") + why);
+        }
+        const double energy = compute(context, positions, boxVectors, nullptr);
+        setNaNForces(forces, why);
+        return energy;
+    }
+    try {
+        return compute(context, positions, boxVectors, includeForces ? &forces : nullptr);
+    }
+    catch (const QM::SCFConvergenceError& e) {
+        // Inside energy minimization an SCF failure is a trial step too far: L-BFGS treats +infinity as a
+        // rejected step and shortens it (the NaN forces are never used). Anywhere else it raises: dynamics
+        // and single points fail closed.
+        if (!insideEnergyMinimization())
+            throw;
+        setNaNForces(forces, e.what());
+        rejected = true;
+        return INFINITY;
+    }
+}
+
+void QMRegionDriver::setNaNForces(vector<Vec3>& forces, const string& why) {
+    for (int particle : embedding.getQMParticles())
+        forces[particle] = Vec3(NAN, NAN, NAN);
+    nanForcesBecause = why;
+}
+
+LeastSquaresSolver& QMRegionDriver::solver(ContextImpl& context) {
+    if (!fitSolver) {
+        if (fitOnContextKernel)
+            fitSolver.reset(new LeastSquaresSolver(context));
+        else {
+            // The CPU platform (double precision, LAPACK) where the Context's own kernel would work in float.
+            Platform* cpu = nullptr;
+            for (int i = 0; i < Platform::getNumPlatforms() && cpu == nullptr; i++)
+                if (Platform::getPlatform(i).getName() == "CPU")
+                    cpu = &Platform::getPlatform(i);
+            fitSolver.reset(new LeastSquaresSolver(cpu != nullptr ? *cpu : Platform::getPlatformByName("Reference")));
+        }
+    }
+    return *fitSolver;
+}
+
+const QMResults& QMRegionDriver::getResults() const {
     if (!computed) {
         if (!lastFailure.empty())
             throw OpenMMException("QMMMForce.getQMResults: the last QM computation in this Context failed, so there are no "
@@ -93,7 +168,7 @@ const QMResults& ReferenceQMRegion::getResults() const {
     return results;
 }
 
-double ReferenceQMRegion::compute(ContextImpl& context, const vector<Vec3>& positions, const Vec3* boxVectors, vector<Vec3>* forces) {
+double QMRegionDriver::compute(ContextImpl& context, const vector<Vec3>& positions, const Vec3* boxVectors, vector<Vec3>* forces) {
     // Results are valid only for the positions of a computation that succeeded.
     computed = false;
     lastFailure.clear();
@@ -108,7 +183,7 @@ double ReferenceQMRegion::compute(ContextImpl& context, const vector<Vec3>& posi
     }
 }
 
-double ReferenceQMRegion::computeOrThrow(ContextImpl& context, const vector<Vec3>& positions, const Vec3* boxVectors,
+double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& positions, const Vec3* boxVectors,
                                          vector<Vec3>* forces) {
     const QMEmbedding::Placement placement = embedding.place(positions, boxVectors);
     const vector<Vec3>& qmPositions = placement.qmPositions;
@@ -124,23 +199,25 @@ double ReferenceQMRegion::computeOrThrow(ContextImpl& context, const vector<Vec3
     }
     const vector<int>& mmParticles = placement.mmParticles;
     // Density fitting solves its normal equations (the Coulomb metric) through the plugin's
-    // least-squares kernel, created once in this Context.
-    if (!fitSolver)
-        fitSolver.reset(new LeastSquaresSolver(context));
-    QM::ScopedNormalEquationSolver throughKernel([this](const Eigen::MatrixXd& A, Eigen::MatrixXd& B) {
-        const int n = A.rows(), nrhs = B.cols();
-        // The metric is symmetric up to rounding; symmetrize so column-major and row-major agree exactly.
-        Eigen::MatrixXd symmetric = 0.5 * (A + A.transpose());
-        vector<double> a(symmetric.data(), symmetric.data() + (size_t) n * n);
-        Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rowMajorB = B;
-        vector<double> b(rowMajorB.data(), rowMajorB.data() + (size_t) n * nrhs);
-        LeastSquaresOptions options;
-        options.method = LeastSquaresMethod::Cholesky;
-        options.normalEquationsGiven = true;
-        options.computeResidualNorms = false;
-        LeastSquaresResult x = fitSolver->solve(n, n, nrhs, a, b, options);
-        B = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> >(x.x.data(), n, nrhs);
-    });
+    // least-squares kernel, created once in this Context; otherwise the engine solves them itself.
+    unique_ptr<QM::ScopedNormalEquationSolver> throughKernel;
+    if (fitOnContextKernel) {
+        LeastSquaresSolver& fit = solver(context);
+        throughKernel.reset(new QM::ScopedNormalEquationSolver([&fit](const Eigen::MatrixXd& A, Eigen::MatrixXd& B) {
+            const int n = A.rows(), nrhs = B.cols();
+            // The metric is symmetric up to rounding; symmetrize so column-major and row-major agree exactly.
+            Eigen::MatrixXd symmetric = 0.5 * (A + A.transpose());
+            vector<double> a(symmetric.data(), symmetric.data() + (size_t) n * n);
+            Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rowMajorB = B;
+            vector<double> b(rowMajorB.data(), rowMajorB.data() + (size_t) n * nrhs);
+            LeastSquaresOptions options;
+            options.method = LeastSquaresMethod::Cholesky;
+            options.normalEquationsGiven = true;
+            options.computeResidualNorms = false;
+            LeastSquaresResult x = fit.solve(n, n, nrhs, a, b, options);
+            B = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> >(x.x.data(), n, nrhs);
+        }));
+    }
     QM::QMResult r = engine->compute(atoms, qmCharge, mm, previousDensity.get());
     // MD moves atoms a little each step: the next SCF starts from this density.
     previousDensity.reset(new QM::DensityGuess(r.guess()));
@@ -159,7 +236,7 @@ double ReferenceQMRegion::computeOrThrow(ContextImpl& context, const vector<Vec3
     results.homoLumoGap = r.homoLumoGap * KJ_PER_MOL_PER_HARTREE;
     results.espCharges.clear();
     if (espCharges)
-        results.espCharges = espCharges->compute(context, qmPositions, qmAtomicNumbers, qmCharge, engine->basis(), r.density);
+        results.espCharges = espCharges->compute(solver(context), qmPositions, qmAtomicNumbers, qmCharge, engine->basis(), r.density);
     if (forces) {
         // A force on an imaged position acts on the particle itself.
         const QM::QMGradient g = engine->gradient(r);

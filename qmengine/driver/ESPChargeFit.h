@@ -1,5 +1,5 @@
-#ifndef OPENMMDFT_REFERENCEESPCHARGES_H_
-#define OPENMMDFT_REFERENCEESPCHARGES_H_
+#ifndef OPENMMDFT_ESPCHARGEFIT_H_
+#define OPENMMDFT_ESPCHARGEFIT_H_
 
 #include "openmmdft/QMMMForce.h"
 #include "openmmdft/LeastSquares.h"
@@ -16,24 +16,23 @@ class ContextImpl;
 namespace OpenMMDFT {
 
 /**
- * ESP charges of the QM region on the CPU (issue 4): the potential of the QM density and nuclei
+ * ESP charges of the QM region, for every platform: the potential of the QM density and nuclei
  * (not of the MM charges) on a CHELPG or Merz-Kollman grid (ESPGrid.h),
  *     V(r) = sum_A Z_A/|r - R_A| - sum_uv D_uv (u|1/|r - C||v),
  * fitted by min ||A q - V|| with A_pk = 1/|r_p - R_k| and sum_k q_k = QM charge, through the
- * plugin's least-squares kernel (QR, null-space method for the constraint). Atomic units inside.
+ * plugin's least-squares kernel (the solver passed in; QR with the constraint). Atomic units inside.
  */
-class ReferenceESPCharges {
+class ESPChargeFit {
 public:
     /** threads for the potential (0: all hardware threads, as the QM engine counts them). */
-    ReferenceESPCharges(QMMMForce::ESPChargeMethod method, int threads);
+    ESPChargeFit(QMMMForce::ESPChargeMethod method, int threads);
     /** Charges (e) in QM-atom order; positions of the QM atoms in nm, density in the engine's AO basis. */
-    std::vector<double> compute(OpenMM::ContextImpl& context, const std::vector<OpenMM::Vec3>& qmPositions,
+    std::vector<double> compute(LeastSquaresSolver& solver, const std::vector<OpenMM::Vec3>& qmPositions,
                                 const std::vector<int>& atomicNumbers, int qmCharge, const QM::BasisSet& basis,
                                 const Eigen::MatrixXd& density);
 private:
     QMMMForce::ESPChargeMethod method;
     int threads;
-    std::unique_ptr<LeastSquaresSolver> solver;  // created on first use from the Context (kernel creation once)
 };
 
 } // namespace OpenMMDFT

@@ -1,0 +1,99 @@
+#ifndef OPENMMDFT_QMREGIONDRIVER_H_
+#define OPENMMDFT_QMREGIONDRIVER_H_
+
+#include "openmmdft/QMMMForce.h"
+#include "openmmdft/LeastSquares.h"
+#include "openmmdft/internal/QMEmbedding.h"
+#include "ESPChargeFit.h"
+#include "openmm/Vec3.h"
+#include "openmmdft/qm/KohnShamLDA.h"
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace OpenMMDFT {
+
+/**
+ * The QM region of a QMMMForce, the same on every platform: places the QM region and the MM charges it
+ * sees (QMEmbedding), converts OpenMM units to atomic units (here and nowhere else, via AtomicUnits.h),
+ * runs the Kohn-Sham engine (qmengine/) from the previous step's density, and returns the energy in
+ * kJ/mol and the forces in kJ/mol/nm. A platform kernel hands it positions and a force array in the
+ * original particle order, and adds the forces to its own buffers.
+ *
+ * What the evaluation flags mean here (shared by every platform):
+ * - energy-only mode: forces alone (an integrator step) and energy minimization are refused; an
+ *   evaluation of energy and forces gets NaN forces on the QM atoms (see QMMMForce::setQMEnergyOnly);
+ * - an SCF failure raises, except inside LocalEnergyMinimizer, where it is a rejected trial step:
+ *   +infinity, NaN forces on the QM atoms (lastEvaluationRejected()).
+ */
+class QMRegionDriver {
+public:
+    /**
+     * threads: for the engine (0: every hardware thread). fitOnContextKernel: solve the density-fitting
+     * metric and the ESP fit with the Context's least-squares kernel (Reference/CPU, and GPU platforms in
+     * double precision); otherwise the metric is solved by the engine on the host and the ESP fit on the
+     * CPU platform, since the QM accumulations are always double.
+     */
+    QMRegionDriver(const QMMMForce& force, int threads, bool fitOnContextKernel);
+    /**
+     * Re-read the QM settings and MM charges (updateParametersInContext). All or nothing: everything
+     * that can fail (basis sets, settings) is built first; on an exception nothing has changed.
+     */
+    void setParameters(const QMMMForce& force);
+    /**
+     * The QM energy (kJ/mol) at these positions (nm, original order); with includeForces, the forces
+     * (kJ/mol/nm) on the QM atoms and on the MM particles whose charges the QM region saw are added to
+     * forces (original order). On an exception the results are marked as failed.
+     */
+    double execute(OpenMM::ContextImpl& context, const std::vector<OpenMM::Vec3>& positions, const OpenMM::Vec3* boxVectors,
+                   std::vector<OpenMM::Vec3>& forces, bool includeForces, bool includeEnergy);
+    /** Whether the last execute() returned +infinity (an SCF failure at a minimizer's trial step). */
+    bool lastEvaluationRejected() const {
+        return rejected;
+    }
+    /** Why the last execute() put NaN forces on the QM atoms (empty: it did not). */
+    const std::string& nanForcesReason() const {
+        return nanForcesBecause;
+    }
+    /** Mark the results as failed for the current positions (an evaluation failed before or inside execute()). */
+    void markFailed(const std::string& why) {
+        computed = false;
+        lastFailure = why;
+    }
+    /** The last computation's results; throws OpenMMException if there is none or the last one failed. */
+    const QMResults& getResults() const;
+    const std::vector<int>& getQMParticles() const {
+        return embedding.getQMParticles();
+    }
+    /** Throws OpenMMException naming the first particle whose position is NaN or infinite (and why, if the
+     * previous evaluation put NaN forces on the QM atoms). */
+    void checkPositionsAreFinite(const std::vector<OpenMM::Vec3>& positions) const;
+    /** Where the shipped basis sets are, for an installed plugin or the source tree. */
+    static std::string findDataDirectory();
+private:
+    double compute(OpenMM::ContextImpl& context, const std::vector<OpenMM::Vec3>& positions, const OpenMM::Vec3* boxVectors,
+                   std::vector<OpenMM::Vec3>* forces);
+    double computeOrThrow(OpenMM::ContextImpl& context, const std::vector<OpenMM::Vec3>& positions,
+                          const OpenMM::Vec3* boxVectors, std::vector<OpenMM::Vec3>* forces);
+    LeastSquaresSolver& solver(OpenMM::ContextImpl& context);
+    void setNaNForces(std::vector<OpenMM::Vec3>& forces, const std::string& why);
+    QMEmbedding embedding;
+    int threads;
+    bool fitOnContextKernel;
+    int qmCharge;
+    bool energyOnly;
+    QM::QMSettings settings;
+    std::unique_ptr<QM::KohnShamLDA> engine;
+    std::unique_ptr<QM::DensityGuess> previousDensity;
+    std::unique_ptr<LeastSquaresSolver> fitSolver;  // density-fitting metric and ESP fit (created on first use)
+    std::unique_ptr<ESPChargeFit> espCharges;       // absent unless an ESP charge method is set
+    QMResults results;
+    bool computed = false;
+    std::string lastFailure;       // why the last computation failed (empty: it did not)
+    bool rejected = false;         // the last energy was +infinity: the SCF did not converge at a trial step
+    std::string nanForcesBecause;  // why the last evaluation gave NaN forces on the QM atoms (empty: it did not)
+};
+
+} // namespace OpenMMDFT
+
+#endif

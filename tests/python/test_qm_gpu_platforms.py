@@ -1,0 +1,200 @@
+"""The QM region on the GPU platforms (OpenCL here on PoCL; CUDA where a GPU is present), one test body
+for every platform and precision, against the Reference platform on the same System.
+
+The GPU platforms run the same QM driver as Reference/CPU (the XC, Coulomb and SCF on the host in this
+version); what these tests check is the plumbing that is platform-specific: positions read from the
+device in the Context's atom order (mixed precision included), QM atoms kept out of OpenMM's atom
+reordering, the QM forces added to the device's fixed-point force buffer, periodic boxes, and the MM
+charges of the QM atoms switched off in the device pair kernel.
+
+Tolerances (the issue's): double precision, 1e-8 Eh on the energy and 1e-7 Eh/bohr on every force
+component; mixed precision (the MM pair kernels in float), 1e-6 Eh and 1e-5 Eh/bohr.
+"""
+
+import numpy as np
+import openmm as mm
+import openmm.unit as unit
+import pytest
+
+import openmmdft
+from test_qm_forces import mdSystem
+from test_qm_region import WATER_NM, watersAround
+
+KJ = unit.kilojoule_per_mole
+KJ_PER_HARTREE = 2625.4996394798254
+KJ_NM_PER_HARTREE_BOHR = KJ_PER_HARTREE / 0.0529177210903
+TOLERANCE = {"double": (1e-8, 1e-7), "mixed": (1e-6, 1e-5)}  # (Eh, Eh/bohr)
+TIP3P = (-0.834, 0.417, 0.417)
+
+METHANOL_NM = np.array([[-0.0047, 0.0663, 0.0], [-0.0047, -0.0758, 0.0], [-1.0354e-1, 0.1086, 0.0],
+                        [0.0504, 0.1004, 0.0890], [0.0504, 0.1004, -0.0890], [0.0880, -0.1013, 0.0]])
+GLYCINE_NM = 0.1 * np.array([[1.8975, -0.2735, 0.0], [0.6226, 0.4441, 0.0], [-0.5734, -0.4932, 0.0],
+                             [-0.4836, -1.7021, 0.0], [-1.7571, 0.1566, 0.0], [0.5849, 1.0891, 0.8787],
+                             [0.5849, 1.0891, -0.8787], [1.9604, -0.8864, 0.8099], [1.9604, -0.8864, -0.8099],
+                             [-2.5097, -0.4656, 0.0]])
+MOLECULES = {
+    "water": (WATER_NM, (8, 1, 1), [(0, 1), (0, 2)]),
+    "methanol": (METHANOL_NM, (6, 8, 1, 1, 1, 1), [(0, 1), (0, 2), (0, 3), (0, 4), (1, 5)]),
+    "glycine": (GLYCINE_NM, (7, 6, 6, 8, 8, 1, 1, 1, 1, 1),
+                [(0, 1), (1, 2), (2, 3), (2, 4), (1, 5), (1, 6), (0, 7), (0, 8), (4, 9)]),
+}
+
+
+def gpuPlatforms():
+    """(platform, precision) pairs on which a Context can be created here."""
+    found = []
+    for name in ("OpenCL", "CUDA"):
+        try:
+            platform = mm.Platform.getPlatformByName(name)
+            system = mm.System()
+            system.addParticle(1.0)
+            mm.Context(system, mm.VerletIntegrator(0.001), platform)
+        except Exception:
+            continue
+        found += [(name, "double"), (name, "mixed")]
+    return found
+
+
+GPU = gpuPlatforms()
+pytestmark = pytest.mark.skipif(not GPU, reason="no OpenCL or CUDA device")
+
+
+def qmSystem(molecule, basis, mmCenters, method=openmmdft.QMMMForce.NoCutoff, box=None, cutoff=1.0,
+             storage=openmmdft.QMMMForce.Precompute):
+    """A QM molecule (particles first) among MM TIP3P-like waters."""
+    qmPositions, numbers, bonds = MOLECULES[molecule]
+    system = mm.System()
+    force = openmmdft.QMMMForce()
+    for i, z in enumerate(numbers):
+        system.addParticle(12.0)
+        force.addParticle(0.3 if z == 8 else 0.1)  # MM charges of QM atoms: must take part in nothing
+        force.addQMAtom(i, z)
+    for a, b in bonds:
+        force.addBond(a, b)
+    positions = [qmPositions]
+    for water in watersAround(mmCenters):
+        first = system.getNumParticles()
+        for atom in range(3):
+            system.addParticle(1.0)
+            force.addParticle(TIP3P[atom])
+        force.addBond(first, first + 1)
+        force.addBond(first, first + 2)
+        positions.append(water)
+    force.setBasisSet(basis)
+    force.setGrid(40, 110)
+    force.setSCFConvergence(1e-10)
+    force.setNonbondedMethod(method)
+    force.setCutoffDistance(cutoff)
+    force.setBasisFunctionStorage(storage)
+    if box is not None:
+        system.setDefaultPeriodicBoxVectors(mm.Vec3(box, 0, 0), mm.Vec3(0, box, 0), mm.Vec3(0, 0, box))
+    system.addForce(force)
+    return system, force, np.concatenate(positions)
+
+
+def waterTetramer(box):
+    """(H2O)4 as the QM region (four molecules, no bonds between them), periodic, molecules across faces."""
+    centers = [(0.0, 0.0, 0.0), (0.28, 0.02, 0.0), (0.0, 0.29, 0.03), (0.27, 0.27, -0.05)]
+    waters = watersAround(centers, seed=9)
+    system = mm.System()
+    force = openmmdft.QMMMForce()
+    positions = []
+    for w, water in enumerate(waters + watersAround([(0.6, 0.1, 0.2), (-0.3, 0.2, -0.3), (0.1, -0.4, 0.3)], seed=3)):
+        first = system.getNumParticles()
+        for atom in range(3):
+            system.addParticle(1.0)
+            force.addParticle(TIP3P[atom])
+            if w < 4:
+                force.addQMAtom(first + atom, (8, 1, 1)[atom])
+        force.addBond(first, first + 1)
+        force.addBond(first, first + 2)
+        positions.append(water)
+    force.setBasisSet("6-31G*")
+    force.setGrid(40, 110)
+    force.setSCFConvergence(1e-10)
+    force.setNonbondedMethod(openmmdft.QMMMForce.CutoffPeriodic)
+    force.setCutoffDistance(0.7)
+    system.setDefaultPeriodicBoxVectors(mm.Vec3(box, 0, 0), mm.Vec3(0, box, 0), mm.Vec3(0, 0, box))
+    system.addForce(force)
+    positions = np.concatenate(positions)
+    positions[3:6, 0] -= box  # a QM molecule and ...
+    positions[-3:, 1] += box  # ... an MM molecule imaged across faces
+    return system, force, positions
+
+
+CASES = {
+    "water 6-31G*": lambda: qmSystem("water", "6-31G*", [(0.3, 0.0, 0.0), (-0.05, 0.31, 0.1)]),
+    "water 6-31G* recompute": lambda: qmSystem("water", "6-31G*", [(0.3, 0.0, 0.0), (-0.05, 0.31, 0.1)],
+                                               storage=openmmdft.QMMMForce.Recompute),
+    "water DZVP": lambda: qmSystem("water", "DZVP", [(0.3, 0.0, 0.0)]),
+    "methanol 6-31G*": lambda: qmSystem("methanol", "6-31G*", [(0.35, 0.0, 0.0)]),
+    "methanol DZVP": lambda: qmSystem("methanol", "DZVP", [(0.35, 0.0, 0.0)], storage=openmmdft.QMMMForce.Recompute),
+    "glycine 6-31G*": lambda: qmSystem("glycine", "6-31G*", [(0.0, 0.0, 0.45)]),
+    "glycine DZVP": lambda: qmSystem("glycine", "DZVP", [(0.0, 0.0, 0.45)]),
+    "water periodic cutoff": lambda: qmSystem("water", "6-31G*", [(0.3, 0.0, 0.0), (-0.62, 0.1, 0.0), (0.0, 0.0, 0.9)],
+                                              method=openmmdft.QMMMForce.CutoffPeriodic, box=1.6, cutoff=0.7),
+    "(H2O)4 periodic": lambda: waterTetramer(2.2),
+}
+
+
+def evaluate(system, positions, platform, properties):
+    context = mm.Context(system, mm.VerletIntegrator(0.0005), mm.Platform.getPlatformByName(platform), properties)
+    context.setPositions(positions)
+    state = context.getState(getEnergy=True, getForces=True)
+    return context, state.getPotentialEnergy().value_in_unit(KJ), state.getForces(asNumpy=True).value_in_unit(KJ / unit.nanometer)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("platform, precision", GPU)
+def test_matches_reference(case, platform, precision):
+    system, force, positions = CASES[case]()
+    _, energy, forces = evaluate(system, positions, "Reference", {})
+    context, gpuEnergy, gpuForces = evaluate(system, positions, platform, {"Precision": precision})
+    energyTolerance, forceTolerance = TOLERANCE[precision]
+    assert abs(gpuEnergy - energy) < energyTolerance * KJ_PER_HARTREE
+    assert np.abs(gpuForces - forces).max() < forceTolerance * KJ_NM_PER_HARTREE_BOHR
+    assert np.abs(forces[:3]).max() > 10.0  # the QM atoms do feel forces
+    assert force.getQMResults(context)["numMMCharges"] > 0
+
+
+@pytest.mark.parametrize("platform, precision", GPU[:1])
+def test_energy_only_minimization_and_scf_failure_behave_as_on_reference(platform, precision):
+    """The shared driver's rules hold on the GPU platforms too."""
+    system, force, positions = CASES["water 6-31G*"]()
+    force.setQMEnergyOnly(True)
+    context, energy, forces = evaluate(system, positions, platform, {"Precision": precision})
+    # Fixed-point force buffers have no NaN: the QM atoms' forces read -2^31 kJ/mol/nm (Reference: NaN).
+    assert (forces[:3] < -1e9).all() and (np.abs(forces[3:]) < 1e5).all()
+    with pytest.raises(mm.OpenMMException, match="energy-only mode"):
+        context.getIntegrator().step(1)
+    force.setQMEnergyOnly(False)
+    force.setMaxSCFIterations(2)
+    force.updateParametersInContext(context)
+    with pytest.raises(mm.OpenMMException, match="SCF did not converge"):
+        context.getState(getEnergy=True)
+    with pytest.raises(mm.OpenMMException, match="last QM computation in this Context failed"):
+        force.getQMResults(context)
+
+
+def totalEnergyRange(platform, properties, steps=200):
+    system, positions = mdSystem()
+    integrator = mm.VerletIntegrator(0.0005)
+    context = mm.Context(system, integrator, mm.Platform.getPlatformByName(platform), properties)
+    context.setPositions(positions)
+    context.setVelocitiesToTemperature(300, 11)
+    totals = []
+    for _ in range(20):
+        integrator.step(steps // 20)
+        state = context.getState(getEnergy=True)
+        totals.append(state.getKineticEnergy().value_in_unit(KJ) + state.getPotentialEnergy().value_in_unit(KJ))
+    return np.ptp(totals)
+
+
+@pytest.mark.parametrize("platform, precision", GPU[:1])
+def test_nve_conserves_energy_as_on_cpu(platform, precision):
+    """200 steps of 0.5 fs: the total-energy range on the GPU platform is that of the CPU platform
+    (the same dynamics; 0.3 kJ/mol was seen on both), within 30% and 0.05 kJ/mol."""
+    cpu = totalEnergyRange("CPU", {})
+    gpu = totalEnergyRange(platform, {"Precision": precision})
+    print("total energy range: CPU %.4f, %s %s %.4f kJ/mol" % (cpu, platform, precision, gpu))
+    assert gpu < 1.3 * cpu + 0.05
