@@ -84,6 +84,11 @@ TEST_P(CudaQMMMForce, FiniteDifference) { testFiniteDifference(GetParam(), finit
 TEST_P(CudaQMMMForce, UpdateParameters) { testUpdateParameters(GetParam()); }
 TEST_P(CudaQMMMForce, ForceGroups) { testForceGroups(GetParam()); }
 TEST_P(CudaQMMMForce, BadInput) { testBadInput(GetParam()); }
+TEST_P(CudaQMMMForce, QMRegionAgainstReference) {
+    // The bounds: double 1e-8 Eh and 1e-7 Eh/bohr; mixed and single (MM pairs in float) 1e-6 and 1e-5.
+    bool isDouble = GetParam().properties.at("Precision") == "double";
+    QMMMDeviceTest::testQMRegionAgainstReference(GetParam(), isDouble ? 1e-8 : 1e-6, isDouble ? 1e-7 : 1e-5);
+}
 
 INSTANTIATE_TEST_SUITE_P(Precisions, CudaQMMMForce, ::testing::Values(singleSetup, mixedSetup, doubleSetup),
                          [](const ::testing::TestParamInfo<PlatformSetup>& info) { return info.param.properties.at("Precision"); });

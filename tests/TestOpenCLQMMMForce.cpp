@@ -80,6 +80,11 @@ TEST_P(OpenCLQMMMForce, FiniteDifference) { testFiniteDifference(GetParam(), fin
 TEST_P(OpenCLQMMMForce, UpdateParameters) { testUpdateParameters(GetParam()); }
 TEST_P(OpenCLQMMMForce, ForceGroups) { testForceGroups(GetParam()); }
 TEST_P(OpenCLQMMMForce, BadInput) { testBadInput(GetParam()); }
+TEST_P(OpenCLQMMMForce, QMRegionAgainstReference) {
+    // The bounds: double 1e-8 Eh and 1e-7 Eh/bohr; mixed and single (MM pairs in float) 1e-6 and 1e-5.
+    bool isDouble = GetParam().properties.at("Precision") == "double";
+    QMMMDeviceTest::testQMRegionAgainstReference(GetParam(), isDouble ? 1e-8 : 1e-6, isDouble ? 1e-7 : 1e-5);
+}
 
 INSTANTIATE_TEST_SUITE_P(Precisions, OpenCLQMMMForce, ::testing::Values(singleSetup, mixedSetup, doubleSetup),
                          [](const ::testing::TestParamInfo<PlatformSetup>& info) { return info.param.properties.at("Precision"); });

@@ -20,6 +20,13 @@ for program in tests/TestCudaLeastSquares tests/TestCudaQMMMForce benchmarks/Ben
     [ -x "$build/$program" ] || { echo "device-bundle.sh: $build/$program is missing (build with the C++ tests and CUDA)" >&2; exit 1; }
     cp "$build/$program" "$stage/bin/"
 done
+# The plugins now carry the QM engine; one compiled for this machine's CPU (-march=native) may use
+# instructions the GPU machine's CPU lacks. Build the bundle from a portable build folder:
+#   cmake -S . -B build-portable -DQMENGINE_NATIVE_ARCH=OFF -DPython3_EXECUTABLE=.venv/bin/python && cmake --build build-portable -j2
+if grep -q '^QMENGINE_NATIVE_ARCH:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
+    echo "device-bundle.sh: warning: $build compiles the QM engine with -march=native; the GPU machine's CPU may lack" \
+         "its instructions (build with -DQMENGINE_NATIVE_ARCH=OFF)" >&2
+fi
 cudaPlugin=$(find "$build" -name libOpenMMDFTCUDA.so | head -1)
 [ -n "$cudaPlugin" ] || { echo "device-bundle.sh: libOpenMMDFTCUDA.so not found under $build" >&2; exit 1; }
 cp -L "$cudaPlugin" "$openmmLib/plugins/libOpenMMCUDA.so" "$stage/plugins/"

@@ -21,6 +21,8 @@ for lib in libcufft.so.12 libnvrtc.so.13 libcudart.so.13 libcublas.so.13 libcubl
 done
 export LD_LIBRARY_PATH="$work/lib$cudaDirs:${LD_LIBRARY_PATH:-}"
 export OPENMMDFT_OPENMM_PLUGIN_DIR="$work/plugins" OPENMMDFT_CUDA_PLUGIN_FILE="$work/plugins/libOpenMMDFTCUDA.so"
+# The QM region's basis sets, from this copy of the repository (the bundle's plugins are not installed).
+export OPENMMDFT_QM_DATA_DIR="$PWD/qmengine/data"
 { date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } 2>&1 | tee -a "$out/summary.txt"
 status=0
 for test in TestCudaLeastSquares TestCudaQMMMForce; do

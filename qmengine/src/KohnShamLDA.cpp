@@ -2,6 +2,7 @@
 #include "openmmdft/qm/IntegralGradients.h"
 #include "openmmdft/qm/Elements.h"
 #include "openmmdft/qm/Integrals.h"
+#include "openmmdft/qm/XCBackend.h"
 #include "openmmdft/qm/XCIntegrator.h"
 #include "SCFIterations.h"
 #include <openmm/OpenMMException.h>
@@ -35,13 +36,13 @@ struct KohnShamLDA::System {
     Eigen::MatrixXd S, Hcore, Vmm, X; // X: orthonormalizing transformation (nbf x nmo)
     double nuclearRepulsion = 0, nuclearMM = 0;
     std::unique_ptr<MolecularGrid> grid;
-    std::unique_ptr<XCIntegrator> xc;
+    std::unique_ptr<XCBackend> xc;
     std::unique_ptr<ExactCoulomb> exact;
     std::unique_ptr<DensityFittedCoulomb> fitted;
     std::map<std::string, double> timings;
 
     System(const std::vector<QMAtom>& a, const std::vector<PointCharge>& mm, const QMSettings& s,
-           const BasisDefinition& def, const BasisDefinition& auxDef, bool densityFitting)
+           const BasisDefinition& def, const BasisDefinition& auxDef, bool densityFitting, const XCBackendFactory& xcFactory)
         : atoms(a), mm(mm), basis(def, a, usePure(s, def)) {
         double t = seconds();
         S = overlapMatrix(basis);
@@ -67,8 +68,7 @@ struct KohnShamLDA::System {
         grid.reset(new MolecularGrid(atoms, basis, s.grid, s.threads));
         timings["setup.grid"] = seconds() - t;
         t = seconds();
-        xc.reset(new XCIntegrator(basis, *grid, s.functional, s.storage, s.grid.blockSize, s.threads,
-                                  s.grid.maxStoredBasisMiB));
+        xc = xcFactory.create(XCGeometry{basis, *grid, atoms, s});
         timings["setup.xc"] = seconds() - t;
         t = seconds();
         if (densityFitting) {
@@ -89,7 +89,8 @@ struct KohnShamLDA::System {
 };
 
 
-KohnShamLDA::KohnShamLDA(const QMSettings& settings) : settings_(settings) {
+KohnShamLDA::KohnShamLDA(const QMSettings& settings, std::shared_ptr<const XCBackendFactory> xcFactory)
+    : settings_(settings), xcFactory_(xcFactory ? xcFactory : std::make_shared<HostXCBackendFactory>()) {
     basisDefinition_ = loadBasisDefinition(settings.basisSet, settings.dataDirectory);
     if (settings.coulomb == CoulombMethod::DensityFitting)
         auxiliaryDefinition_ = loadBasisDefinition(settings.auxiliaryBasisSet, settings.dataDirectory);
@@ -119,7 +120,7 @@ const BasisSet& KohnShamLDA::basis() const {
     return last_->basis;
 }
 
-const XCIntegrator& KohnShamLDA::xcIntegrator() const {
+XCBackend& KohnShamLDA::xcBackend() const {
     if (!last_)
         throw OpenMM::OpenMMException("QM: no computation has been done yet");
     return *last_->xc;
@@ -206,10 +207,7 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
     g.atoms += densityFittedCoulombGradient(sys.basis, sys.aux, D, sys.fitted->fitCoefficients(), na, settings_.integralThreshold,
                                             threads);
     lap("gradient.coulomb");
-    if (gridResponse)
-        g.atoms += xcGradient(sys.basis, *sys.grid, sys.atoms, settings_.grid, settings_.functional, D, threads);
-    else
-        g.atoms += xcGradientFixedGrid(sys.basis, *sys.grid, settings_.functional, D, na, threads);
+    g.atoms += sys.xc->gradient(D, gridResponse);
     lap("gradient.xc");
     g.timings["gradient.total"] = seconds() - tStart;
     return g;
@@ -234,7 +232,8 @@ const Eigen::MatrixXd& KohnShamLDA::atomicDensity(int Z) {
     s.convergence = 1e-5;
     s.energyConvergence = 1e-6;
     const std::vector<QMAtom> atom = {{Z, {0, 0, 0}}};
-    System sys(atom, {}, s, basisDefinition_, auxiliaryDefinition_, false);
+    // Spherical atoms for the guess: small, always on the host.
+    System sys(atom, {}, s, basisDefinition_, auxiliaryDefinition_, false, HostXCBackendFactory());
     SCFProblem problem{sys.S, sys.Hcore, sys.Vmm, sys.X, 0.0, 0.0,
                        [&](const Eigen::MatrixXd& D) { return sys.coulomb(D); }, *sys.xc, (double) Z, true};
     SCFOutcome o = runSCF(s, problem, Eigen::MatrixXd(), false);
@@ -288,7 +287,7 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
 
     const double tStart = seconds();
     last_.reset(new System(atoms, mm, settings_, basisDefinition_, auxiliaryDefinition_,
-                           settings_.coulomb == CoulombMethod::DensityFitting));
+                           settings_.coulomb == CoulombMethod::DensityFitting, *xcFactory_));
     System& sys = *last_;
     if (nElectrons / 2 > sys.X.cols())
         throw OpenMM::OpenMMException("QM: the basis set has fewer orbitals than occupied orbitals");

@@ -35,7 +35,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     const double nElectrons = problem.electrons;
     const bool fractional = problem.fractional;
     const auto& coulomb = problem.coulomb;
-    const XCIntegrator& xc = problem.xc;
+    XCBackend& xc = problem.xc;
     SCFOutcome out;
     QMResult& r = out.result;
     const Eigen::MatrixXd H = Hcore + Vmm;

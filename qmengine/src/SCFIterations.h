@@ -3,7 +3,7 @@
 // same loop serves the molecule and the spherical atoms of the SAD guess.
 #include "openmmdft/qm/KohnShamLDA.h"
 #include "openmmdft/qm/Settings.h"
-#include "openmmdft/qm/XCIntegrator.h"
+#include "openmmdft/qm/XCBackend.h"
 #include <Eigen/Dense>
 #include <chrono>
 #include <functional>
@@ -23,7 +23,7 @@ struct SCFProblem {
     const Eigen::MatrixXd& X;     ///< orthonormalizing transformation, nbf x nmo
     double nuclearRepulsion, nuclearMM;
     std::function<Eigen::MatrixXd(const Eigen::MatrixXd&)> coulomb;
-    const XCIntegrator& xc;
+    XCBackend& xc;
     double electrons;
     bool fractional;              ///< share electrons among degenerate levels (atoms for SAD)
 };

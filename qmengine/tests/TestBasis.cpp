@@ -4,6 +4,7 @@
 #include "openmmdft/qm/Integrals.h"
 #include <openmm/OpenMMException.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -125,11 +126,17 @@ namespace {
 // Hostile basis files: each is written to a temporary .nw file and loaded by path, as a user's file would be.
 class BasisFile {
 public:
-    explicit BasisFile(const std::string& text) : path_(::testing::TempDir() + "openmmdft_test_basis.nw") {
+    // One name per process and per file: ctest runs the tests of this file in parallel processes.
+    explicit BasisFile(const std::string& text)
+        : path_(::testing::TempDir() + "openmmdft_test_basis_" + std::to_string(getpid()) + "_" + std::to_string(counter()++) + ".nw") {
         std::ofstream(path_) << text;
     }
     ~BasisFile() { std::remove(path_.c_str()); }
     const std::string& path() const { return path_; }
+    static int& counter() {
+        static int n = 0;
+        return n;
+    }
 private:
     std::string path_;
 };

@@ -98,7 +98,55 @@ TEST(XC, OrbitalFactorAndDensityMatrixAgree) {
     const QMResult r = ks.compute(atoms, 0, {});
     const Eigen::MatrixXd F = r.orbitals.leftCols(r.occupiedOrbitals) * std::sqrt(2.0);
     const Eigen::MatrixXd D = F * F.transpose();
-    const XCContribution a = ks.xcIntegrator().compute(D), b = ks.xcIntegrator().compute(D, &F);
+    const XCContribution a = ks.xcBackend().compute(D, nullptr), b = ks.xcBackend().compute(D, &F);
     EXPECT_NEAR(a.energy, b.energy, 1e-11);
     EXPECT_LT((a.matrix - b.matrix).cwiseAbs().maxCoeff(), 1e-11);
+}
+
+namespace {
+/// A back end that records its use and hands the work to the host back end: stands in for a device back end.
+struct RecordingXCFactory : XCBackendFactory {
+    struct Counts {
+        int created = 0, computes = 0, gradients = 0;
+    };
+    std::shared_ptr<Counts> counts = std::make_shared<Counts>();
+    std::unique_ptr<XCBackend> create(const XCGeometry& geometry) const override {
+        struct Recording : XCBackend {
+            std::unique_ptr<XCBackend> host;
+            std::shared_ptr<Counts> counts;
+            XCContribution compute(const Eigen::MatrixXd& D, const Eigen::MatrixXd* factor) override {
+                counts->computes++;
+                return host->compute(D, factor);
+            }
+            Eigen::MatrixXd gradient(const Eigen::MatrixXd& D, bool gridResponse) override {
+                counts->gradients++;
+                return host->gradient(D, gridResponse);
+            }
+            size_t storedBytes() const override {
+                return host->storedBytes();
+            }
+        };
+        std::unique_ptr<Recording> backend(new Recording());
+        backend->host = HostXCBackendFactory().create(geometry);
+        backend->counts = counts;
+        counts->created++;
+        return std::unique_ptr<XCBackend>(backend.release());
+    }
+};
+} // namespace
+
+// The XC back end is an interface passed in: the engine does all its XC work (every SCF iteration and
+// the gradient) through the one it is given, and gets the host's results through it.
+TEST(XC, BackendPassedInDoesAllTheXCWork) {
+    QMSettings s = QMTest::testSettings("6-31G*");
+    auto recording = std::make_shared<RecordingXCFactory>();
+    KohnShamLDA viaInterface(s, recording), host(s);
+    const QMResult a = viaInterface.compute(water(), 0, {}), b = host.compute(water(), 0, {});
+    EXPECT_EQ(recording->counts->created, 1);         // one geometry (the SAD atoms stay on the host)
+    EXPECT_EQ(recording->counts->computes, a.iterations);
+    EXPECT_NEAR(a.total, b.total, 1e-12);
+    const QMGradient ga = viaInterface.gradient(a), gb = host.gradient(b);
+    EXPECT_EQ(recording->counts->gradients, 1);
+    EXPECT_LT((ga.atoms - gb.atoms).cwiseAbs().maxCoeff(), 1e-12);
+    EXPECT_GT(viaInterface.xcBackend().storedBytes(), 0u);  // Precompute keeps basis values
 }

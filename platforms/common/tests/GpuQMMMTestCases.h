@@ -8,10 +8,17 @@
  *    breadth-first search of shortest paths;
  *  - atom reordering: OpenMM's GPU platforms swap identical molecules for locality;
  *  - sharing the tile exclusions with a NonbondedForce in the same Context;
- *  - QMMMForce against NonbondedForce on the same platform and precision. */
+ *  - QMMMForce against NonbondedForce on the same platform and precision;
+ *  - the QM region (a QM water among MM waters) against the Reference platform. */
 
 #include "openmmdft/internal/BondGraph.h"
+#include "openmmdft/QMMMForce.h"
 #include "openmm/Context.h"
+#include "openmm/Platform.h"
+#include "openmm/State.h"
+#include "openmm/System.h"
+#include "openmm/VerletIntegrator.h"
+#include <cmath>
 #include <gtest/gtest.h>
 #include <algorithm>
 #include <functional>
@@ -333,6 +340,62 @@ inline void testWaterBoxAgainstSamePlatform(const QMMMTest::PlatformSetup& setup
         expectStatesMatch(evaluate(&reference, m, setup), evaluate(&tested, m, setup), withNonbondedForceOnDevice(setup),
                           "water box, NonbondedForce on the same platform, method " + std::to_string(method));
     }
+}
+
+extern "C" void registerQMMMReferenceKernelFactories();
+
+/**
+ * A QM water (6-31G*, density fitting) among two MM waters, on this platform and on Reference: the
+ * energies within energyTolerance (hartree) and every force component within forceTolerance
+ * (hartree/bohr). The QM atoms carry MM charges that must take part in nothing, and feel forces.
+ */
+inline void testQMRegionAgainstReference(const QMMMTest::PlatformSetup& setup, double energyTolerance, double forceTolerance) {
+    static bool registered = false;
+    if (!registered) {
+        registerQMMMReferenceKernelFactories();
+        registered = true;
+    }
+    const double kjPerHartree = 2625.4996394798254, bohrPerNm = 1.0 / 0.0529177210903;
+    const double water[3][3] = {{0.0, 0.0, 0.01173}, {0.0, 0.07572, -0.04692}, {0.0, -0.07572, -0.04692}};
+    const double centers[3][3] = {{0.0, 0.0, 0.0}, {0.3, 0.0, 0.0}, {-0.05, 0.31, 0.1}};
+    const double tip3p[3] = {-0.834, 0.417, 0.417};
+    OpenMM::System system;
+    OpenMMDFT::QMMMForce* force = new OpenMMDFT::QMMMForce();
+    std::vector<OpenMM::Vec3> positions;
+    for (int w = 0; w < 3; w++) {
+        for (int a = 0; a < 3; a++) {
+            system.addParticle(a == 0 ? 16.0 : 1.0);
+            force->addParticle(tip3p[a]);
+            // Rotate each MM water a little so that the molecules are not copies of one another.
+            double angle = 0.7 * w, x = water[a][0], y = water[a][1];
+            positions.push_back(OpenMM::Vec3(centers[w][0] + x * std::cos(angle) - y * std::sin(angle),
+                                             centers[w][1] + x * std::sin(angle) + y * std::cos(angle), centers[w][2] + water[a][2]));
+            if (w == 0)
+                force->addQMAtom(a, a == 0 ? 8 : 1);
+        }
+        force->addBond(3 * w, 3 * w + 1);
+        force->addBond(3 * w, 3 * w + 2);
+    }
+    force->setBasisSet("6-31G*");
+    force->setGrid(40, 110);
+    force->setSCFConvergence(1e-10);
+    system.addForce(force);
+    auto evaluate = [&](const std::string& platform, const std::map<std::string, std::string>& properties) {
+        OpenMM::VerletIntegrator integrator(0.0005);
+        OpenMM::Context context(system, integrator, OpenMM::Platform::getPlatformByName(platform), properties);
+        context.setPositions(positions);
+        return context.getState(OpenMM::State::Energy | OpenMM::State::Forces);
+    };
+    OpenMM::State reference = evaluate("Reference", {}), tested = evaluate(setup.name, setup.properties);
+    EXPECT_NEAR(tested.getPotentialEnergy(), reference.getPotentialEnergy(), energyTolerance * kjPerHartree);
+    double worst = 0, largest = 0;
+    for (int i = 0; i < system.getNumParticles(); i++)
+        for (int d = 0; d < 3; d++) {
+            worst = std::max(worst, std::abs(tested.getForces()[i][d] - reference.getForces()[i][d]));
+            largest = std::max(largest, std::abs(reference.getForces()[i][d]));
+        }
+    EXPECT_LT(worst, forceTolerance * kjPerHartree * bohrPerNm);
+    EXPECT_GT(largest, 10.0);  // the QM atoms feel forces
 }
 
 } // namespace QMMMDeviceTest

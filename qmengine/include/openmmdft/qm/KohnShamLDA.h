@@ -5,6 +5,7 @@
 #include "openmmdft/qm/Basis.h"
 #include "openmmdft/qm/Grid.h"
 #include "openmmdft/qm/Integrals.h"
+#include "openmmdft/qm/XCBackend.h"
 #include "openmmdft/qm/XCIntegrator.h"
 #include "openmmdft/qm/Settings.h"
 #include "openmmdft/qm/Types.h"
@@ -69,7 +70,8 @@ struct QMGradient {
 
 class KohnShamLDA {
 public:
-    explicit KohnShamLDA(const QMSettings& settings);
+    /// xcFactory: where the XC work of each geometry runs (null: HostXCBackendFactory, the host's threads).
+    explicit KohnShamLDA(const QMSettings& settings, std::shared_ptr<const XCBackendFactory> xcFactory = nullptr);
     ~KohnShamLDA();
     /// Throws OpenMMException for bad input (odd electron count, atoms closer than 0.1 A, an MM charge
     /// closer than 0.1 A to a nucleus, unknown element, basis without the element), and SCFConvergenceError
@@ -90,13 +92,15 @@ public:
     /// The last computation's basis and grid (kept for analysis and future gradients).
     const BasisSet& basis() const;
     const MolecularGrid& grid() const;
-    const XCIntegrator& xcIntegrator() const;
+    /// The XC back end of the last geometry.
+    XCBackend& xcBackend() const;
     /// Null when the Coulomb method is Exact.
     const DensityFittedCoulomb* densityFitting() const;
 private:
     struct System;
     QMGradient gradientTerms(const QMResult& result, bool gridResponse) const;
     QMSettings settings_;
+    std::shared_ptr<const XCBackendFactory> xcFactory_;
     BasisDefinition basisDefinition_, auxiliaryDefinition_;
     std::unique_ptr<System> last_;
     std::map<int, Eigen::MatrixXd> atomicDensities_; ///< SAD cache by element

@@ -1,0 +1,56 @@
+#pragma once
+// Where the exchange-correlation work of one geometry runs. KohnShamLDA builds one back end per geometry
+// through the factory it is given (the host's multithreaded XCIntegrator by default); a GPU platform
+// passes its own factory. The SCF only ever sees this interface: a density matrix in, the XC energy,
+// the XC matrix (AO basis) and the XC gradient out, so per SCF iteration only n_bf x n_bf matrices cross
+// between the engine and the back end (GauXC's split between the integrator and its device driver).
+#include "openmmdft/qm/Basis.h"
+#include "openmmdft/qm/Grid.h"
+#include "openmmdft/qm/Settings.h"
+#include "openmmdft/qm/Types.h"
+#include "openmmdft/qm/XCIntegrator.h"
+#include <Eigen/Dense>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace OpenMMDFT {
+namespace QM {
+
+class XCBackend {
+public:
+    virtual ~XCBackend() = default;
+    /// E_xc, V_xc and the grid's electron count for a total density matrix. factor, if given, satisfies
+    /// density = factor factor^T (occupied orbitals times sqrt(occupation)), which some groups use for rho.
+    virtual XCContribution compute(const Eigen::MatrixXd& density, const Eigen::MatrixXd* factor) = 0;
+    /// d E_xc / d R_A (numAtoms x 3). gridResponse: the exact derivative of the quadrature on the grid
+    /// that moves with the atoms (partition-weight derivatives included); otherwise the grid held fixed.
+    virtual Eigen::MatrixXd gradient(const Eigen::MatrixXd& density, bool gridResponse) = 0;
+    /// Bytes of basis values kept between SCF iterations (Precompute), wherever the back end keeps them.
+    virtual size_t storedBytes() const = 0;
+};
+
+/// One geometry, as a back end sees it. Everything referred to outlives the back end.
+struct XCGeometry {
+    const BasisSet& basis;
+    const MolecularGrid& grid;
+    const std::vector<QMAtom>& atoms;
+    const QMSettings& settings;
+};
+
+class XCBackendFactory {
+public:
+    virtual ~XCBackendFactory() = default;
+    virtual std::unique_ptr<XCBackend> create(const XCGeometry& geometry) const = 0;
+};
+
+/// The host back end: XCIntegrator for energy and matrix (grouped points, significant shells,
+/// precomputed or recomputed basis values), xcGradient / xcGradientFixedGrid for forces, on
+/// settings.threads threads.
+class HostXCBackendFactory : public XCBackendFactory {
+public:
+    std::unique_ptr<XCBackend> create(const XCGeometry& geometry) const override;
+};
+
+} // namespace QM
+} // namespace OpenMMDFT

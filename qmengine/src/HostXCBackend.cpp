@@ -1,0 +1,40 @@
+#include "openmmdft/qm/XCBackend.h"
+
+namespace OpenMMDFT {
+namespace QM {
+
+namespace {
+
+class HostXCBackend : public XCBackend {
+public:
+    explicit HostXCBackend(const XCGeometry& g)
+        : geometry_(g),
+          integrator_(g.basis, g.grid, g.settings.functional, g.settings.storage, g.settings.grid.blockSize, g.settings.threads,
+                      g.settings.grid.maxStoredBasisMiB) {
+    }
+    XCContribution compute(const Eigen::MatrixXd& density, const Eigen::MatrixXd* factor) override {
+        return integrator_.compute(density, factor);
+    }
+    Eigen::MatrixXd gradient(const Eigen::MatrixXd& density, bool gridResponse) override {
+        const QMSettings& s = geometry_.settings;
+        if (gridResponse)
+            return xcGradient(geometry_.basis, geometry_.grid, geometry_.atoms, s.grid, s.functional, density, s.threads);
+        return xcGradientFixedGrid(geometry_.basis, geometry_.grid, s.functional, density, (int) geometry_.atoms.size(),
+                                   s.threads);
+    }
+    size_t storedBytes() const override {
+        return integrator_.storedBytes();
+    }
+private:
+    XCGeometry geometry_;
+    XCIntegrator integrator_;
+};
+
+} // namespace
+
+std::unique_ptr<XCBackend> HostXCBackendFactory::create(const XCGeometry& geometry) const {
+    return std::unique_ptr<XCBackend>(new HostXCBackend(geometry));
+}
+
+} // namespace QM
+} // namespace OpenMMDFT
