@@ -68,8 +68,9 @@ string QMRegionDriver::findDataDirectory() {
     return "";  // the engine then falls back to the source tree's qmengine/data
 }
 
-QMRegionDriver::QMRegionDriver(const QMMMForce& force, int threads, bool fitOnContextKernel)
-    : embedding(force), threads(threads), fitOnContextKernel(fitOnContextKernel) {
+QMRegionDriver::QMRegionDriver(const QMMMForce& force, int threads, bool fitOnContextKernel,
+                               shared_ptr<const QM::XCBackendFactory> xcFactory)
+    : embedding(force), threads(threads), fitOnContextKernel(fitOnContextKernel), xcFactory(xcFactory) {
     setParameters(force);
 }
 
@@ -77,7 +78,7 @@ void QMRegionDriver::setParameters(const QMMMForce& force) {
     // Build everything that can fail first (parsing basis sets, checking settings), then commit.
     QM::QMSettings newSettings = settingsOf(force);
     newSettings.threads = threads;
-    unique_ptr<QM::KohnShamLDA> newEngine(new QM::KohnShamLDA(newSettings));
+    unique_ptr<QM::KohnShamLDA> newEngine(new QM::KohnShamLDA(newSettings, xcFactory));
     unique_ptr<ESPChargeFit> newESP(force.getESPChargeMethod() == QMMMForce::NoESPCharges ? nullptr
                                     : new ESPChargeFit(force.getESPChargeMethod(), threads));
     embedding.setParameters(force);
@@ -229,6 +230,8 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
     results.qmmmEnergy = r.qmmm * KJ_PER_MOL_PER_HARTREE;
     results.scfIterations = r.iterations;
     results.scfRestarts = r.restarts;
+    results.xcBackend = r.xcBackend;
+    results.basisValueBytes = (double) r.storedBasisBytes;
     results.numMMCharges = mm.size();
     results.orbitalEnergies.resize(r.orbitalEnergies.size());
     for (size_t i = 0; i < r.orbitalEnergies.size(); i++)

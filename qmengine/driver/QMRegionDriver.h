@@ -32,9 +32,11 @@ public:
      * threads: for the engine (0: every hardware thread). fitOnContextKernel: solve the density-fitting
      * metric and the ESP fit with the Context's least-squares kernel (Reference/CPU, and GPU platforms in
      * double precision); otherwise the metric is solved by the engine on the host and the ESP fit on the
-     * CPU platform, since the QM accumulations are always double.
+     * CPU platform, since the QM accumulations are always double. xcFactory: where the XC work runs
+     * (null: the host's threads; the GPU platforms pass their device back end).
      */
-    QMRegionDriver(const QMMMForce& force, int threads, bool fitOnContextKernel);
+    QMRegionDriver(const QMMMForce& force, int threads, bool fitOnContextKernel,
+                   std::shared_ptr<const QM::XCBackendFactory> xcFactory = nullptr);
     /**
      * Re-read the QM settings and MM charges (updateParametersInContext). All or nothing: everything
      * that can fail (basis sets, settings) is built first; on an exception nothing has changed.
@@ -80,6 +82,7 @@ private:
     QMEmbedding embedding;
     int threads;
     bool fitOnContextKernel;
+    std::shared_ptr<const QM::XCBackendFactory> xcFactory;
     int qmCharge;
     bool energyOnly;
     QM::QMSettings settings;

@@ -25,6 +25,9 @@ public:
     size_t storedBytes() const override {
         return integrator_.storedBytes();
     }
+    const char* name() const override {
+        return "host";
+    }
 private:
     XCGeometry geometry_;
     XCIntegrator integrator_;

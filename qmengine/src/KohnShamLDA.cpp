@@ -352,6 +352,8 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
         throw SCFConvergenceError(msg.str());
     }
     o.result.gridPoints = sys.grid->numPoints();
+    o.result.xcBackend = sys.xc->name();
+    o.result.storedBasisBytes = sys.xc->storedBytes();
     for (const auto& kv : sys.timings)
         o.result.timings[kv.first] = kv.second;
     o.result.timings["guess"] = guessTime;

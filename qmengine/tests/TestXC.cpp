@@ -125,6 +125,9 @@ struct RecordingXCFactory : XCBackendFactory {
             size_t storedBytes() const override {
                 return host->storedBytes();
             }
+            const char* name() const override {
+                return "recording";
+            }
         };
         std::unique_ptr<Recording> backend(new Recording());
         backend->host = HostXCBackendFactory().create(geometry);

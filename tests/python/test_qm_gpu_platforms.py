@@ -1,11 +1,13 @@
 """The QM region on the GPU platforms (OpenCL here on PoCL; CUDA where a GPU is present), one test body
 for every platform and precision, against the Reference platform on the same System.
 
-The GPU platforms run the same QM driver as Reference/CPU (the XC, Coulomb and SCF on the host in this
-version); what these tests check is the plumbing that is platform-specific: positions read from the
-device in the Context's atom order (mixed precision included), QM atoms kept out of OpenMM's atom
-reordering, the QM forces added to the device's fixed-point force buffer, periodic boxes, and the MM
-charges of the QM atoms switched off in the device pair kernel.
+The GPU platforms run the same QM driver as Reference/CPU, with the XC energy and matrix of every SCF
+iteration on the device (basis values precomputed or recomputed, densities, the functional, the XC
+matrix; CommonXCBackend), while integrals, Coulomb, diagonalization and the gradient stay on the host.
+Besides the device XC, these tests check the platform-specific plumbing: positions read from the device
+in the Context's atom order (mixed precision included), QM atoms kept out of OpenMM's atom reordering,
+the QM forces added to the device's fixed-point force buffer, periodic boxes, and the MM charges of
+the QM atoms switched off in the device pair kernel.
 
 Tolerances (the issue's): double precision, 1e-8 Eh on the energy and 1e-7 Eh/bohr on every force
 component; mixed precision (the MM pair kernels in float), 1e-6 Eh and 1e-5 Eh/bohr.
@@ -154,7 +156,14 @@ def test_matches_reference(case, platform, precision):
     assert abs(gpuEnergy - energy) < energyTolerance * KJ_PER_HARTREE
     assert np.abs(gpuForces - forces).max() < forceTolerance * KJ_NM_PER_HARTREE_BOHR
     assert np.abs(forces[:3]).max() > 10.0  # the QM atoms do feel forces
-    assert force.getQMResults(context)["numMMCharges"] > 0
+    results = force.getQMResults(context)
+    assert results["numMMCharges"] > 0
+    # The XC energy and matrix come from the device; Precompute keeps the basis values there.
+    assert results["xcBackend"] == "device"
+    if force.getBasisFunctionStorage() == openmmdft.QMMMForce.Precompute:
+        assert results["basisValueBytes"] > 0
+    else:
+        assert results["basisValueBytes"] == 0
 
 
 @pytest.mark.parametrize("platform, precision", GPU[:1])

@@ -55,6 +55,8 @@ struct QMResults {
     double qmmmEnergy;
     int scfIterations;
     int scfRestarts;
+    std::string xcBackend;
+    double basisValueBytes;
     int numMMCharges;
     std::vector<double> orbitalEnergies;
     double homoLumoGap;
@@ -273,7 +275,8 @@ QMMMForce.getGridGrouping = _withUnit(QMMMForce.getGridGrouping, lambda g: [g[0]
 def _qmResults(self, context):
     """What the last QM computation in ``context`` produced: a dict of energies (kJ/mol
     Quantities), SCF iterations, the number of MM charges in the QM Hamiltonian, orbital
-    energies, SCF restarts (attempts that failed before the one that converged), the HOMO-LUMO gap and the ESP charges (e, one per QM atom; empty unless
+    energies, SCF restarts (attempts that failed before the one that converged), where the XC work ran
+    ("host" or "device") and the bytes of basis values it keeps between SCF iterations, the HOMO-LUMO gap and the ESP charges (e, one per QM atom; empty unless
     setESPChargeMethod chose a method)."""
     r = QMMMForce._getQMResultsRaw(self, context)
     energy = unit.kilojoule_per_mole
@@ -286,6 +289,8 @@ def _qmResults(self, context):
         "qmmmEnergy": r.qmmmEnergy * energy,
         "scfIterations": r.scfIterations,
         "scfRestarts": r.scfRestarts,
+        "xcBackend": r.xcBackend,
+        "basisValueBytes": int(r.basisValueBytes),
         "numMMCharges": r.numMMCharges,
         "orbitalEnergies": list(r.orbitalEnergies) * energy,
         "homoLumoGap": r.homoLumoGap * energy,

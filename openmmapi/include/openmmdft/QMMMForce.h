@@ -36,6 +36,11 @@ struct QMResults {
     int numMMCharges = 0;                 ///< MM charges that entered the QM Hamiltonian
     std::vector<double> orbitalEnergies;  ///< kJ/mol, ascending
     double homoLumoGap = 0;               ///< kJ/mol (0 when there is no virtual orbital)
+    /** Where the XC work ran: "host" (Reference/CPU, or a GPU without double precision) or "device". */
+    std::string xcBackend;
+    /** Bytes of basis values kept between SCF iterations (in device memory when xcBackend is "device"; 0 with
+     * Recompute, or when Precompute's budget, the grid's maxStoredBasisMiB, is exceeded and values are recomputed). */
+    double basisValueBytes = 0;
     /** ESP charges (e), one per QM atom in QM-atom order; empty when the ESP charge method is NoESPCharges. */
     std::vector<double> espCharges;
 };

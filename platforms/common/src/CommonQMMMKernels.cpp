@@ -1,5 +1,6 @@
 #include "CommonQMMMKernels.h"
 #include "CommonQMMMKernelSources.h"
+#include "CommonXCBackend.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/BondedUtilities.h"
 #include "openmm/common/ComputeForceInfo.h"
@@ -282,7 +283,11 @@ void CommonCalcQMMMForceKernel::initialize(const System& system, const QMMMForce
 
     if (force.getNumQMAtoms() > 0) {
         // The least-squares kernel of this Context solves the density-fitting metric only in double precision.
-        qmRegion.reset(new QMRegionDriver(force, 0, cc.getUseDoublePrecision()));
+        // The XC work runs on the device (double precision arithmetic, whatever the Context's precision).
+        shared_ptr<const QM::XCBackendFactory> xc;
+        if (CommonXCBackendFactory::supported(cc))
+            xc = make_shared<CommonXCBackendFactory>(cc);
+        qmRegion.reset(new QMRegionDriver(force, 0, cc.getUseDoublePrecision(), xc));
         bool doubleForces = cc.getSupportsDoublePrecision();
         map<string, string> forceDefines;
         forceDefines["HOST_FORCE_TYPE"] = doubleForces ? "double" : "float";

@@ -54,6 +54,8 @@ struct QMResult {
     std::vector<double> energyHistory, errorHistory; ///< per SCF iteration
     double gridElectrons = 0;    ///< integral of rho on the grid
     size_t gridPoints = 0;
+    std::string xcBackend;           ///< where the XC work ran (XCBackend::name)
+    size_t storedBasisBytes = 0;     ///< basis values kept between SCF iterations, there
     /// Wall-clock seconds: "setup.integrals", "setup.grid", "setup.xc", "setup.coulomb",
     /// "guess", "scf.coulomb", "scf.xc", "scf.diagonalization", "total".
     std::map<std::string, double> timings;

@@ -28,6 +28,8 @@ public:
     virtual Eigen::MatrixXd gradient(const Eigen::MatrixXd& density, bool gridResponse) = 0;
     /// Bytes of basis values kept between SCF iterations (Precompute), wherever the back end keeps them.
     virtual size_t storedBytes() const = 0;
+    /// Where the work runs, for reports: "host" or "device".
+    virtual const char* name() const = 0;
 };
 
 /// One geometry, as a back end sees it. Everything referred to outlives the back end.

@@ -1,0 +1,328 @@
+#include "CommonXCBackend.h"
+#include "CommonQMMMKernelSources.h"
+#include "openmmdft/qm/Angular.h"
+#include "openmm/OpenMMException.h"
+#include "openmm/common/ComputeArray.h"
+#include "openmm/common/ComputeKernel.h"
+#include "openmm/common/ContextSelector.h"
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace OpenMM;
+using namespace OpenMMDFT;
+using namespace std;
+
+namespace {
+
+/** The grid and basis of one geometry as flat arrays, in the layout kernels/qmXC.cc describes. */
+struct XCLayout {
+    vector<double> x, y, z, w;
+    vector<int> pointBatch;
+    vector<int> batchPointStart, batchNumPoints, batchNumFunctions, batchFunctionStart, batchFunctions;
+    vector<int> batchShellStart, batchNumShells, batchShells, batchShellColumn, batchPhiStart, batchTriStart, batchLocal;
+    vector<double> shellCenter, primExponent, primCoefficient;
+    vector<int> shellL, shellPure, shellPrimStart, shellNumPrim;
+    size_t phiSize = 0;
+
+    XCLayout(const QM::BasisSet& basis, const QM::MolecularGrid& grid) {
+        const int nbf = basis.size();
+        for (const QM::GridBatch& g : grid.batches()) {
+            if (g.size() == 0 || g.functions.empty())
+                continue;  // no significant function: rho = 0 there, as on the host
+            const int b = batchPointStart.size();
+            const int nf = g.functions.size();
+            batchPointStart.push_back(x.size());
+            batchNumPoints.push_back(g.size());
+            batchNumFunctions.push_back(nf);
+            batchFunctionStart.push_back(batchFunctions.size());
+            batchFunctions.insert(batchFunctions.end(), g.functions.begin(), g.functions.end());
+            batchShellStart.push_back(batchShells.size());
+            batchNumShells.push_back(g.shells.size());
+            int column = 0;
+            for (int s : g.shells) {
+                batchShells.push_back(s);
+                batchShellColumn.push_back(column);
+                column += basis.shells()[s].size();
+            }
+            if (column != nf)
+                throw OpenMMException("QMMMForce: a grid batch's functions do not match its shells (internal error)");
+            batchPhiStart.push_back((int) phiSize);
+            phiSize += (size_t) g.size() * nf;
+            if (phiSize > (size_t) INT_MAX)
+                throw OpenMMException("QMMMForce: the grid's basis values exceed 2^31 entries; use a coarser grid or fewer QM atoms");
+            batchLocal.resize((size_t) (b + 1) * nbf, -1);
+            for (int i = 0; i < nf; i++)
+                batchLocal[(size_t) b * nbf + g.functions[i]] = i;
+            x.insert(x.end(), g.x.begin(), g.x.end());
+            y.insert(y.end(), g.y.begin(), g.y.end());
+            z.insert(z.end(), g.z.begin(), g.z.end());
+            w.insert(w.end(), g.w.begin(), g.w.end());
+            pointBatch.insert(pointBatch.end(), g.size(), b);
+        }
+        batchTriStart.assign(1, 0);
+        for (int nf : batchNumFunctions)
+            batchTriStart.push_back(batchTriStart.back() + nf * (nf + 1) / 2);
+        batchPhiStart.push_back((int) phiSize);
+        batchPointStart.push_back(x.size());
+        for (const QM::Shell& s : basis.shells()) {
+            if (s.l > 3)
+                throw OpenMMException("QMMMForce: the device XC handles shells up to f");
+            shellCenter.insert(shellCenter.end(), s.center.begin(), s.center.end());
+            shellL.push_back(s.l);
+            shellPure.push_back(s.pure ? 1 : 0);
+            shellPrimStart.push_back(primExponent.size());
+            shellNumPrim.push_back(s.exponents.size());
+            primExponent.insert(primExponent.end(), s.exponents.begin(), s.exponents.end());
+            primCoefficient.insert(primCoefficient.end(), s.coefficients.begin(), s.coefficients.end());
+        }
+    }
+    int numBatches() const {
+        return batchNumPoints.size();
+    }
+};
+
+/** Cartesian component powers for l = 0..3 in the engine's order, and the d and f solid-harmonic matrices. */
+void angularTables(vector<int>& cartPowers, vector<double>& pureMatrix) {
+    for (int l = 0; l <= 3; l++)
+        for (const auto& c : QM::cartesianComponents(l))
+            cartPowers.insert(cartPowers.end(), {c[0], c[1], c[2]});
+    for (int l = 2; l <= 3; l++) {
+        const Eigen::MatrixXd& m = QM::cartesianToPure(l);
+        for (int r = 0; r < m.rows(); r++)
+            for (int c = 0; c < m.cols(); c++)
+                pureMatrix.push_back(m(r, c));
+    }
+}
+
+template <class T>
+void uploadArray(ComputeContext& cc, ComputeArray& array, const vector<T>& data, const char* name) {
+    array.initialize<T>(cc, max<size_t>(data.size(), 1), name);
+    if (!data.empty())
+        array.upload(data);
+}
+
+class CommonXCBackend : public QM::XCBackend {
+public:
+    CommonXCBackend(ComputeContext& cc, ComputeProgram program, const QM::XCGeometry& geometry)
+        : cc(cc), geometry(geometry), layout(geometry.basis, geometry.grid) {
+        ContextSelector selector(cc);
+        const int nbf = geometry.basis.size();
+        vector<int> cartPowers;
+        vector<double> pureMatrix;
+        angularTables(cartPowers, pureMatrix);
+        uploadArray(cc, pointX, layout.x, "qmXCPointX");
+        uploadArray(cc, pointY, layout.y, "qmXCPointY");
+        uploadArray(cc, pointZ, layout.z, "qmXCPointZ");
+        uploadArray(cc, pointW, layout.w, "qmXCPointW");
+        uploadArray(cc, pointBatch, layout.pointBatch, "qmXCPointBatch");
+        uploadArray(cc, batchPointStart, layout.batchPointStart, "qmXCBatchPointStart");
+        uploadArray(cc, batchNumPoints, layout.batchNumPoints, "qmXCBatchNumPoints");
+        uploadArray(cc, batchNumFunctions, layout.batchNumFunctions, "qmXCBatchNumFunctions");
+        uploadArray(cc, batchFunctionStart, layout.batchFunctionStart, "qmXCBatchFunctionStart");
+        uploadArray(cc, batchFunctions, layout.batchFunctions, "qmXCBatchFunctions");
+        uploadArray(cc, batchShellStart, layout.batchShellStart, "qmXCBatchShellStart");
+        uploadArray(cc, batchNumShells, layout.batchNumShells, "qmXCBatchNumShells");
+        uploadArray(cc, batchShells, layout.batchShells, "qmXCBatchShells");
+        uploadArray(cc, batchShellColumn, layout.batchShellColumn, "qmXCBatchShellColumn");
+        uploadArray(cc, batchPhiStart, layout.batchPhiStart, "qmXCBatchPhiStart");
+        uploadArray(cc, batchTriStart, layout.batchTriStart, "qmXCBatchTriStart");
+        uploadArray(cc, batchLocal, layout.batchLocal, "qmXCBatchLocal");
+        uploadArray(cc, shellCenter, layout.shellCenter, "qmXCShellCenter");
+        uploadArray(cc, shellL, layout.shellL, "qmXCShellL");
+        uploadArray(cc, shellPure, layout.shellPure, "qmXCShellPure");
+        uploadArray(cc, shellPrimStart, layout.shellPrimStart, "qmXCShellPrimStart");
+        uploadArray(cc, shellNumPrim, layout.shellNumPrim, "qmXCShellNumPrim");
+        uploadArray(cc, primExponent, layout.primExponent, "qmXCPrimExponent");
+        uploadArray(cc, primCoefficient, layout.primCoefficient, "qmXCPrimCoefficient");
+        uploadArray(cc, cartPowersArray, cartPowers, "qmXCCartPowers");
+        uploadArray(cc, pureMatrixArray, pureMatrix, "qmXCPureMatrix");
+        const size_t numPoints = max<size_t>(layout.w.size(), 1);
+        wv.initialize<double>(cc, numPoints, "qmXCWeightedPotential");
+        pointEnergy.initialize<double>(cc, numPoints, "qmXCPointEnergy");
+        pointElectrons.initialize<double>(cc, numPoints, "qmXCPointElectrons");
+        batchV.initialize<double>(cc, max(layout.batchTriStart.back(), 1), "qmXCBatchMatrices");
+        sums.initialize<double>(cc, max(2 * layout.numBatches(), 1), "qmXCBatchSums");
+        density.initialize<double>(cc, (size_t) nbf * nbf, "qmXCDensity");
+        matrix.initialize<double>(cc, (size_t) nbf * nbf, "qmXCMatrix");
+        planChunks();
+        phi.initialize<double>(cc, max<size_t>(largestChunk, 1), "qmXCBasisValues");
+        createKernels(program);
+        if (keepBasisValues && !chunks.empty())
+            evaluateBasis(chunks[0]);
+    }
+
+    QM::XCContribution compute(const Eigen::MatrixXd& D, const Eigen::MatrixXd* /*factor*/) override {
+        ContextSelector selector(cc);
+        const int nbf = geometry.basis.size();
+        QM::XCContribution out;
+        out.matrix = Eigen::MatrixXd::Zero(nbf, nbf);
+        if (layout.numBatches() == 0)
+            return out;
+        vector<double> d(D.data(), D.data() + (size_t) nbf * nbf);  // symmetric: either layout
+        density.upload(d);
+        for (const Chunk& chunk : chunks) {
+            if (!keepBasisValues)
+                evaluateBasis(chunk);
+            const int firstPoint = layout.batchPointStart[chunk.firstBatch];
+            const int numPoints = layout.batchPointStart[chunk.lastBatch] - firstPoint;
+            densityKernel->setArg(0, firstPoint);
+            densityKernel->setArg(1, numPoints);
+            densityKernel->setArg(7, layout.batchPhiStart[chunk.firstBatch]);
+            densityKernel->execute(numPoints);
+            matricesKernel->setArg(0, chunk.firstBatch);
+            matricesKernel->setArg(1, chunk.lastBatch);
+            matricesKernel->setArg(7, layout.batchPhiStart[chunk.firstBatch]);
+            matricesKernel->execute(layout.batchTriStart[chunk.lastBatch] - layout.batchTriStart[chunk.firstBatch]);
+        }
+        reduceKernel->execute(nbf * nbf);
+        sumsKernel->execute(layout.numBatches());
+        vector<double> v, s;
+        matrix.download(v);
+        sums.download(s);
+        out.matrix = Eigen::Map<const Eigen::MatrixXd>(v.data(), nbf, nbf);
+        for (int b = 0; b < layout.numBatches(); b++) {  // in batch order: deterministic
+            out.energy += s[2 * b];
+            out.electrons += s[2 * b + 1];
+        }
+        return out;
+    }
+
+    Eigen::MatrixXd gradient(const Eigen::MatrixXd& D, bool gridResponse) override {
+        const QM::QMSettings& s = geometry.settings;
+        if (gridResponse)
+            return QM::xcGradient(geometry.basis, geometry.grid, geometry.atoms, s.grid, s.functional, D, s.threads);
+        return QM::xcGradientFixedGrid(geometry.basis, geometry.grid, s.functional, D, (int) geometry.atoms.size(), s.threads);
+    }
+
+    size_t storedBytes() const override {
+        return keepBasisValues ? layout.phiSize * sizeof(double) : 0;
+    }
+    const char* name() const override {
+        return "device";
+    }
+
+private:
+    struct Chunk {
+        int firstBatch, lastBatch;  // batches [first, last)
+    };
+
+    /** Batches in chunks whose basis values fit the budget (one chunk for all when they can be kept). */
+    void planChunks() {
+        const double budget = geometry.settings.grid.maxStoredBasisMiB * 1048576.0 / sizeof(double);
+        keepBasisValues = geometry.settings.storage == QM::BasisFunctionStorage::Precompute && layout.phiSize <= budget;
+        largestChunk = 0;
+        int first = 0;
+        while (first < layout.numBatches()) {
+            int last = first + 1;
+            while (last < layout.numBatches() &&
+                   (keepBasisValues || layout.batchPhiStart[last + 1] - layout.batchPhiStart[first] <= budget))
+                last++;
+            chunks.push_back({first, last});
+            largestChunk = max<size_t>(largestChunk, (size_t) (layout.batchPhiStart[last] - layout.batchPhiStart[first]));
+            first = last;
+        }
+    }
+
+    void createKernels(ComputeProgram program) {
+        basisKernel = program->createKernel("evaluateBasis");
+        basisKernel->addArg(0);  // firstPoint
+        basisKernel->addArg(0);  // numPoints
+        for (ComputeArray* a : {&pointX, &pointY, &pointZ, &pointBatch, &batchPointStart, &batchNumFunctions, &batchPhiStart})
+            basisKernel->addArg(*a);
+        basisKernel->addArg(0);  // phiBase (argument 9)
+        for (ComputeArray* a : {&batchShellStart, &batchNumShells, &batchShells, &batchShellColumn, &shellCenter, &shellL, &shellPure,
+                                &shellPrimStart, &shellNumPrim, &primExponent, &primCoefficient, &cartPowersArray, &pureMatrixArray, &phi})
+            basisKernel->addArg(*a);
+
+        densityKernel = program->createKernel("densityAndPotential");
+        densityKernel->addArg(0);
+        densityKernel->addArg(0);
+        for (ComputeArray* a : {&pointW, &pointBatch, &batchPointStart, &batchNumFunctions, &batchPhiStart})
+            densityKernel->addArg(*a);
+        densityKernel->addArg(0);  // phiBase (argument 7)
+        for (ComputeArray* a : {&batchFunctionStart, &batchFunctions, &density})
+            densityKernel->addArg(*a);
+        densityKernel->addArg(geometry.basis.size());
+        for (ComputeArray* a : {&phi, &wv, &pointEnergy, &pointElectrons})
+            densityKernel->addArg(*a);
+
+        matricesKernel = program->createKernel("batchMatrices");
+        matricesKernel->addArg(0);
+        matricesKernel->addArg(0);
+        for (ComputeArray* a : {&batchTriStart, &batchPointStart, &batchNumPoints, &batchNumFunctions, &batchPhiStart})
+            matricesKernel->addArg(*a);
+        matricesKernel->addArg(0);  // phiBase (argument 7)
+        for (ComputeArray* a : {&phi, &wv, &batchV})
+            matricesKernel->addArg(*a);
+
+        reduceKernel = program->createKernel("reduceMatrix");
+        reduceKernel->addArg(geometry.basis.size());
+        reduceKernel->addArg(layout.numBatches());
+        for (ComputeArray* a : {&batchLocal, &batchTriStart, &batchV, &matrix})
+            reduceKernel->addArg(*a);
+
+        sumsKernel = program->createKernel("batchSums");
+        sumsKernel->addArg(layout.numBatches());
+        for (ComputeArray* a : {&batchPointStart, &batchNumPoints, &pointEnergy, &pointElectrons, &sums})
+            sumsKernel->addArg(*a);
+    }
+
+    void evaluateBasis(const Chunk& chunk) {
+        const int firstPoint = layout.batchPointStart[chunk.firstBatch];
+        const int numPoints = layout.batchPointStart[chunk.lastBatch] - firstPoint;
+        basisKernel->setArg(0, firstPoint);
+        basisKernel->setArg(1, numPoints);
+        basisKernel->setArg(9, layout.batchPhiStart[chunk.firstBatch]);
+        basisKernel->execute(numPoints);
+    }
+
+    ComputeContext& cc;
+    QM::XCGeometry geometry;
+    XCLayout layout;
+    vector<Chunk> chunks;
+    size_t largestChunk = 0;
+    bool keepBasisValues = false;
+    ComputeArray pointX, pointY, pointZ, pointW, pointBatch;
+    ComputeArray batchPointStart, batchNumPoints, batchNumFunctions, batchFunctionStart, batchFunctions;
+    ComputeArray batchShellStart, batchNumShells, batchShells, batchShellColumn, batchPhiStart, batchTriStart, batchLocal;
+    ComputeArray shellCenter, shellL, shellPure, shellPrimStart, shellNumPrim, primExponent, primCoefficient;
+    ComputeArray cartPowersArray, pureMatrixArray;
+    ComputeArray phi, wv, pointEnergy, pointElectrons, batchV, sums, density, matrix;
+    ComputeKernel basisKernel, densityKernel, matricesKernel, reduceKernel, sumsKernel;
+};
+
+} // namespace
+
+CommonXCBackendFactory::CommonXCBackendFactory(ComputeContext& cc) : cc(cc) {
+}
+
+bool CommonXCBackendFactory::supported(ComputeContext& cc) {
+    return cc.getSupportsDoublePrecision();
+}
+
+unique_ptr<QM::XCBackend> CommonXCBackendFactory::create(const QM::XCGeometry& geometry) const {
+    const int index = geometry.settings.functional == QM::Functional::SVWN5 ? 0 : 1;
+    if (!program[index]) {
+        ContextSelector selector(cc);
+        // VWN's paramagnetic fits (Vosko, Wilk, Nusair 1980): VWN5 and the RPA parametrization.
+        const double parameters[2][4] = {{0.0310907, -0.10498, 3.72744, 12.9352}, {0.0310907, -0.409286, 13.0720, 42.7198}};
+        // Double literals in every precision (ComputeContext::doubleToString writes floats in single and mixed).
+        auto literal = [](double value) {
+            stringstream s;
+            s.precision(17);
+            s << scientific << value;
+            return s.str();
+        };
+        map<string, string> defines;
+        defines["VWN_A"] = literal(parameters[index][0]);
+        defines["VWN_X0"] = literal(parameters[index][1]);
+        defines["VWN_B"] = literal(parameters[index][2]);
+        defines["VWN_C"] = literal(parameters[index][3]);
+        program[index] = cc.compileProgram(CommonQMMMKernelSources::qmXC, defines);
+    }
+    return unique_ptr<QM::XCBackend>(new CommonXCBackend(cc, program[index], geometry));
+}

@@ -1,0 +1,37 @@
+#ifndef OPENMMDFT_COMMONXCBACKEND_H_
+#define OPENMMDFT_COMMONXCBACKEND_H_
+
+#include "openmmdft/qm/XCBackend.h"
+#include "openmm/common/ComputeContext.h"
+#include "openmm/common/ComputeProgram.h"
+#include <memory>
+
+namespace OpenMMDFT {
+
+/**
+ * The QM engine's XC back end on the GPU platforms (OpenCL, CUDA), written once against OpenMM's
+ * Compute API (kernels/qmXC.cc). Per geometry the grid's batches (points, weights, significant shells)
+ * and the basis are uploaded; per SCF iteration the density matrix goes up, basis values (kept on the
+ * device with Precompute, evaluated again with Recompute), densities, the functional and the per-batch
+ * XC matrices are computed on the device and reduced there into the AO matrix, and the XC matrix and
+ * one energy and electron count per batch come back. No host synchronization between the kernels of
+ * an iteration. Double precision throughout (the QM accumulations are always double).
+ *
+ * Precompute keeps every batch's basis values while they fit in settings.grid.maxStoredBasisMiB;
+ * otherwise (and with Recompute) batches are evaluated in chunks within that budget every iteration.
+ * The XC gradient still runs on the host (xcGradient, partition-weight derivatives included).
+ */
+class CommonXCBackendFactory : public QM::XCBackendFactory {
+public:
+    explicit CommonXCBackendFactory(OpenMM::ComputeContext& cc);
+    std::unique_ptr<QM::XCBackend> create(const QM::XCGeometry& geometry) const override;
+    /** Whether the device can run it (double precision); otherwise use the host back end. */
+    static bool supported(OpenMM::ComputeContext& cc);
+private:
+    OpenMM::ComputeContext& cc;
+    mutable OpenMM::ComputeProgram program[2];  // compiled on first use, per functional (SVWN5, SVWN_RPA)
+};
+
+} // namespace OpenMMDFT
+
+#endif

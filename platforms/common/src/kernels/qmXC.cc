@@ -1,0 +1,202 @@
+/**
+ * Exchange-correlation of the QM region on the device (LDA: Slater exchange + VWN correlation), one
+ * geometry's grid in batches of points (the engine's cube and sphere groups, seed 001 ch. 3), each with
+ * its significant shells. Everything in double precision and atomic units.
+ *
+ * Layout: points are concatenated batch by batch; the basis values of batch b are a row-major
+ * (points x nf_b) matrix at phi[batchPhiStart[b] - phiBase]. Per batch the lower triangle of
+ * V_b = Phi_b^T diag(w v) Phi_b is packed at batchV[batchTriStart[b]], and reduceMatrix() adds the
+ * batches into the AO matrix through batchLocal (the column of each AO function in each batch, -1 if
+ * absent). Defines from the host: VWN_A, VWN_X0, VWN_B, VWN_C (the correlation fit).
+ * OpenMM caps the number of work groups of a launch, so every kernel loops with a grid stride.
+ */
+
+#define PI_QM 3.14159265358979323846
+
+/** A shell's values at (dx, dy, dz) from its centre, written to out[0 .. size). */
+DEVICE void shellValues(int s, double dx, double dy, double dz, GLOBAL const int* RESTRICT shellL,
+                        GLOBAL const int* RESTRICT shellPure, GLOBAL const int* RESTRICT shellPrimStart,
+                        GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const double* RESTRICT primExponent,
+                        GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT cartPowers,
+                        GLOBAL const double* RESTRICT pureMatrix, GLOBAL double* RESTRICT out) {
+    const int l = shellL[s];
+    const double r2 = dx*dx + dy*dy + dz*dz;
+    double radial = 0;
+    for (int k = shellPrimStart[s]; k < shellPrimStart[s] + shellNumPrim[s]; k++)
+        radial += primCoefficient[k]*exp(-primExponent[k]*r2);
+    double px[4], py[4], pz[4];
+    px[0] = py[0] = pz[0] = 1;
+    for (int k = 1; k <= l; k++) {
+        px[k] = px[k-1]*dx;
+        py[k] = py[k-1]*dy;
+        pz[k] = pz[k-1]*dz;
+    }
+    // Cartesian components of shell l start at component l(l+1)(l+2)/6 of the table (libint's order).
+    const int first = l*(l+1)*(l+2)/6, nc = (l+1)*(l+2)/2;
+    double cart[10];
+    for (int c = 0; c < nc; c++) {
+        const int k = 3*(first+c);
+        cart[c] = radial*px[cartPowers[k]]*py[cartPowers[k+1]]*pz[cartPowers[k+2]];
+    }
+    if (shellPure[s] && l >= 2) {
+        // Rows m = -l..l of the cartesian -> real solid harmonic matrix (d at 0, f after d's 5 x 6).
+        GLOBAL const double* M = pureMatrix + (l == 2 ? 0 : 30);
+        for (int m = 0; m < 2*l+1; m++) {
+            double v = 0;
+            for (int c = 0; c < nc; c++)
+                v += M[m*nc+c]*cart[c];
+            out[m] = v;
+        }
+    }
+    else
+        for (int c = 0; c < nc; c++)
+            out[c] = cart[c];
+}
+
+/** Basis values of the points [firstPoint, firstPoint + numPoints), each point's row of its batch's matrix. */
+KERNEL void evaluateBasis(int firstPoint, int numPoints, GLOBAL const double* RESTRICT pointX, GLOBAL const double* RESTRICT pointY,
+                          GLOBAL const double* RESTRICT pointZ, GLOBAL const int* RESTRICT pointBatch,
+                          GLOBAL const int* RESTRICT batchPointStart, GLOBAL const int* RESTRICT batchNumFunctions,
+                          GLOBAL const int* RESTRICT batchPhiStart, int phiBase, GLOBAL const int* RESTRICT batchShellStart,
+                          GLOBAL const int* RESTRICT batchNumShells, GLOBAL const int* RESTRICT batchShells,
+                          GLOBAL const int* RESTRICT batchShellColumn, GLOBAL const double* RESTRICT shellCenter,
+                          GLOBAL const int* RESTRICT shellL, GLOBAL const int* RESTRICT shellPure,
+                          GLOBAL const int* RESTRICT shellPrimStart, GLOBAL const int* RESTRICT shellNumPrim,
+                          GLOBAL const double* RESTRICT primExponent, GLOBAL const double* RESTRICT primCoefficient,
+                          GLOBAL const int* RESTRICT cartPowers, GLOBAL const double* RESTRICT pureMatrix,
+                          GLOBAL double* RESTRICT phi) {
+    for (int pt = firstPoint+GLOBAL_ID; pt < firstPoint+numPoints; pt += GLOBAL_SIZE) {
+        const int b = pointBatch[pt];
+        const int nf = batchNumFunctions[b];
+        GLOBAL double* row = phi + (batchPhiStart[b]-phiBase) + (pt-batchPointStart[b])*nf;
+        for (int k = batchShellStart[b]; k < batchShellStart[b]+batchNumShells[b]; k++) {
+            const int s = batchShells[k];
+            shellValues(s, pointX[pt]-shellCenter[3*s], pointY[pt]-shellCenter[3*s+1], pointZ[pt]-shellCenter[3*s+2],
+                        shellL, shellPure, shellPrimStart, shellNumPrim, primExponent, primCoefficient, cartPowers, pureMatrix,
+                        row + batchShellColumn[k]);
+        }
+    }
+}
+
+/** VWN correlation energy per electron and potential at x = sqrt(rs) (Vosko, Wilk, Nusair 1980). */
+DEVICE void vwnCorrelation(double rho, double* eps, double* v) {
+    const double rs = cbrt(3.0/(4.0*PI_QM*rho));
+    const double x = sqrt(rs);
+    const double X = x*x + VWN_B*x + VWN_C;
+    const double X0 = VWN_X0*VWN_X0 + VWN_B*VWN_X0 + VWN_C;
+    const double Q = sqrt(4.0*VWN_C - VWN_B*VWN_B);
+    const double t = 2.0*x + VWN_B;
+    const double at = atan(Q/t);
+    const double k = VWN_B*VWN_X0/X0;
+    const double e = VWN_A*(log(x*x/X) + 2.0*VWN_B/Q*at - k*(log((x-VWN_X0)*(x-VWN_X0)/X) + 2.0*(VWN_B+2.0*VWN_X0)/Q*at));
+    const double den = t*t + Q*Q;
+    const double de = VWN_A*(2.0/x - t/X - 4.0*VWN_B/den - k*(2.0/(x-VWN_X0) - t/X - 4.0*(VWN_B+2.0*VWN_X0)/den));
+    *eps = e;
+    *v = e - x/6.0*de;
+}
+
+/**
+ * Density at each point of [firstPoint, firstPoint + numPoints) from the AO density matrix D (nbf x nbf)
+ * and its batch's basis values, then the functional: wv = w v_xc, pointEnergy = w rho eps_xc,
+ * pointElectrons = w rho.
+ */
+KERNEL void densityAndPotential(int firstPoint, int numPoints, GLOBAL const double* RESTRICT pointW, GLOBAL const int* RESTRICT pointBatch,
+                                GLOBAL const int* RESTRICT batchPointStart, GLOBAL const int* RESTRICT batchNumFunctions,
+                                GLOBAL const int* RESTRICT batchPhiStart, int phiBase, GLOBAL const int* RESTRICT batchFunctionStart,
+                                GLOBAL const int* RESTRICT batchFunctions, GLOBAL const double* RESTRICT density, int nbf,
+                                GLOBAL const double* RESTRICT phi, GLOBAL double* RESTRICT wv, GLOBAL double* RESTRICT pointEnergy,
+                                GLOBAL double* RESTRICT pointElectrons) {
+    for (int pt = firstPoint+GLOBAL_ID; pt < firstPoint+numPoints; pt += GLOBAL_SIZE) {
+        const int b = pointBatch[pt];
+        const int nf = batchNumFunctions[b];
+        GLOBAL const double* row = phi + (batchPhiStart[b]-phiBase) + (pt-batchPointStart[b])*nf;
+        GLOBAL const int* fn = batchFunctions + batchFunctionStart[b];
+        double rho = 0;
+        for (int i = 0; i < nf; i++) {
+            GLOBAL const double* Drow = density + fn[i]*nbf;
+            double t = 0;
+            for (int j = 0; j < nf; j++)
+                t += Drow[fn[j]]*row[j];
+            rho += row[i]*t;
+        }
+        double eps = 0, v = 0;
+        if (rho > 1e-14) {  // the host's density threshold (and Libxc's)
+            const double c = cbrt(3.0/PI_QM), r13 = cbrt(rho);
+            double ec, vc;
+            vwnCorrelation(rho, &ec, &vc);
+            eps = -0.75*c*r13 + ec;
+            v = -c*r13 + vc;
+        }
+        const double w = pointW[pt];
+        wv[pt] = w*v;
+        pointEnergy[pt] = w*rho*eps;
+        pointElectrons[pt] = w*rho;
+    }
+}
+
+/**
+ * The packed lower triangle of V_b = Phi_b^T diag(w v) Phi_b for the batches [firstBatch, lastBatch):
+ * one work item per element (flat index over the batches' triangles, batchTriStart their prefix sums).
+ */
+KERNEL void batchMatrices(int firstBatch, int lastBatch, GLOBAL const int* RESTRICT batchTriStart,
+                          GLOBAL const int* RESTRICT batchPointStart, GLOBAL const int* RESTRICT batchNumPoints,
+                          GLOBAL const int* RESTRICT batchNumFunctions, GLOBAL const int* RESTRICT batchPhiStart, int phiBase,
+                          GLOBAL const double* RESTRICT phi, GLOBAL const double* RESTRICT wv, GLOBAL double* RESTRICT batchV) {
+    const int begin = batchTriStart[firstBatch], end = batchTriStart[lastBatch];
+    for (int index = begin+GLOBAL_ID; index < end; index += GLOBAL_SIZE) {
+        int low = firstBatch, high = lastBatch-1;  // the batch whose triangle holds index
+        while (low < high) {
+            const int mid = (low+high+1)/2;
+            if (batchTriStart[mid] <= index)
+                low = mid;
+            else
+                high = mid-1;
+        }
+        const int b = low, t = index-batchTriStart[b];
+        int i = (int) ((sqrt(8.0*t+1.0)-1.0)/2.0);
+        while (i*(i+1)/2 > t)
+            i--;
+        while ((i+1)*(i+2)/2 <= t)
+            i++;
+        const int j = t-i*(i+1)/2;
+        const int nf = batchNumFunctions[b], first = batchPointStart[b];
+        GLOBAL const double* p = phi + (batchPhiStart[b]-phiBase);
+        double sum = 0;
+        for (int q = 0; q < batchNumPoints[b]; q++)
+            sum += p[q*nf+i]*wv[first+q]*p[q*nf+j];
+        batchV[index] = sum;
+    }
+}
+
+/** V (nbf x nbf, symmetric) = sum over batches of their packed triangles, in batch order (deterministic). */
+KERNEL void reduceMatrix(int nbf, int numBatches, GLOBAL const int* RESTRICT batchLocal, GLOBAL const int* RESTRICT batchTriStart,
+                         GLOBAL const double* RESTRICT batchV, GLOBAL double* RESTRICT matrix) {
+    for (int index = GLOBAL_ID; index < nbf*nbf; index += GLOBAL_SIZE) {
+        const int mu = index/nbf, nu = index-mu*nbf;
+        if (nu > mu)
+            continue;
+        double sum = 0;
+        for (int b = 0; b < numBatches; b++) {
+            const int i = batchLocal[b*nbf+mu], j = batchLocal[b*nbf+nu];
+            if (i >= 0 && j >= 0)
+                sum += batchV[batchTriStart[b] + i*(i+1)/2 + j];  // i >= j: functions are in basis order
+        }
+        matrix[mu*nbf+nu] = sum;
+        matrix[nu*nbf+mu] = sum;
+    }
+}
+
+/** Per batch: its XC energy and electron count (sums[2b], sums[2b+1]), for the host to add in batch order. */
+KERNEL void batchSums(int numBatches, GLOBAL const int* RESTRICT batchPointStart, GLOBAL const int* RESTRICT batchNumPoints,
+                      GLOBAL const double* RESTRICT pointEnergy, GLOBAL const double* RESTRICT pointElectrons,
+                      GLOBAL double* RESTRICT sums) {
+    for (int b = GLOBAL_ID; b < numBatches; b += GLOBAL_SIZE) {
+        double e = 0, n = 0;
+        for (int q = batchPointStart[b]; q < batchPointStart[b]+batchNumPoints[b]; q++) {
+            e += pointEnergy[q];
+            n += pointElectrons[q];
+        }
+        sums[2*b] = e;
+        sums[2*b+1] = n;
+    }
+}
