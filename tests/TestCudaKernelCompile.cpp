@@ -5,7 +5,8 @@
  *
  * The preamble below defines the Compute API's macros the way OpenMM's CUDA platform does
  * (KERNEL = extern "C" __global__, LOCAL = __shared__, SYNC_THREADS = __syncthreads(), ...).
- * Kernels that are snippets inserted into OpenMM's own templates (qmmmCoulomb, qmmmPair14,
+ * Standalone programs: least squares, the bond graph, the QM region's device XC and the host-force
+ * accumulation. Kernels that are snippets inserted into OpenMM's own templates (qmmmCoulomb, qmmmPair14,
  * qmmmPositionCheck) are not standalone programs and are not compiled here.
  */
 #include "LeastSquaresProgram.h"
@@ -77,6 +78,20 @@ TEST_P(CudaKernelCompile, LeastSquares) {
 
 TEST_P(CudaKernelCompile, BondGraph) {
     string log = compile(CommonQMMMKernelSources::qmmmBondGraph, {{"SQRT", GetParam() == "double" ? "sqrt" : "sqrtf"}});
+    EXPECT_TRUE(log.empty()) << log;
+}
+
+/** The QM region's device XC (double in every precision) and the host-force accumulation. */
+TEST_P(CudaKernelCompile, QMExchangeCorrelation) {
+    string log = compile(CommonQMMMKernelSources::qmXC,
+                         {{"VWN_A", "3.10907e-02"}, {"VWN_X0", "-1.0498e-01"}, {"VWN_B", "3.72744e+00"}, {"VWN_C", "1.29352e+01"}});
+    EXPECT_TRUE(log.empty()) << log;
+}
+
+TEST_P(CudaKernelCompile, AddHostForces) {
+    // OpenMM's CUDA platform defines mm_long; the force type follows the device's double support.
+    string log = compile("typedef long long mm_long;\n" + string(CommonQMMMKernelSources::qmmmAddForces),
+                         {{"HOST_FORCE_TYPE", GetParam() == "single" ? "float" : "double"}});
     EXPECT_TRUE(log.empty()) << log;
 }
 
