@@ -1,5 +1,6 @@
 // XC contribution to the nuclear gradient (XCIntegrator.h), and the basis-function gradients it needs.
 #include "openmmdft/qm/XCIntegrator.h"
+#include <openmm/OpenMMException.h>
 #include "openmmdft/qm/Angular.h"
 #include "openmmdft/qm/LDA.h"
 #include "Parallel.h"
@@ -77,6 +78,35 @@ void evaluateBasisFunctionGradients(const BasisSet& basis, const std::vector<int
 namespace {
 
 /**
+ * The partition-weight terms of one batch on the moving grid, given f_p = rho_p eps_xc(rho_p) at its points:
+ * w = w_quadrature W_A(r), so f w_quadrature dW_A/dR_B goes to B != A, and to A (which also carries the
+ * point) minus their sum, by translational invariance of W_A.
+ */
+void addPartitionWeightTerms(const GridBatch& g, const double* f, const PartitionWeightDerivatives& partition, int numAtoms,
+                             Eigen::MatrixXd& G) {
+    std::vector<double> dW;
+    for (int p = 0; p < (int) g.size(); p++) {
+        if (f[p] == 0)
+            continue;
+        const int A = g.parentAtom[p];
+        const double r[3] = {g.x[p], g.y[p], g.z[p]};
+        const double W = partition.compute(A, r, dW);
+        if (!(W > 1e-14))
+            continue;
+        const double scale = f[p] * g.w[p] / W;
+        for (int B = 0; B < numAtoms; B++) {
+            if (B == A)
+                continue;
+            for (int d = 0; d < 3; d++) {
+                const double term = scale * dW[(size_t) B * 3 + d];
+                G(B, d) += term;
+                G(A, d) -= term;
+            }
+        }
+    }
+}
+
+/**
  * Both XC gradients: the basis-function term always; with partition (the moving grid) also the motion of each
  * point with its parent atom and the partition-weight derivatives.
  */
@@ -126,30 +156,8 @@ Eigen::MatrixXd xcGradientTerms(const BasisSet& basis, const MolecularGrid& grid
                         G(g.parentAtom[p], d) += perPoint[p];
                 }
             }
-        if (!partition)
-            return;
-        // Partition weight: w = w_quadrature W_A(r): f w_quadrature dW_A/dR_B for B != A, and for A (which also
-        // carries the point) minus their sum, by translational invariance of W_A.
-        std::vector<double> dW;
-        for (int p = 0; p < np; p++) {
-            if (f[p] == 0)
-                continue;
-            const int A = g.parentAtom[p];
-            const double r[3] = {g.x[p], g.y[p], g.z[p]};
-            const double W = partition->compute(A, r, dW);
-            if (!(W > 1e-14))
-                continue;
-            const double scale = f[p] * g.w[p] / W;
-            for (int B = 0; B < numAtoms; B++) {
-                if (B == A)
-                    continue;
-                for (int d = 0; d < 3; d++) {
-                    const double term = scale * dW[(size_t) B * 3 + d];
-                    G(B, d) += term;
-                    G(A, d) -= term;
-                }
-            }
-        }
+        if (partition)
+            addPartitionWeightTerms(g, f.data(), *partition, numAtoms, G);
     });
     Eigen::MatrixXd G = Eigen::MatrixXd::Zero(numAtoms, 3);
     for (const auto& p : partial)
@@ -162,6 +170,26 @@ Eigen::MatrixXd xcGradientTerms(const BasisSet& basis, const MolecularGrid& grid
 Eigen::MatrixXd xcGradientFixedGrid(const BasisSet& basis, const MolecularGrid& grid, Functional functional, const Eigen::MatrixXd& density,
                                     int numAtoms, int threads) {
     return xcGradientTerms(basis, grid, functional, density, numAtoms, threads, nullptr);
+}
+
+Eigen::MatrixXd xcPartitionWeightGradient(const MolecularGrid& grid, const std::vector<QMAtom>& atoms, const GridSettings& gridSettings,
+                                          const std::vector<int>& batchIndices, const std::vector<double>& f, int threads) {
+    const PartitionWeightDerivatives partition(atoms, gridSettings);
+    const int numAtoms = (int) atoms.size(), n = (int) batchIndices.size();
+    std::vector<size_t> first(n + 1, 0);
+    for (int k = 0; k < n; k++)
+        first[k + 1] = first[k] + grid.batches()[batchIndices[k]].size();
+    if (first[n] != f.size())
+        throw OpenMM::OpenMMException("QM: xcPartitionWeightGradient: f has the wrong length");
+    threads = std::max(1, std::min(resolveThreads(threads), std::max(n, 1)));
+    std::vector<Eigen::MatrixXd> partial(threads, Eigen::MatrixXd::Zero(numAtoms, 3));
+    parallelFor(n, threads, [&](int k, int t) {
+        addPartitionWeightTerms(grid.batches()[batchIndices[k]], &f[first[k]], partition, numAtoms, partial[t]);
+    });
+    Eigen::MatrixXd G = Eigen::MatrixXd::Zero(numAtoms, 3);
+    for (const auto& p : partial)
+        G += p;
+    return G;
 }
 
 Eigen::MatrixXd xcGradient(const BasisSet& basis, const MolecularGrid& grid, const std::vector<QMAtom>& atoms,

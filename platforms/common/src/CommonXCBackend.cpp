@@ -24,16 +24,20 @@ struct XCLayout {
     vector<int> pointBatch;
     vector<int> batchPointStart, batchNumPoints, batchNumFunctions, batchFunctionStart, batchFunctions;
     vector<int> batchShellStart, batchNumShells, batchShells, batchShellColumn, batchPhiStart, batchTriStart, batchLocal;
+    vector<int> parentAtom, gridBatch;  // host only: each point's atom, each device batch's grid batch
     vector<double> shellCenter, primExponent, primCoefficient;
     vector<int> shellL, shellPure, shellPrimStart, shellNumPrim;
     size_t phiSize = 0;
 
     XCLayout(const QM::BasisSet& basis, const QM::MolecularGrid& grid) {
         const int nbf = basis.size();
-        for (const QM::GridBatch& g : grid.batches()) {
+        for (size_t index = 0; index < grid.batches().size(); index++) {
+            const QM::GridBatch& g = grid.batches()[index];
             if (g.size() == 0 || g.functions.empty())
                 continue;  // no significant function: rho = 0 there, as on the host
             const int b = batchPointStart.size();
+            gridBatch.push_back(index);
+            parentAtom.insert(parentAtom.end(), g.parentAtom.begin(), g.parentAtom.end());
             const int nf = g.functions.size();
             batchPointStart.push_back(x.size());
             batchNumPoints.push_back(g.size());
@@ -68,6 +72,7 @@ struct XCLayout {
             batchTriStart.push_back(batchTriStart.back() + nf * (nf + 1) / 2);
         batchPhiStart.push_back((int) phiSize);
         batchPointStart.push_back(x.size());
+        batchFunctionStart.push_back(batchFunctions.size());
         for (const QM::Shell& s : basis.shells()) {
             if (s.l > 3)
                 throw OpenMMException("QMMMForce: the device XC handles shells up to f");
@@ -192,10 +197,53 @@ public:
     }
 
     Eigen::MatrixXd gradient(const Eigen::MatrixXd& D, bool gridResponse) override {
+        ContextSelector selector(cc);
+        const int nbf = geometry.basis.size(), numAtoms = geometry.atoms.size();
+        Eigen::MatrixXd G = Eigen::MatrixXd::Zero(numAtoms, 3);
+        if (layout.numBatches() == 0)
+            return G;
+        prepareGradient();
+        vector<double> d(D.data(), D.data() + (size_t) nbf * nbf);
+        density.upload(d);
+        for (const Chunk& chunk : gradientChunks) {
+            const int firstPoint = layout.batchPointStart[chunk.firstBatch];
+            const int numPoints = layout.batchPointStart[chunk.lastBatch] - firstPoint;
+            const int phiBase = layout.batchPhiStart[chunk.firstBatch];
+            for (ComputeKernel* k : {&gradientBasisKernel, &gradientPointsKernel}) {
+                (*k)->setArg(0, firstPoint);
+                (*k)->setArg(1, numPoints);
+            }
+            gradientBasisKernel->setArg(9, phiBase);
+            gradientBasisKernel->execute(numPoints);
+            gradientPointsKernel->setArg(7, phiBase);
+            gradientPointsKernel->execute(numPoints);
+            gradientFunctionsKernel->setArg(0, chunk.firstBatch);
+            gradientFunctionsKernel->setArg(1, chunk.lastBatch);
+            gradientFunctionsKernel->setArg(7, phiBase);
+            gradientFunctionsKernel->execute(layout.batchFunctionStart[chunk.lastBatch] - layout.batchFunctionStart[chunk.firstBatch]);
+        }
+        // The basis functions move with their atoms.
+        vector<double> perFunction;
+        functionGradient.download(perFunction);
+        const int numFunctions = layout.batchFunctions.size();
+        for (int k = 0; k < numFunctions; k++)
+            for (int c = 0; c < 3; c++)
+                G(atomOf[layout.batchFunctions[k]], c) -= perFunction[3 * (size_t) k + c];
+        if (!gridResponse)
+            return G;
+        // On the moving grid each point moves with its parent atom, and the partition weights change
+        // (their derivatives need only f = rho eps_xc per point: on the host, as the grid was built there).
+        vector<double> perPoint, f;
+        pointGradient.download(perPoint);
+        pointF.download(f);
+        const size_t numPoints = layout.w.size();
+        f.resize(numPoints);
+        for (size_t p = 0; p < numPoints; p++)
+            for (int c = 0; c < 3; c++)
+                G(layout.parentAtom[p], c) += perPoint[3 * p + c];
         const QM::QMSettings& s = geometry.settings;
-        if (gridResponse)
-            return QM::xcGradient(geometry.basis, geometry.grid, geometry.atoms, s.grid, s.functional, D, s.threads);
-        return QM::xcGradientFixedGrid(geometry.basis, geometry.grid, s.functional, D, (int) geometry.atoms.size(), s.threads);
+        G += QM::xcPartitionWeightGradient(geometry.grid, geometry.atoms, s.grid, layout.gridBatch, f, s.threads);
+        return G;
     }
 
     size_t storedBytes() const override {
@@ -210,24 +258,86 @@ private:
         int firstBatch, lastBatch;  // batches [first, last)
     };
 
-    /** Batches in chunks whose basis values fit the budget (one chunk for all when they can be kept). */
-    void planChunks() {
-        const double budget = geometry.settings.grid.maxStoredBasisMiB * 1048576.0 / sizeof(double);
-        keepBasisValues = geometry.settings.storage == QM::BasisFunctionStorage::Precompute && layout.phiSize <= budget;
-        largestChunk = 0;
+    /** Batches in chunks whose `perPoint` arrays of basis-value size fit the budget (at least one batch each). */
+    vector<Chunk> chunkBatches(double budgetEntries, bool oneChunk, size_t& largest) const {
+        vector<Chunk> out;
+        largest = 0;
         int first = 0;
         while (first < layout.numBatches()) {
             int last = first + 1;
             while (last < layout.numBatches() &&
-                   (keepBasisValues || layout.batchPhiStart[last + 1] - layout.batchPhiStart[first] <= budget))
+                   (oneChunk || layout.batchPhiStart[last + 1] - layout.batchPhiStart[first] <= budgetEntries))
                 last++;
-            chunks.push_back({first, last});
-            largestChunk = max<size_t>(largestChunk, (size_t) (layout.batchPhiStart[last] - layout.batchPhiStart[first]));
+            out.push_back({first, last});
+            largest = max<size_t>(largest, (size_t) (layout.batchPhiStart[last] - layout.batchPhiStart[first]));
             first = last;
         }
+        return out;
+    }
+
+    /** Buffers and kernels of the gradient, made on its first use (values, three gradients and X per chunk). */
+    void prepareGradient() {
+        if (gradientBasisKernel)
+            return;
+        const double budget = geometry.settings.grid.maxStoredBasisMiB * 1048576.0 / sizeof(double) / 5;
+        size_t largest;
+        gradientChunks = chunkBatches(budget, false, largest);
+        largest = max<size_t>(largest, 1);
+        gradientPhi.initialize<double>(cc, largest, "qmXCGradientPhi");
+        gradientX.initialize<double>(cc, largest, "qmXCGradientX");
+        for (int c = 0; c < 3; c++)
+            basisGradient[c].initialize<double>(cc, largest, "qmXCBasisGradient");
+        const size_t numPoints = max<size_t>(layout.w.size(), 1);
+        pointF.initialize<double>(cc, numPoints, "qmXCPointF");
+        pointGradient.initialize<double>(cc, 3 * numPoints, "qmXCPointGradient");
+        functionGradient.initialize<double>(cc, 3 * max<size_t>(layout.batchFunctions.size(), 1), "qmXCFunctionGradient");
+        atomOf.resize(geometry.basis.size());
+        for (int s = 0; s < geometry.basis.numShells(); s++)
+            for (int i = 0; i < geometry.basis.shells()[s].size(); i++)
+                atomOf[geometry.basis.offset(s) + i] = geometry.basis.shells()[s].atom;
+
+        gradientBasisKernel = program->createKernel("evaluateBasisGradients");
+        gradientBasisKernel->addArg(0);
+        gradientBasisKernel->addArg(0);
+        for (ComputeArray* a : {&pointX, &pointY, &pointZ, &pointBatch, &batchPointStart, &batchNumFunctions, &batchPhiStart})
+            gradientBasisKernel->addArg(*a);
+        gradientBasisKernel->addArg(0);  // phiBase (argument 9)
+        for (ComputeArray* a : {&batchShellStart, &batchNumShells, &batchShells, &batchShellColumn, &shellCenter, &shellL, &shellPure,
+                                &shellPrimStart, &shellNumPrim, &primExponent, &primCoefficient, &cartPowersArray, &pureMatrixArray,
+                                &gradientPhi, &basisGradient[0], &basisGradient[1], &basisGradient[2]})
+            gradientBasisKernel->addArg(*a);
+
+        gradientPointsKernel = program->createKernel("gradientPoints");
+        gradientPointsKernel->addArg(0);
+        gradientPointsKernel->addArg(0);
+        for (ComputeArray* a : {&pointW, &pointBatch, &batchPointStart, &batchNumFunctions, &batchPhiStart})
+            gradientPointsKernel->addArg(*a);
+        gradientPointsKernel->addArg(0);  // phiBase (argument 7)
+        for (ComputeArray* a : {&batchFunctionStart, &batchFunctions, &density})
+            gradientPointsKernel->addArg(*a);
+        gradientPointsKernel->addArg(geometry.basis.size());
+        for (ComputeArray* a : {&gradientPhi, &basisGradient[0], &basisGradient[1], &basisGradient[2], &gradientX, &wv, &pointF, &pointGradient})
+            gradientPointsKernel->addArg(*a);
+
+        gradientFunctionsKernel = program->createKernel("gradientFunctions");
+        gradientFunctionsKernel->addArg(0);
+        gradientFunctionsKernel->addArg(0);
+        for (ComputeArray* a : {&batchFunctionStart, &batchPointStart, &batchNumPoints, &batchNumFunctions, &batchPhiStart})
+            gradientFunctionsKernel->addArg(*a);
+        gradientFunctionsKernel->addArg(0);  // phiBase (argument 7)
+        for (ComputeArray* a : {&basisGradient[0], &basisGradient[1], &basisGradient[2], &gradientX, &wv, &functionGradient})
+            gradientFunctionsKernel->addArg(*a);
+    }
+
+    /** Batches in chunks whose basis values fit the budget (one chunk for all when they can be kept). */
+    void planChunks() {
+        const double budget = geometry.settings.grid.maxStoredBasisMiB * 1048576.0 / sizeof(double);
+        keepBasisValues = geometry.settings.storage == QM::BasisFunctionStorage::Precompute && layout.phiSize <= budget;
+        chunks = chunkBatches(budget, keepBasisValues, largestChunk);
     }
 
     void createKernels(ComputeProgram program) {
+        this->program = program;
         basisKernel = program->createKernel("evaluateBasis");
         basisKernel->addArg(0);  // firstPoint
         basisKernel->addArg(0);  // numPoints
@@ -293,6 +403,11 @@ private:
     ComputeArray cartPowersArray, pureMatrixArray;
     ComputeArray phi, wv, pointEnergy, pointElectrons, batchV, sums, density, matrix;
     ComputeKernel basisKernel, densityKernel, matricesKernel, reduceKernel, sumsKernel;
+    ComputeProgram program;
+    vector<Chunk> gradientChunks;
+    vector<int> atomOf;  // the atom of every basis function
+    ComputeArray gradientPhi, gradientX, basisGradient[3], pointF, pointGradient, functionGradient;
+    ComputeKernel gradientBasisKernel, gradientPointsKernel, gradientFunctionsKernel;
 };
 
 } // namespace

@@ -19,7 +19,10 @@ namespace OpenMMDFT {
  *
  * Precompute keeps every batch's basis values while they fit in settings.grid.maxStoredBasisMiB;
  * otherwise (and with Recompute) batches are evaluated in chunks within that budget every iteration.
- * The XC gradient still runs on the host (xcGradient, partition-weight derivatives included).
+ * The XC gradient: basis values and gradients, X = Phi D, rho and the functional per point, and the
+ * basis-function and point-motion terms on the device (chunks within a fifth of the budget); the
+ * per-function and per-point sums and f = rho eps_xc per point come back once per gradient, and the
+ * partition-weight derivatives are added on the host (xcPartitionWeightGradient), where the grid is built.
  */
 class CommonXCBackendFactory : public QM::XCBackendFactory {
 public:

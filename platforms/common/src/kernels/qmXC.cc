@@ -95,6 +95,19 @@ DEVICE void vwnCorrelation(double rho, double* eps, double* v) {
     *v = e - x/6.0*de;
 }
 
+/** Slater exchange + VWN correlation: energy per electron and potential; zero below the host's (and Libxc's) threshold. */
+DEVICE void ldaPoint(double rho, double* eps, double* v) {
+    *eps = 0;
+    *v = 0;
+    if (rho > 1e-14) {
+        const double c = cbrt(3.0/PI_QM), r13 = cbrt(rho);
+        double ec, vc;
+        vwnCorrelation(rho, &ec, &vc);
+        *eps = -0.75*c*r13 + ec;
+        *v = -c*r13 + vc;
+    }
+}
+
 /**
  * Density at each point of [firstPoint, firstPoint + numPoints) from the AO density matrix D (nbf x nbf)
  * and its batch's basis values, then the functional: wv = w v_xc, pointEnergy = w rho eps_xc,
@@ -119,14 +132,8 @@ KERNEL void densityAndPotential(int firstPoint, int numPoints, GLOBAL const doub
                 t += Drow[fn[j]]*row[j];
             rho += row[i]*t;
         }
-        double eps = 0, v = 0;
-        if (rho > 1e-14) {  // the host's density threshold (and Libxc's)
-            const double c = cbrt(3.0/PI_QM), r13 = cbrt(rho);
-            double ec, vc;
-            vwnCorrelation(rho, &ec, &vc);
-            eps = -0.75*c*r13 + ec;
-            v = -c*r13 + vc;
-        }
+        double eps, v;
+        ldaPoint(rho, &eps, &v);
         const double w = pointW[pt];
         wv[pt] = w*v;
         pointEnergy[pt] = w*rho*eps;
@@ -198,5 +205,157 @@ KERNEL void batchSums(int numBatches, GLOBAL const int* RESTRICT batchPointStart
         }
         sums[2*b] = e;
         sums[2*b+1] = n;
+    }
+}
+
+/* ---- The XC gradient: basis-function and point-motion terms on the device ----------------------------
+ * With X = Phi D (per point, the batch's functions): rho = sum_u phi_u X_u, and with M_u^d = 2 w v dphi_u^d X_u
+ * the functions on atom C get -sum_p M_u^d, and on the moving grid each point's parent atom gets
+ * +sum_u M_u^d. The partition-weight terms need only f = rho eps_xc per point (computed here) and run
+ * on the host. Chunk buffers (phi, dphi, X) hold the batches [firstBatch, lastBatch) from phiBase. */
+
+/** A shell's values and gradients (d/dx, d/dy, d/dz at the point) at (dx, dy, dz) from its centre. */
+DEVICE void shellValuesAndGradients(int s, double dx, double dy, double dz, GLOBAL const int* RESTRICT shellL,
+                                    GLOBAL const int* RESTRICT shellPure, GLOBAL const int* RESTRICT shellPrimStart,
+                                    GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const double* RESTRICT primExponent,
+                                    GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT cartPowers,
+                                    GLOBAL const double* RESTRICT pureMatrix, GLOBAL double* RESTRICT value,
+                                    GLOBAL double* RESTRICT gradX, GLOBAL double* RESTRICT gradY, GLOBAL double* RESTRICT gradZ) {
+    const int l = shellL[s];
+    const double r2 = dx*dx + dy*dy + dz*dz;
+    double radial = 0, radialDerivative = 0;  // sum c e^(-a r2), and sum c a e^(-a r2)
+    for (int k = shellPrimStart[s]; k < shellPrimStart[s] + shellNumPrim[s]; k++) {
+        const double term = primCoefficient[k]*exp(-primExponent[k]*r2);
+        radial += term;
+        radialDerivative += primExponent[k]*term;
+    }
+    double px[5], py[5], pz[5];
+    px[0] = py[0] = pz[0] = 1;
+    for (int k = 1; k <= l+1; k++) {
+        px[k] = px[k-1]*dx;
+        py[k] = py[k-1]*dy;
+        pz[k] = pz[k-1]*dz;
+    }
+    const int first = l*(l+1)*(l+2)/6, nc = (l+1)*(l+2)/2;
+    double cart[4][10];
+    for (int c = 0; c < nc; c++) {
+        const int a = cartPowers[3*(first+c)], b = cartPowers[3*(first+c)+1], e = cartPowers[3*(first+c)+2];
+        // d/dx [R(r) x^a y^b z^e] = (a x^(a-1) R - 2 x^(a+1) sum c alpha e^(-alpha r2)) y^b z^e, and likewise.
+        cart[0][c] = radial*px[a]*py[b]*pz[e];
+        cart[1][c] = ((a > 0 ? a*px[a-1]*radial : 0.0) - 2.0*px[a+1]*radialDerivative)*py[b]*pz[e];
+        cart[2][c] = ((b > 0 ? b*py[b-1]*radial : 0.0) - 2.0*py[b+1]*radialDerivative)*px[a]*pz[e];
+        cart[3][c] = ((e > 0 ? e*pz[e-1]*radial : 0.0) - 2.0*pz[e+1]*radialDerivative)*px[a]*py[b];
+    }
+    GLOBAL double* out[4] = {value, gradX, gradY, gradZ};
+    for (int q = 0; q < 4; q++) {
+        if (shellPure[s] && l >= 2) {
+            GLOBAL const double* M = pureMatrix + (l == 2 ? 0 : 30);
+            for (int m = 0; m < 2*l+1; m++) {
+                double v = 0;
+                for (int c = 0; c < nc; c++)
+                    v += M[m*nc+c]*cart[q][c];
+                out[q][m] = v;
+            }
+        }
+        else
+            for (int c = 0; c < nc; c++)
+                out[q][c] = cart[q][c];
+    }
+}
+
+/** Basis values and gradients of the points [firstPoint, firstPoint + numPoints). */
+KERNEL void evaluateBasisGradients(int firstPoint, int numPoints, GLOBAL const double* RESTRICT pointX, GLOBAL const double* RESTRICT pointY,
+                                   GLOBAL const double* RESTRICT pointZ, GLOBAL const int* RESTRICT pointBatch,
+                                   GLOBAL const int* RESTRICT batchPointStart, GLOBAL const int* RESTRICT batchNumFunctions,
+                                   GLOBAL const int* RESTRICT batchPhiStart, int phiBase, GLOBAL const int* RESTRICT batchShellStart,
+                                   GLOBAL const int* RESTRICT batchNumShells, GLOBAL const int* RESTRICT batchShells,
+                                   GLOBAL const int* RESTRICT batchShellColumn, GLOBAL const double* RESTRICT shellCenter,
+                                   GLOBAL const int* RESTRICT shellL, GLOBAL const int* RESTRICT shellPure,
+                                   GLOBAL const int* RESTRICT shellPrimStart, GLOBAL const int* RESTRICT shellNumPrim,
+                                   GLOBAL const double* RESTRICT primExponent, GLOBAL const double* RESTRICT primCoefficient,
+                                   GLOBAL const int* RESTRICT cartPowers, GLOBAL const double* RESTRICT pureMatrix,
+                                   GLOBAL double* RESTRICT phi, GLOBAL double* RESTRICT dphiX, GLOBAL double* RESTRICT dphiY,
+                                   GLOBAL double* RESTRICT dphiZ) {
+    for (int pt = firstPoint+GLOBAL_ID; pt < firstPoint+numPoints; pt += GLOBAL_SIZE) {
+        const int b = pointBatch[pt];
+        const int row = (batchPhiStart[b]-phiBase) + (pt-batchPointStart[b])*batchNumFunctions[b];
+        for (int k = batchShellStart[b]; k < batchShellStart[b]+batchNumShells[b]; k++) {
+            const int s = batchShells[k], col = row + batchShellColumn[k];
+            shellValuesAndGradients(s, pointX[pt]-shellCenter[3*s], pointY[pt]-shellCenter[3*s+1], pointZ[pt]-shellCenter[3*s+2],
+                                    shellL, shellPure, shellPrimStart, shellNumPrim, primExponent, primCoefficient, cartPowers,
+                                    pureMatrix, phi+col, dphiX+col, dphiY+col, dphiZ+col);
+        }
+    }
+}
+
+/** Per point: X = Phi D, rho, the functional; f = rho eps_xc, wv = w v_xc, and the point's sum_u M_u^d. */
+KERNEL void gradientPoints(int firstPoint, int numPoints, GLOBAL const double* RESTRICT pointW, GLOBAL const int* RESTRICT pointBatch,
+                           GLOBAL const int* RESTRICT batchPointStart, GLOBAL const int* RESTRICT batchNumFunctions,
+                           GLOBAL const int* RESTRICT batchPhiStart, int phiBase, GLOBAL const int* RESTRICT batchFunctionStart,
+                           GLOBAL const int* RESTRICT batchFunctions, GLOBAL const double* RESTRICT density, int nbf,
+                           GLOBAL const double* RESTRICT phi, GLOBAL const double* RESTRICT dphiX, GLOBAL const double* RESTRICT dphiY,
+                           GLOBAL const double* RESTRICT dphiZ, GLOBAL double* RESTRICT X, GLOBAL double* RESTRICT wv,
+                           GLOBAL double* RESTRICT f, GLOBAL double* RESTRICT pointGradient) {
+    for (int pt = firstPoint+GLOBAL_ID; pt < firstPoint+numPoints; pt += GLOBAL_SIZE) {
+        const int b = pointBatch[pt];
+        const int nf = batchNumFunctions[b];
+        const int row = (batchPhiStart[b]-phiBase) + (pt-batchPointStart[b])*nf;
+        GLOBAL const int* fn = batchFunctions + batchFunctionStart[b];
+        double rho = 0;
+        for (int i = 0; i < nf; i++) {
+            GLOBAL const double* Drow = density + fn[i]*nbf;
+            double t = 0;
+            for (int j = 0; j < nf; j++)
+                t += Drow[fn[j]]*phi[row+j];
+            X[row+i] = t;
+            rho += phi[row+i]*t;
+        }
+        double eps, v;
+        ldaPoint(rho, &eps, &v);
+        const double twoWv = 2.0*pointW[pt]*v;
+        double gx = 0, gy = 0, gz = 0;
+        for (int i = 0; i < nf; i++) {
+            gx += dphiX[row+i]*X[row+i];
+            gy += dphiY[row+i]*X[row+i];
+            gz += dphiZ[row+i]*X[row+i];
+        }
+        wv[pt] = pointW[pt]*v;
+        f[pt] = rho*eps;
+        pointGradient[3*pt] = twoWv*gx;
+        pointGradient[3*pt+1] = twoWv*gy;
+        pointGradient[3*pt+2] = twoWv*gz;
+    }
+}
+
+/** Per function u of the batches [firstBatch, lastBatch): sum over the batch's points of M_u^d. */
+KERNEL void gradientFunctions(int firstBatch, int lastBatch, GLOBAL const int* RESTRICT batchFunctionStart,
+                              GLOBAL const int* RESTRICT batchPointStart, GLOBAL const int* RESTRICT batchNumPoints,
+                              GLOBAL const int* RESTRICT batchNumFunctions, GLOBAL const int* RESTRICT batchPhiStart, int phiBase,
+                              GLOBAL const double* RESTRICT dphiX, GLOBAL const double* RESTRICT dphiY,
+                              GLOBAL const double* RESTRICT dphiZ, GLOBAL const double* RESTRICT X, GLOBAL const double* RESTRICT wv,
+                              GLOBAL double* RESTRICT functionGradient) {
+    const int begin = batchFunctionStart[firstBatch], end = batchFunctionStart[lastBatch];
+    for (int index = begin+GLOBAL_ID; index < end; index += GLOBAL_SIZE) {
+        int low = firstBatch, high = lastBatch-1;
+        while (low < high) {
+            const int mid = (low+high+1)/2;
+            if (batchFunctionStart[mid] <= index)
+                low = mid;
+            else
+                high = mid-1;
+        }
+        const int b = low, i = index-batchFunctionStart[b], nf = batchNumFunctions[b];
+        const int base = batchPhiStart[b]-phiBase, first = batchPointStart[b];
+        double gx = 0, gy = 0, gz = 0;
+        for (int q = 0; q < batchNumPoints[b]; q++) {
+            const int k = base + q*nf + i;
+            const double m = 2.0*wv[first+q]*X[k];
+            gx += m*dphiX[k];
+            gy += m*dphiY[k];
+            gz += m*dphiZ[k];
+        }
+        functionGradient[3*index] = gx;
+        functionGradient[3*index+1] = gy;
+        functionGradient[3*index+2] = gz;
     }
 }

@@ -30,6 +30,10 @@ Eigen::MatrixXd xcGradientFixedGrid(const BasisSet& basis, const MolecularGrid& 
 Eigen::MatrixXd xcGradient(const BasisSet& basis, const MolecularGrid& grid, const std::vector<QMAtom>& atoms,
                            const GridSettings& gridSettings, Functional functional, const Eigen::MatrixXd& density,
                            int threads = 1);
+/// The partition-weight part of xcGradient alone, given f_p = rho_p eps_xc(rho_p) at every point of the batches
+/// listed (grid.batches() indices; f concatenated in that order): for back ends that compute rho elsewhere.
+Eigen::MatrixXd xcPartitionWeightGradient(const MolecularGrid& grid, const std::vector<QMAtom>& atoms, const GridSettings& gridSettings,
+                                          const std::vector<int>& batchIndices, const std::vector<double>& f, int threads = 1);
 struct XCContribution {
     double energy = 0;
     double electrons = 0; ///< integral of rho on the grid (a quadrature check)
