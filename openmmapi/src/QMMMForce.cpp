@@ -14,7 +14,7 @@ QMMMForce::QMMMForce() : coulomb14Scale(0.5), cutoffDistance(1.0), reactionField
         qmCharge(0), basisSet("def2-SVP"), auxiliaryBasisSet("def2-universal-jfit"), functional("SVWN5"),
         angularFunctions(BasisSetDefault), coulombMethod(DensityFitting), radialPoints(75), angularPoints(302),
         radialScheme(TreutlerAhlrichs), atomicPartition(Becke), cubeEdge(0.15875), sphereShellFraction(0.6),
-        significanceThreshold(25.0), basisFunctionStorage(Precompute), scfConvergence(1e-7), maxSCFIterations(100),
+        significanceThreshold(25.0), basisFunctionStorage(Precompute), basisStorageLimit(2048.0), scfConvergence(1e-7), maxSCFIterations(100),
         diisSubspaceSize(8), qmEnergyOnly(false), espChargeMethod(NoESPCharges) {
     // Grid-grouping defaults are those measured for the engine (qmengine/README.md): cubes of 3 bohr
     // (0.15875 nm), spheres over the inner 60% of the radial shells, screening exponent 25.
@@ -226,6 +226,12 @@ void QMMMForce::setBasisFunctionStorage(BasisFunctionStorage storage) {
     if (storage != Precompute && storage != Recompute)
         throw OpenMMException("QMMMForce: unknown basis-function storage");
     basisFunctionStorage = storage;
+}
+
+void QMMMForce::setBasisStorageLimit(double mebibytes) {
+    if (!(mebibytes > 0) || !std::isfinite(mebibytes))
+        throw OpenMMException("QMMMForce: the basis storage limit must be a positive number of MiB");
+    basisStorageLimit = mebibytes;
 }
 
 void QMMMForce::setSCFConvergence(double threshold) {

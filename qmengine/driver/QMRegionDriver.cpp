@@ -39,6 +39,7 @@ static QM::QMSettings settingsOf(const QMMMForce& force) {
     s.grid.significanceExponent = force.getSignificanceThreshold();
     s.storage = (force.getBasisFunctionStorage() == QMMMForce::Recompute ? QM::BasisFunctionStorage::Recompute
                                                                          : QM::BasisFunctionStorage::Precompute);
+    s.grid.maxStoredBasisMiB = force.getBasisStorageLimit();
     s.convergence = force.getSCFConvergence();
     s.maxIterations = force.getMaxSCFIterations();
     s.diisSubspace = force.getDIISSubspaceSize();
@@ -232,6 +233,7 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
     results.scfRestarts = r.restarts;
     results.xcBackend = r.xcBackend;
     results.basisValueBytes = (double) r.storedBasisBytes;
+    results.basisStorageNotice = r.basisStorageNotice;
     results.numMMCharges = mm.size();
     results.orbitalEnergies.resize(r.orbitalEnergies.size());
     for (size_t i = 0; i < r.orbitalEnergies.size(); i++)

@@ -28,6 +28,14 @@ public:
     const char* name() const override {
         return "host";
     }
+    std::string notice() const override {
+        const QMSettings& s = geometry_.settings;
+        if (s.storage != BasisFunctionStorage::Precompute || integrator_.numStoredBlocks() == integrator_.numBlocks())
+            return "";
+        return "Precompute keeps the basis values of " + std::to_string(integrator_.numStoredBlocks()) + " of " +
+               std::to_string(integrator_.numBlocks()) + " blocks within the limit of " + std::to_string(s.grid.maxStoredBasisMiB) +
+               " MiB (setBasisStorageLimit); the others are recomputed every SCF iteration";
+    }
 private:
     XCGeometry geometry_;
     XCIntegrator integrator_;

@@ -354,6 +354,7 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
     o.result.gridPoints = sys.grid->numPoints();
     o.result.xcBackend = sys.xc->name();
     o.result.storedBasisBytes = sys.xc->storedBytes();
+    o.result.basisStorageNotice = sys.xc->notice();
     for (const auto& kv : sys.timings)
         o.result.timings[kv.first] = kv.second;
     o.result.timings["guess"] = guessTime;

@@ -15,7 +15,7 @@ using namespace OpenMMDFT;
 using namespace std;
 
 // Version 1: MM electrostatics. Version 2 adds the QM region and its settings. Later fields of the
-// QM region (energyOnly, espChargeMethod) are optional with defaults, so older version-2 files still read.
+// QM region (energyOnly, espChargeMethod, basisStorageLimit) are optional with defaults, so older version-2 files still read.
 static const int CURRENT_VERSION = 2;
 
 QMMMForceProxy::QMMMForceProxy() : SerializationProxy("QMMMForce") {
@@ -59,6 +59,7 @@ void QMMMForceProxy::serialize(const void* object, SerializationNode& node) cons
     qm.setDoubleProperty("cubeEdge", cubeEdge).setDoubleProperty("sphereShellFraction", sphereFraction);
     qm.setDoubleProperty("significanceThreshold", force.getSignificanceThreshold());
     qm.setIntProperty("basisFunctionStorage", (int) force.getBasisFunctionStorage());
+    qm.setDoubleProperty("basisStorageLimit", force.getBasisStorageLimit());
     qm.setDoubleProperty("scfConvergence", force.getSCFConvergence());
     qm.setIntProperty("maxSCFIterations", force.getMaxSCFIterations());
     qm.setIntProperty("diisSubspaceSize", force.getDIISSubspaceSize());
@@ -207,7 +208,7 @@ void readQMRegion(const SerializationNode& qm, QMMMForce& force, int version) {
     const string where = describe(qm);
     checkAttributes(qm, {"charge", "basis", "auxiliaryBasis", "angularFunctions", "coulombMethod", "functional",
                          "radialPoints", "angularPoints", "radialScheme", "atomicPartition", "cubeEdge",
-                         "sphereShellFraction", "significanceThreshold", "basisFunctionStorage", "scfConvergence",
+                         "sphereShellFraction", "significanceThreshold", "basisFunctionStorage", "basisStorageLimit", "scfConvergence",
                          "maxSCFIterations", "diisSubspaceSize", "energyOnly", "espChargeMethod"}, where, version);
     checkChildren(qm, {"Atoms"}, where);
     force.setQMCharge(intProperty(qm, "charge", where));
@@ -228,6 +229,8 @@ void readQMRegion(const SerializationNode& qm, QMMMForce& force, int version) {
     // Added within version 2: absent in its first files, so optional with the defaults of that time.
     force.setQMEnergyOnly(enumProperty(qm, "energyOnly", where, 1, 0) != 0);
     force.setESPChargeMethod((QMMMForce::ESPChargeMethod) enumProperty(qm, "espChargeMethod", where, 2, 0));
+    if (qm.hasProperty("basisStorageLimit"))
+        force.setBasisStorageLimit(doubleProperty(qm, "basisStorageLimit", where));
     const vector<SerializationNode>& atoms = items(child(qm, "Atoms", where), "Atom", {"particle", "Z"}, version);
     for (size_t i = 0; i < atoms.size(); i++) {
         const string atom = describe(atoms[i], (int) i);

@@ -124,6 +124,12 @@ def waterTetramer(box):
     return system, force, positions
 
 
+def limited(built):
+    """Precompute with a limit far below what the basis values need: recomputed in chunks on the device."""
+    built[1].setBasisStorageLimit(0.01)
+    return built
+
+
 CASES = {
     "water 6-31G*": lambda: qmSystem("water", "6-31G*", [(0.3, 0.0, 0.0), (-0.05, 0.31, 0.1)]),
     "water 6-31G* recompute": lambda: qmSystem("water", "6-31G*", [(0.3, 0.0, 0.0), (-0.05, 0.31, 0.1)],
@@ -136,6 +142,7 @@ CASES = {
     "water periodic cutoff": lambda: qmSystem("water", "6-31G*", [(0.3, 0.0, 0.0), (-0.62, 0.1, 0.0), (0.0, 0.0, 0.9)],
                                               method=openmmdft.QMMMForce.CutoffPeriodic, box=1.6, cutoff=0.7),
     "(H2O)4 periodic": lambda: waterTetramer(2.2),
+    "water over the storage limit": lambda: limited(qmSystem("water", "6-31G*", [(0.3, 0.0, 0.0)])),
 }
 
 
@@ -160,10 +167,12 @@ def test_matches_reference(case, platform, precision):
     assert results["numMMCharges"] > 0
     # The XC energy and matrix come from the device; Precompute keeps the basis values there.
     assert results["xcBackend"] == "device"
-    if force.getBasisFunctionStorage() == openmmdft.QMMMForce.Precompute:
-        assert results["basisValueBytes"] > 0
+    overLimit = force.getBasisStorageLimit() < 1
+    if force.getBasisFunctionStorage() == openmmdft.QMMMForce.Precompute and not overLimit:
+        assert results["basisValueBytes"] > 0 and results["basisStorageNotice"] == ""
     else:
         assert results["basisValueBytes"] == 0
+    assert ("recomputed every SCF iteration" in results["basisStorageNotice"]) == overLimit
 
 
 @pytest.mark.parametrize("platform, precision", GPU[:1])

@@ -271,7 +271,9 @@ def test_qm_settings_round_trip_through_xml():
     force.setBasisFunctionStorage(openmmdft.QMMMForce.Recompute)
     force.setMaxSCFIterations(77)
     force.setDIISSubspaceSize(6)
+    force.setBasisStorageLimit(123.5)
     copy = mm.XmlSerializer.deserialize(mm.XmlSerializer.serialize(force))
+    assert copy.getBasisStorageLimit() == 123.5
     assert copy.getNumQMAtoms() == 3 and copy.getQMAtomParameters(0) == [0, 8]
     assert copy.getFunctional() == "SVWN_RPA" and copy.getAngularFunctions() == openmmdft.QMMMForce.Spherical
     assert copy.getGrid() == [40, 194]

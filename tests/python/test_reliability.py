@@ -103,6 +103,7 @@ ACCEPTED = {
     "grid grouping": lambda f: f.setGridGrouping(0.2 * unit.nanometer, 0.5),
     "significance threshold": lambda f: f.setSignificanceThreshold(12.0),
     "basis function storage": lambda f: f.setBasisFunctionStorage(QMMMForce.Recompute),
+    "basis storage limit": lambda f: f.setBasisStorageLimit(0.01),
     "scf convergence": lambda f: f.setSCFConvergence(1e-10),
     "max scf iterations": lambda f: f.setMaxSCFIterations(40),
     "diis subspace": lambda f: f.setDIISSubspaceSize(4),
@@ -193,6 +194,20 @@ def test_mm_charge_on_a_nucleus_is_named():
     context = contextFor(system, bad)
     with pytest.raises(mm.OpenMMException, match="sits on the nucleus of QM atom 0"):
         context.getState(getEnergy=True)
+
+
+def test_basis_storage_limit_recomputes_with_a_notice():
+    """Precompute beyond its memory limit recomputes the rest (same energy) and says so; a limit must be positive."""
+    system, force, positions = smallSystem()
+    full = energyAndForces(contextFor(system, positions))
+    force.setBasisStorageLimit(0.001)
+    context = contextFor(system, positions)
+    limited = energyAndForces(context)
+    results = force.getQMResults(context)
+    assert "recomputed" in results["basisStorageNotice"]
+    assert abs(limited[0] - full[0]) < 1e-6
+    with pytest.raises(mm.OpenMMException, match="basis storage limit"):
+        force.setBasisStorageLimit(0)
 
 
 def test_one_scf_iteration_is_refused():

@@ -57,6 +57,7 @@ struct QMResults {
     int scfRestarts;
     std::string xcBackend;
     double basisValueBytes;
+    std::string basisStorageNotice;
     int numMMCharges;
     std::vector<double> orbitalEnergies;
     double homoLumoGap;
@@ -160,6 +161,8 @@ public:
     double getSignificanceThreshold() const;
     void setBasisFunctionStorage(BasisFunctionStorage storage);
     BasisFunctionStorage getBasisFunctionStorage() const;
+    void setBasisStorageLimit(double mebibytes);
+    double getBasisStorageLimit() const;
     void setSCFConvergence(double threshold);
     double getSCFConvergence() const;
     void setMaxSCFIterations(int iterations);
@@ -291,6 +294,7 @@ def _qmResults(self, context):
         "scfRestarts": r.scfRestarts,
         "xcBackend": r.xcBackend,
         "basisValueBytes": int(r.basisValueBytes),
+        "basisStorageNotice": r.basisStorageNotice,
         "numMMCharges": r.numMMCharges,
         "orbitalEnergies": list(r.orbitalEnergies) * energy,
         "homoLumoGap": r.homoLumoGap * energy,

@@ -41,6 +41,8 @@ struct QMResults {
     /** Bytes of basis values kept between SCF iterations (in device memory when xcBackend is "device"; 0 with
      * Recompute, or when Precompute's budget, the grid's maxStoredBasisMiB, is exceeded and values are recomputed). */
     double basisValueBytes = 0;
+    /** Empty, or why Precompute keeps fewer basis values than it needs (the limit, setBasisStorageLimit). */
+    std::string basisStorageNotice;
     /** ESP charges (e), one per QM atom in QM-atom order; empty when the ESP charge method is NoESPCharges. */
     std::vector<double> espCharges;
 };
@@ -229,6 +231,15 @@ public:
     BasisFunctionStorage getBasisFunctionStorage() const {
         return basisFunctionStorage;
     }
+    /**
+     * The most memory (MiB) that Precompute may use for the basis values it keeps between SCF
+     * iterations (device memory on the GPU platforms; default 2048). Values beyond it are recomputed
+     * every iteration (the energy does not change), and QMResults::basisStorageNotice says so.
+     */
+    void setBasisStorageLimit(double mebibytes);
+    double getBasisStorageLimit() const {
+        return basisStorageLimit;
+    }
     /** SCF convergence: largest element of the orbital gradient FDS - SDF (atomic units). */
     void setSCFConvergence(double threshold);
     double getSCFConvergence() const {
@@ -301,6 +312,7 @@ private:
     AtomicPartition atomicPartition;
     double cubeEdge, sphereShellFraction, significanceThreshold;
     BasisFunctionStorage basisFunctionStorage;
+    double basisStorageLimit;
     double scfConvergence;
     int maxSCFIterations, diisSubspaceSize;
     bool qmEnergyOnly;

@@ -252,6 +252,14 @@ public:
     const char* name() const override {
         return "device";
     }
+    std::string notice() const override {
+        if (geometry.settings.storage != QM::BasisFunctionStorage::Precompute || keepBasisValues)
+            return "";
+        return "Precompute needs " + std::to_string(layout.phiSize * sizeof(double) / 1048576.0) + " MiB of device memory for the " +
+               "basis values, more than the limit of " + std::to_string(geometry.settings.grid.maxStoredBasisMiB) +
+               " MiB (setBasisStorageLimit): they are recomputed every SCF iteration, in " + std::to_string(chunks.size()) +
+               " chunks";
+    }
 
 private:
     struct Chunk {

@@ -56,6 +56,7 @@ struct QMResult {
     size_t gridPoints = 0;
     std::string xcBackend;           ///< where the XC work ran (XCBackend::name)
     size_t storedBasisBytes = 0;     ///< basis values kept between SCF iterations, there
+    std::string basisStorageNotice;  ///< XCBackend::notice()
     /// Wall-clock seconds: "setup.integrals", "setup.grid", "setup.xc", "setup.coulomb",
     /// "guess", "scf.coulomb", "scf.xc", "scf.diagonalization", "total".
     std::map<std::string, double> timings;

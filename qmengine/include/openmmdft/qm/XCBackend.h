@@ -12,6 +12,7 @@
 #include <Eigen/Dense>
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace OpenMMDFT {
@@ -30,6 +31,10 @@ public:
     virtual size_t storedBytes() const = 0;
     /// Where the work runs, for reports: "host" or "device".
     virtual const char* name() const = 0;
+    /// Empty, or why Precompute keeps fewer basis values than it needs (its memory limit).
+    virtual std::string notice() const {
+        return "";
+    }
 };
 
 /// One geometry, as a back end sees it. Everything referred to outlives the back end.

@@ -56,6 +56,8 @@ public:
     /// Number of dense blocks and bytes held by stored basis values.
     size_t numBlocks() const { return blocks_.size(); }
     size_t storedBytes() const;
+    /// Blocks whose basis values Precompute keeps, of all blocks (the rest are recomputed: the memory limit).
+    size_t numStoredBlocks() const { return stored_.size(); }
 private:
     struct Block {
         int batch;
