@@ -7,6 +7,7 @@
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
 #include <climits>
+#include <initializer_list>
 #include <map>
 #include <sstream>
 #include <string>
@@ -305,15 +306,7 @@ private:
                 atomOf[geometry.basis.offset(s) + i] = geometry.basis.shells()[s].atom;
 
         gradientBasisKernel = program->createKernel("evaluateBasisGradients");
-        gradientBasisKernel->addArg(0);
-        gradientBasisKernel->addArg(0);
-        for (ComputeArray* a : {&pointX, &pointY, &pointZ, &pointBatch, &batchPointStart, &batchNumFunctions, &batchPhiStart})
-            gradientBasisKernel->addArg(*a);
-        gradientBasisKernel->addArg(0);  // phiBase (argument 9)
-        for (ComputeArray* a : {&batchShellStart, &batchNumShells, &batchShells, &batchShellColumn, &shellCenter, &shellL, &shellPure,
-                                &shellPrimStart, &shellNumPrim, &primExponent, &primCoefficient, &cartPowersArray, &pureMatrixArray,
-                                &gradientPhi, &basisGradient[0], &basisGradient[1], &basisGradient[2]})
-            gradientBasisKernel->addArg(*a);
+        addBasisArguments(gradientBasisKernel, {&gradientPhi, &basisGradient[0], &basisGradient[1], &basisGradient[2]});
 
         gradientPointsKernel = program->createKernel("gradientPoints");
         gradientPointsKernel->addArg(0);
@@ -344,17 +337,25 @@ private:
         chunks = chunkBatches(budget, keepBasisValues, largestChunk);
     }
 
+    /** The arguments evaluateBasis and evaluateBasisGradients share (firstPoint, numPoints and phiBase, argument 9, are set
+     * per chunk), then the output arrays. */
+    void addBasisArguments(ComputeKernel& kernel, std::initializer_list<ComputeArray*> outputs) {
+        kernel->addArg(0);  // firstPoint
+        kernel->addArg(0);  // numPoints
+        for (ComputeArray* a : {&pointX, &pointY, &pointZ, &pointBatch, &batchPointStart, &batchNumFunctions, &batchPhiStart})
+            kernel->addArg(*a);
+        kernel->addArg(0);  // phiBase
+        for (ComputeArray* a : {&batchShellStart, &batchNumShells, &batchShells, &batchShellColumn, &shellCenter, &shellL, &shellPure,
+                                &shellPrimStart, &shellNumPrim, &primExponent, &primCoefficient, &cartPowersArray, &pureMatrixArray})
+            kernel->addArg(*a);
+        for (ComputeArray* a : outputs)
+            kernel->addArg(*a);
+    }
+
     void createKernels(ComputeProgram program) {
         this->program = program;
         basisKernel = program->createKernel("evaluateBasis");
-        basisKernel->addArg(0);  // firstPoint
-        basisKernel->addArg(0);  // numPoints
-        for (ComputeArray* a : {&pointX, &pointY, &pointZ, &pointBatch, &batchPointStart, &batchNumFunctions, &batchPhiStart})
-            basisKernel->addArg(*a);
-        basisKernel->addArg(0);  // phiBase (argument 9)
-        for (ComputeArray* a : {&batchShellStart, &batchNumShells, &batchShells, &batchShellColumn, &shellCenter, &shellL, &shellPure,
-                                &shellPrimStart, &shellNumPrim, &primExponent, &primCoefficient, &cartPowersArray, &pureMatrixArray, &phi})
-            basisKernel->addArg(*a);
+        addBasisArguments(basisKernel, {&phi});
 
         densityKernel = program->createKernel("densityAndPotential");
         densityKernel->addArg(0);
