@@ -23,6 +23,17 @@ vector<double> OpenMMDFT::chargesOfMMPairs(const QMMMForce& force) {
     return charges;
 }
 
+void OpenMMDFT::checkPositionsAreFinite(const vector<Vec3>& positions, const string& why) {
+    for (size_t i = 0; i < positions.size(); i++)
+        if (!isfinite(positions[i][0]) || !isfinite(positions[i][1]) || !isfinite(positions[i][2])) {
+            stringstream msg;
+            msg << "QMMMForce: the position of particle " << i << " is NaN or infinite";
+            if (!why.empty())
+                msg << " (" << why << ")";
+            throw OpenMMException(msg.str());
+        }
+}
+
 Vec3 QMEmbedding::minimumImage(const Vec3& a, const Vec3& b, const Vec3* box) {
     Vec3 d = b - a;
     d -= box[2] * floor(d[2] / box[2][2] + 0.5);

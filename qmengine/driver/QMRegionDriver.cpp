@@ -93,14 +93,8 @@ void QMRegionDriver::setParameters(const QMMMForce& force) {
 }
 
 void QMRegionDriver::checkPositionsAreFinite(const vector<Vec3>& positions) const {
-    for (size_t i = 0; i < positions.size(); i++)
-        if (!isfinite(positions[i][0]) || !isfinite(positions[i][1]) || !isfinite(positions[i][2])) {
-            stringstream msg;
-            msg << "QMMMForce: the position of particle " << i << " is NaN or infinite";
-            if (!nanForcesBecause.empty())
-                msg << " (the previous evaluation returned NaN forces on the QM atoms: " << nanForcesBecause << ")";
-            throw OpenMMException(msg.str());
-        }
+    OpenMMDFT::checkPositionsAreFinite(positions, nanForcesBecause.empty() ? ""
+                                       : "the previous evaluation returned NaN forces on the QM atoms: " + nanForcesBecause);
 }
 
 double QMRegionDriver::execute(ContextImpl& context, const vector<Vec3>& positions, const Vec3* boxVectors, vector<Vec3>& forces,

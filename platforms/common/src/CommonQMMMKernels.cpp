@@ -369,25 +369,14 @@ void CommonCalcQMMMForceKernel::addHostForces(const vector<Vec3>& forces) {
     // most negative value the buffer holds, -2^31 kJ/mol/nm, which nothing can mistake for a force.
     const vector<int>& atomIndex = cc.getAtomIndex();
     const double notAForce = -2147483648.0;
-    auto component = [&](int slot, int d) {
-        double f = forces[atomIndex[slot]][d];
-        return isfinite(f) ? f : notAForce;
-    };
     const int numAtoms = cc.getNumAtoms();
-    if (hostForces.getElementSize() == sizeof(double)) {
-        vector<double> sorted(3 * (size_t) cc.getPaddedNumAtoms(), 0.0);
-        for (int i = 0; i < numAtoms; i++)
-            for (int d = 0; d < 3; d++)
-                sorted[3 * (size_t) i + d] = component(i, d);
-        hostForces.upload(sorted);
-    }
-    else {
-        vector<float> sorted(3 * (size_t) cc.getPaddedNumAtoms(), 0.0f);
-        for (int i = 0; i < numAtoms; i++)
-            for (int d = 0; d < 3; d++)
-                sorted[3 * (size_t) i + d] = (float) component(i, d);
-        hostForces.upload(sorted);
-    }
+    vector<double> sorted(3 * (size_t) cc.getPaddedNumAtoms(), 0.0);
+    for (int i = 0; i < numAtoms; i++)
+        for (int d = 0; d < 3; d++) {
+            const double f = forces[atomIndex[i]][d];
+            sorted[3 * (size_t) i + d] = isfinite(f) ? f : notAForce;
+        }
+    hostForces.upload(sorted, true);  // converted to float where the device has no double
     addHostForcesKernel->execute(numAtoms);
 }
 

@@ -45,12 +45,7 @@ double ReferenceCalcQMMMForceKernel::computeEnergyAndForces(ContextImpl& context
     if (qmRegion)
         qmRegion->checkPositionsAreFinite(positions);
     else
-        for (int i = 0; i < (int) positions.size(); i++)
-            if (!isfinite(positions[i][0]) || !isfinite(positions[i][1]) || !isfinite(positions[i][2])) {
-                stringstream msg;
-                msg << "QMMMForce: the position of particle " << i << " is NaN or infinite";
-                throw OpenMMException(msg.str());
-            }
+        checkPositionsAreFinite(positions);
     double energy = coulomb->compute(positions, data.periodicBoxVectors, *data.forces, data.threads);
     if (qmRegion)
         energy += qmRegion->execute(context, positions, data.periodicBoxVectors, *data.forces, includeForces, includeEnergy);

@@ -4,6 +4,7 @@
 #include "openmmdft/QMMMForce.h"
 #include "openmm/Vec3.h"
 #include "openmmdft/internal/windowsExportDFT.h"
+#include <string>
 #include <vector>
 
 namespace OpenMMDFT {
@@ -13,6 +14,12 @@ namespace OpenMMDFT {
  * (a QM atom interacts through its electrons and nucleus, not through its MM charge).
  */
 OPENMM_EXPORT_DFT std::vector<double> chargesOfMMPairs(const QMMMForce& force);
+
+/**
+ * Throws OpenMMException naming the first particle whose position is NaN or infinite; `why`, when not
+ * empty, is added in parentheses (e.g. that the previous evaluation gave NaN forces on purpose).
+ */
+OPENMM_EXPORT_DFT void checkPositionsAreFinite(const std::vector<OpenMM::Vec3>& positions, const std::string& why = "");
 
 /**
  * Where the QM region and the MM charges it sees are, at one set of positions: the geometry part of

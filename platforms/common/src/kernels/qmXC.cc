@@ -109,6 +109,25 @@ DEVICE void ldaPoint(double rho, double* eps, double* v) {
 }
 
 /**
+ * rho = sum_ij phi_i D_ij phi_j at one point from its row of basis values and the batch's functions fn;
+ * with X (not 0), also X_i = sum_j D_ij phi_j, which the gradient needs.
+ */
+DEVICE double densityAtPoint(GLOBAL const double* RESTRICT phiRow, GLOBAL const int* RESTRICT fn, int nf,
+                             GLOBAL const double* RESTRICT density, int nbf, GLOBAL double* RESTRICT X) {
+    double rho = 0;
+    for (int i = 0; i < nf; i++) {
+        GLOBAL const double* Drow = density + fn[i]*nbf;
+        double t = 0;
+        for (int j = 0; j < nf; j++)
+            t += Drow[fn[j]]*phiRow[j];
+        if (X != 0)
+            X[i] = t;
+        rho += phiRow[i]*t;
+    }
+    return rho;
+}
+
+/**
  * Density at each point of [firstPoint, firstPoint + numPoints) from the AO density matrix D (nbf x nbf)
  * and its batch's basis values, then the functional: wv = w v_xc, pointEnergy = w rho eps_xc,
  * pointElectrons = w rho.
@@ -123,15 +142,7 @@ KERNEL void densityAndPotential(int firstPoint, int numPoints, GLOBAL const doub
         const int b = pointBatch[pt];
         const int nf = batchNumFunctions[b];
         GLOBAL const double* row = phi + (batchPhiStart[b]-phiBase) + (pt-batchPointStart[b])*nf;
-        GLOBAL const int* fn = batchFunctions + batchFunctionStart[b];
-        double rho = 0;
-        for (int i = 0; i < nf; i++) {
-            GLOBAL const double* Drow = density + fn[i]*nbf;
-            double t = 0;
-            for (int j = 0; j < nf; j++)
-                t += Drow[fn[j]]*row[j];
-            rho += row[i]*t;
-        }
+        const double rho = densityAtPoint(row, batchFunctions + batchFunctionStart[b], nf, density, nbf, 0);
         double eps, v;
         ldaPoint(rho, &eps, &v);
         const double w = pointW[pt];
@@ -300,16 +311,7 @@ KERNEL void gradientPoints(int firstPoint, int numPoints, GLOBAL const double* R
         const int b = pointBatch[pt];
         const int nf = batchNumFunctions[b];
         const int row = (batchPhiStart[b]-phiBase) + (pt-batchPointStart[b])*nf;
-        GLOBAL const int* fn = batchFunctions + batchFunctionStart[b];
-        double rho = 0;
-        for (int i = 0; i < nf; i++) {
-            GLOBAL const double* Drow = density + fn[i]*nbf;
-            double t = 0;
-            for (int j = 0; j < nf; j++)
-                t += Drow[fn[j]]*phi[row+j];
-            X[row+i] = t;
-            rho += phi[row+i]*t;
-        }
+        const double rho = densityAtPoint(phi + row, batchFunctions + batchFunctionStart[b], nf, density, nbf, X + row);
         double eps, v;
         ldaPoint(rho, &eps, &v);
         const double twoWv = 2.0*pointW[pt]*v;
