@@ -1,5 +1,5 @@
 #!/bin/bash
-# Pack the CUDA test programs and the least-squares benchmark, with every library they need that a bare
+# Pack the CUDA test programs and the benchmarks (least squares, QM/MM MD step), with every library they need that a bare
 # GPU machine of the device tool lacks (OpenMM, openmm-dft, OpenBLAS, Libint2, ...), into .device/bundle.tar.xz,
 # for tools/run-gpu-checks.sh to run there. Needs a build with the C++ tests: ./tools/run-tests.sh makes
 # build-pip/, or give the build folder as the argument.
@@ -16,7 +16,7 @@ openmmLib=$("$python" -c "import openmm.version as v; print(v.openmm_library_pat
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$stage/plugins"
-for program in tests/TestCudaLeastSquares tests/TestCudaQMMMForce benchmarks/BenchLeastSquares; do
+for program in tests/TestCudaLeastSquares tests/TestCudaQMMMForce benchmarks/BenchLeastSquares benchmarks/BenchQMRegion; do
     [ -x "$build/$program" ] || { echo "device-bundle.sh: $build/$program is missing (build with the C++ tests and CUDA)" >&2; exit 1; }
     cp "$build/$program" "$stage/bin/"
 done

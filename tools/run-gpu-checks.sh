@@ -1,8 +1,10 @@
 #!/bin/bash
 # On a GPU machine of the device tool (from the repository root, with .device/ carried; see
 # tools/device-bundle.sh): run the CUDA tests and the least-squares benchmark against cuSOLVER from the
-# prebuilt bundle. Logs and the benchmark's table go to $OUT (the device tool's folder), else .device/out.
-#   SIZES=1000,2000 bash tools/run-gpu-checks.sh      (default sizes 1000..5000)
+# prebuilt bundle, then the QM/MM MD step benchmark (CPU against CUDA). Logs and the benchmarks' tables go to $OUT
+# (the device tool's folder), else .device/out. Each program runs under a time limit, so that one hang cannot
+# spend the whole lease.
+#   SIZES=1000,2000 QM_SIZES=1,4,8 QM_PLATFORMS=CPU,CUDA:double,CUDA:mixed bash tools/run-gpu-checks.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 work=/tmp/openmmdft-device
@@ -23,15 +25,20 @@ export LD_LIBRARY_PATH="$work/lib$cudaDirs:${LD_LIBRARY_PATH:-}"
 export OPENMMDFT_OPENMM_PLUGIN_DIR="$work/plugins" OPENMMDFT_CUDA_PLUGIN_FILE="$work/plugins/libOpenMMDFTCUDA.so"
 # The QM region's basis sets, from this copy of the repository (the bundle's plugins are not installed).
 export OPENMMDFT_QM_DATA_DIR="$PWD/qmengine/data"
-{ date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } 2>&1 | tee -a "$out/summary.txt"
+{ date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; lscpu | grep -E "^Model name|^CPU\(s\)"; } 2>&1 | tee -a "$out/summary.txt"
 status=0
-for test in TestCudaLeastSquares TestCudaQMMMForce; do
-    "$work/bin/$test" > "$out/$test.log" 2>&1
+for test in TestCudaQMMMForce TestCudaLeastSquares; do
+    timeout "${TEST_LIMIT:-240}" "$work/bin/$test" > "$out/$test.log" 2>&1
     rc=$?
     [ $rc -eq 0 ] || status=1
     echo "$test: exit $rc, $(grep -c '^\[       OK' "$out/$test.log") passed, $(grep -c '^\[  SKIPPED' "$out/$test.log") skipped, $(grep -c '^\[  FAILED  \] .*\.' "$out/$test.log") failed" | tee -a "$out/summary.txt"
+    grep '^\[  FAILED  \] .*\.' "$out/$test.log" | head -20
 done
-"$work/bin/BenchLeastSquares" --sizes "${SIZES:-1000,2000,3000,4000,5000}" --platforms CUDA --repeat 3 --markdown "$out/bench-cuda.md" \
-    > "$out/bench-cuda.log" 2>&1 || status=1
-grep -v WARNING "$out/bench-cuda.log" | tail -40
+timeout "${QM_LIMIT:-300}" "$work/bin/BenchQMRegion" --sizes "${QM_SIZES:-1,4,8}" --platforms "${QM_PLATFORMS:-CPU,CUDA:double,CUDA:mixed}" \
+    --steps "${QM_STEPS:-3}" --markdown "$out/bench-qm.md" 2>&1 | tee "$out/bench-qm.log" || status=1
+if [ "${SIZES:-}" != "none" ]; then
+    timeout "${LS_LIMIT:-240}" "$work/bin/BenchLeastSquares" --sizes "${SIZES:-1000,2000,3000,4000,5000}" --platforms CUDA --repeat 3 \
+        --markdown "$out/bench-cuda.md" > "$out/bench-cuda.log" 2>&1 || status=1
+    grep -v WARNING "$out/bench-cuda.log" | tail -40
+fi
 exit $status

@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 
@@ -181,7 +182,11 @@ double QMRegionDriver::compute(ContextImpl& context, const vector<Vec3>& positio
 
 double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& positions, const Vec3* boxVectors,
                                          vector<Vec3>* forces) {
+    typedef chrono::steady_clock Clock;
+    const auto since = [](Clock::time_point start) { return chrono::duration<double>(Clock::now() - start).count(); };
+    const Clock::time_point start = Clock::now();
     const QMEmbedding::Placement placement = embedding.place(positions, boxVectors);
+    const double embeddingSeconds = since(start);
     const vector<Vec3>& qmPositions = placement.qmPositions;
     const vector<int>& qmAtomicNumbers = embedding.getQMAtomicNumbers();
     const vector<int>& qmParticles = embedding.getQMParticles();
@@ -233,16 +238,25 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
     for (size_t i = 0; i < r.orbitalEnergies.size(); i++)
         results.orbitalEnergies[i] = r.orbitalEnergies[i] * KJ_PER_MOL_PER_HARTREE;
     results.homoLumoGap = r.homoLumoGap * KJ_PER_MOL_PER_HARTREE;
+    results.timings.clear();
+    for (const auto& phase : r.timings)
+        results.timings[phase.first == "total" ? "scf.total" : phase.first] = phase.second;
+    results.timings["embedding"] = embeddingSeconds;
     results.espCharges.clear();
+    const Clock::time_point espStart = Clock::now();
     if (espCharges)
         results.espCharges = espCharges->compute(solver(context), qmPositions, qmAtomicNumbers, qmCharge, engine->basis(), r.density);
+    results.timings["espCharges"] = since(espStart);
     if (forces) {
         // A force on an imaged position acts on the particle itself.
         const QM::QMGradient g = engine->gradient(r);
+        for (const auto& phase : g.timings)
+            results.timings[phase.first] = phase.second;
         for (size_t i = 0; i < qmParticles.size(); i++)
             (*forces)[qmParticles[i]] -= Vec3(g.atoms(i, 0), g.atoms(i, 1), g.atoms(i, 2)) * KJ_PER_MOL_NM_PER_HARTREE_BOHR;
         for (size_t c = 0; c < mmParticles.size(); c++)
             (*forces)[mmParticles[c]] -= Vec3(g.mm(c, 0), g.mm(c, 1), g.mm(c, 2)) * KJ_PER_MOL_NM_PER_HARTREE_BOHR;
     }
+    results.timings["total"] = since(start);
     return results.totalEnergy;
 }

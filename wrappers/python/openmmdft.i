@@ -8,6 +8,7 @@
 %include "swig/typemaps.i"
 %include "std_string.i"
 %include "std_vector.i"
+%include "std_map.i"
 
 %{
 #include "OpenMM.h"
@@ -42,6 +43,7 @@ import openmm.unit as unit
 namespace std {
 %template(vectord) vector<double>;
 %template(vectori) vector<int>;
+%template(mapsd) map<string, double>;
 }
 
 namespace OpenMMDFT {
@@ -62,6 +64,7 @@ struct QMResults {
     std::vector<double> orbitalEnergies;
     double homoLumoGap;
     std::vector<double> espCharges;
+    std::map<std::string, double> timings;
 };
 
 class QMMMForce : public OpenMM::Force {
@@ -280,7 +283,8 @@ def _qmResults(self, context):
     Quantities), SCF iterations, the number of MM charges in the QM Hamiltonian, orbital
     energies, SCF restarts (attempts that failed before the one that converged), where the XC work ran
     ("host" or "device") and the bytes of basis values it keeps between SCF iterations, the HOMO-LUMO gap and the ESP charges (e, one per QM atom; empty unless
-    setESPChargeMethod chose a method)."""
+    setESPChargeMethod chose a method), and "timings": the wall-clock time of each phase of the computation
+    (a dict of second Quantities: "scf.xc", "gradient.total", "total", ...; see QMResults in QMMMForce.h)."""
     r = QMMMForce._getQMResultsRaw(self, context)
     energy = unit.kilojoule_per_mole
     return {
@@ -299,6 +303,7 @@ def _qmResults(self, context):
         "orbitalEnergies": list(r.orbitalEnergies) * energy,
         "homoLumoGap": r.homoLumoGap * energy,
         "espCharges": [q * unit.elementary_charge for q in r.espCharges],
+        "timings": {name: seconds * unit.second for name, seconds in dict(r.timings).items()},
     }
 
 

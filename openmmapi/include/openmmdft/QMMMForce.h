@@ -12,6 +12,7 @@
 #include "openmm/Context.h"
 #include "openmm/Force.h"
 #include "openmmdft/internal/windowsExportDFT.h"
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -45,6 +46,12 @@ struct QMResults {
     std::string basisStorageNotice;
     /** ESP charges (e), one per QM atom in QM-atom order; empty when the ESP charge method is NoESPCharges. */
     std::vector<double> espCharges;
+    /** Wall-clock seconds of the last computation's phases, for finding where a step's time goes: the SCF's
+     * "setup.integrals", "setup.grid", "setup.xc", "setup.coulomb", "guess", "scf.coulomb", "scf.xc",
+     * "scf.diagonalization" and "scf.total"; the gradient's "gradient.oneElectron", "gradient.pointCharges",
+     * "gradient.coulomb", "gradient.xc" and "gradient.total" (absent when no forces were asked for);
+     * "embedding" (placing the QM and MM atoms), "espCharges", and "total" (the whole QM computation). */
+    std::map<std::string, double> timings;
 };
 
 /**

@@ -1,0 +1,294 @@
+/* QM/MM MD step cost of QMMMForce on every platform present, in one run on one machine: the C++ twin of
+ * bench_qm_platforms.py, for machines where the Python module cannot be loaded (the device tool's GPU
+ * machines run another Python than the one the wrapper was built for).
+ *
+ * System: (H2O)n on a cubic lattice (2.9 Å spacing, random orientations) as the QM region (SVWN5, DZVP,
+ * density fitting with def2-universal-jfit, grid (50, 194), SCF convergence 1e-8), inside a shell of rigid
+ * MM TIP3P waters 3.5-8 Å outside the cluster, no cutoff; velocity Verlet at 0.5 fs, each step starting its
+ * SCF from the previous step's density. Per platform: seconds per MD step (after one untimed step, which
+ * builds the SAD guess and compiles the kernels), SCF iterations per step, seconds per SCF iteration (step
+ * time over iterations, gradient included), where the XC work ran, the basis values kept, and the ratio of
+ * the first platform's step time to this one's (> 1: faster than the first).
+ *
+ *   BenchQMRegion [--sizes 1,4,8] [--steps 3] [--mm-waters 60] [--platforms CPU,CUDA:double,CUDA:mixed]
+ *                 [--storage precompute|recompute] [--markdown file]
+ */
+#include "../tests/PluginPaths.h"
+#include "openmmdft/QMMMForce.h"
+#include "openmm/Context.h"
+#include "openmm/OpenMMException.h"
+#include "openmm/Platform.h"
+#include "openmm/State.h"
+#include "openmm/System.h"
+#include "openmm/VerletIntegrator.h"
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern "C" void registerQMMMReferenceKernelFactories();
+#ifdef OPENMMDFT_BENCH_OPENCL
+#include "OpenCLQMMMKernelFactory.h"
+#endif
+
+using namespace OpenMM;
+using namespace OpenMMDFT;
+using namespace std;
+
+namespace {
+
+// The water of the engine's reference tests (qmengine/tests/generate_pyscf_references.py), in nm.
+const double WATER_GEOMETRY[3][3] = {{0.0, 0.0, 0.01173}, {0.0, 0.07572, -0.04692}, {0.0, -0.07572, -0.04692}};
+const double TIP3P_GEOMETRY[3][3] = {{0.0, 0.0, 0.0}, {0.075695, 0.058588, 0.0}, {-0.075695, 0.058588, 0.0}};
+const double TIP3P_CHARGES[3] = {-0.834, 0.417, 0.417};
+
+/** A uniformly random rotation, from a normalised Gaussian quaternion. */
+void randomRotation(mt19937& rng, double R[3][3]) {
+    normal_distribution<double> normal;
+    double q[4], norm = 0;
+    for (double& x : q) {
+        x = normal(rng);
+        norm += x * x;
+    }
+    norm = sqrt(norm);
+    const double a = q[0] / norm, b = q[1] / norm, c = q[2] / norm, d = q[3] / norm;
+    const double m[3][3] = {{a * a + b * b - c * c - d * d, 2 * (b * c - a * d), 2 * (b * d + a * c)},
+                            {2 * (b * c + a * d), a * a - b * b + c * c - d * d, 2 * (c * d - a * b)},
+                            {2 * (b * d - a * c), 2 * (c * d + a * b), a * a - b * b - c * c + d * d}};
+    memcpy(R, m, sizeof(m));
+}
+
+Vec3 rotated(const double R[3][3], const double x[3]) {
+    return Vec3(R[0][0] * x[0] + R[0][1] * x[1] + R[0][2] * x[2], R[1][0] * x[0] + R[1][1] * x[1] + R[1][2] * x[2],
+                R[2][0] * x[0] + R[2][1] * x[1] + R[2][2] * x[2]);
+}
+
+struct Benchmark {
+    System system;
+    QMMMForce* force;
+    vector<Vec3> positions;
+};
+
+/** (H2O)n as the QM region in a shell of mmWaters rigid MM TIP3P waters (deterministic for given n). */
+Benchmark* buildSystem(int n, int mmWaters, bool recompute) {
+    Benchmark* b = new Benchmark();
+    b->force = new QMMMForce();
+    mt19937 rng(7);
+    const int side = (int) ceil(cbrt((double) n) - 1e-9);
+    vector<Vec3> oxygens;
+    for (int k = 0; k < n; k++) {
+        const Vec3 centre = Vec3(k % side, (k / side) % side, k / (side * side)) * 0.29;
+        double R[3][3];
+        randomRotation(rng, R);
+        const int first = b->system.getNumParticles();
+        for (int atom = 0; atom < 3; atom++) {
+            b->system.addParticle(atom == 0 ? 15.999 : 1.008);
+            b->force->addParticle(0.0);
+            b->force->addQMAtom(first + atom, atom == 0 ? 8 : 1);
+            b->positions.push_back(centre + rotated(R, WATER_GEOMETRY[atom]));
+        }
+        b->force->addBond(first, first + 1);
+        b->force->addBond(first, first + 2);
+        oxygens.push_back(b->positions[first]);
+    }
+    Vec3 centre;
+    for (const Vec3& p : b->positions)
+        centre += p / (double) b->positions.size();
+    double radius = 0;
+    for (const Vec3& p : b->positions)
+        radius = max(radius, sqrt((p - centre).dot(p - centre)));
+    normal_distribution<double> normal;
+    uniform_real_distribution<double> shell(0.35, 0.8);
+    for (int placed = 0; placed < mmWaters;) {
+        Vec3 direction(normal(rng), normal(rng), normal(rng));
+        direction /= sqrt(direction.dot(direction));
+        const Vec3 o = centre + direction * (radius + shell(rng));
+        bool clash = false;
+        for (const Vec3& other : oxygens)
+            clash = clash || sqrt((o - other).dot(o - other)) < 0.28;
+        if (clash)
+            continue;
+        double R[3][3];
+        randomRotation(rng, R);
+        const int first = b->system.getNumParticles();
+        for (int atom = 0; atom < 3; atom++) {
+            b->system.addParticle(atom == 0 ? 15.999 : 1.008);
+            b->force->addParticle(TIP3P_CHARGES[atom]);
+            b->positions.push_back(o + rotated(R, TIP3P_GEOMETRY[atom]));
+        }
+        b->force->addBond(first, first + 1);
+        b->force->addBond(first, first + 2);
+        // Rigid TIP3P: the benchmark times the QM part, and rigid MM waters need no bonded terms.
+        b->system.addConstraint(first, first + 1, 0.09572);
+        b->system.addConstraint(first, first + 2, 0.09572);
+        b->system.addConstraint(first + 1, first + 2, 0.15139);
+        oxygens.push_back(o);
+        placed++;
+    }
+    b->force->setBasisSet("DZVP");
+    b->force->setAuxiliaryBasisSet("def2-universal-jfit");
+    b->force->setGrid(50, 194);
+    b->force->setSCFConvergence(1e-8);
+    if (recompute)
+        b->force->setBasisFunctionStorage(QMMMForce::Recompute);
+    b->system.addForce(b->force);
+    return b;
+}
+
+struct Row {
+    int n;
+    string platform, precision;
+    double firstStep, perStep, iterations;
+    string backend;
+    double storedMiB;
+    string error;
+    map<string, double> timings;  // of the last timed step
+};
+
+Row measure(int n, int mmWaters, bool recompute, const string& platformName, const string& precision, int steps) {
+    Row row{n, platformName, precision, 0, 0, 0, "", 0, ""};
+    unique_ptr<Benchmark> b(buildSystem(n, mmWaters, recompute));
+    try {
+        Platform& platform = Platform::getPlatformByName(platformName);
+        map<string, string> properties;
+        if (!precision.empty())
+            properties["Precision"] = precision;
+        VerletIntegrator integrator(0.0005);
+        Context context(b->system, integrator, platform, properties);
+        context.setPositions(b->positions);
+        context.setVelocitiesToTemperature(300, 1);
+        typedef chrono::steady_clock Clock;
+        auto start = Clock::now();
+        integrator.step(1);  // SAD guess, kernel compilation
+        row.firstStep = chrono::duration<double>(Clock::now() - start).count();
+        int iterations = 0;
+        start = Clock::now();
+        for (int i = 0; i < steps; i++) {
+            integrator.step(1);
+            iterations += b->force->getQMResults(context).scfIterations;
+        }
+        row.perStep = chrono::duration<double>(Clock::now() - start).count() / steps;
+        row.iterations = iterations / (double) steps;
+        const QMResults results = b->force->getQMResults(context);
+        row.backend = results.xcBackend;
+        row.storedMiB = results.basisValueBytes / 1048576.0;
+        row.timings = results.timings;
+    }
+    catch (const exception& e) {
+        row.error = e.what();
+        row.error = row.error.substr(0, row.error.find('\n')).substr(0, 100);
+    }
+    return row;
+}
+
+vector<string> split(const string& text) {
+    vector<string> items;
+    stringstream s(text);
+    string item;
+    while (getline(s, item, ','))
+        if (!item.empty())
+            items.push_back(item);
+    return items;
+}
+
+} // namespace
+
+int main(int argc, char* argv[]) {
+    string sizes = "1,4,8", platforms = "CPU,CUDA:double,CUDA:mixed", markdown;
+    int steps = 3, mmWaters = 60;
+    bool recompute = false;
+    for (int i = 1; i < argc; i++) {
+        const string a = argv[i];
+        if (a == "--sizes" && i + 1 < argc)
+            sizes = argv[++i];
+        else if (a == "--platforms" && i + 1 < argc)
+            platforms = argv[++i];
+        else if (a == "--steps" && i + 1 < argc)
+            steps = max(1, atoi(argv[++i]));
+        else if (a == "--mm-waters" && i + 1 < argc)
+            mmWaters = max(0, atoi(argv[++i]));
+        else if (a == "--storage" && i + 1 < argc)
+            recompute = string(argv[++i]) == "recompute";
+        else if (a == "--markdown" && i + 1 < argc)
+            markdown = argv[++i];
+        else {
+            fprintf(stderr, "unknown argument %s\n", a.c_str());
+            return 2;
+        }
+    }
+    // OpenMM's own platform plugins by file (no installed copy of openmm-dft is picked up); this build's
+    // Reference/CPU and OpenCL kernels are linked in, the CUDA plugin (which needs the driver) is loaded by file.
+    for (const char* lib : {"libOpenMMCPU.so", "libOpenMMOpenCL.so"}) {
+        try {
+            Platform::loadPluginLibrary(QMMMTest::openmmPluginDir() + "/" + lib);
+        }
+        catch (const exception&) {
+        }
+    }
+    registerQMMMReferenceKernelFactories();  // after the CPU platform exists, so that it gets the kernels too
+#ifdef OPENMMDFT_BENCH_OPENCL
+    registerQMMMOpenCLKernelFactories();
+#endif
+#ifdef OPENMMDFT_CUDA_PLUGIN
+    try {
+        Platform::loadPluginLibrary(QMMMTest::openmmPluginDir() + "/libOpenMMCUDA.so");
+        Platform::loadPluginLibrary(QMMMTest::cudaPluginFile());
+    }
+    catch (const exception& e) {
+        printf("CUDA platform unavailable: %s\n", e.what());
+    }
+#endif
+    printf("BenchQMRegion: (H2O)n QM in %d MM TIP3P waters, SVWN5/DZVP/def2-universal-jfit, grid (50,194), %s, %d timed steps;"
+           " %u hardware threads\n", mmWaters, recompute ? "Recompute" : "Precompute", steps, thread::hardware_concurrency());
+    const char* header = "| n | platform | precision | first step (s) | s per step | SCF iter per step | s per SCF iter | XC | basis MiB | first platform / this |";
+    printf("%s\n", header);
+    vector<string> table{header, "|---|---|---|---|---|---|---|---|---|---|"}, phaseLines;
+    for (const string& size : split(sizes)) {
+        const int n = atoi(size.c_str());
+        double firstTime = 0;
+        for (const string& entry : split(platforms)) {
+            const size_t colon = entry.find(':');
+            const string name = entry.substr(0, colon), precision = colon == string::npos ? "" : entry.substr(colon + 1);
+            Row row = measure(n, mmWaters, recompute, name, precision, steps);
+            char line[512];
+            if (!row.error.empty())
+                snprintf(line, sizeof(line), "| %d | %s | %s | unavailable: %s |", n, name.c_str(), precision.c_str(), row.error.c_str());
+            else {
+                if (firstTime == 0)
+                    firstTime = row.perStep;
+                snprintf(line, sizeof(line), "| %d | %s | %s | %.3f | %.4f | %.1f | %.5f | %s | %.1f | %.2f |", n, name.c_str(),
+                         precision.empty() ? "-" : precision.c_str(), row.firstStep, row.perStep, row.iterations,
+                         row.perStep / row.iterations, row.backend.c_str(), row.storedMiB, firstTime / row.perStep);
+            }
+            printf("%s\n", line);
+            table.push_back(line);
+            if (row.error.empty()) {
+                // Where the last step's time went (QMResults::timings), for finding what to move to the device next.
+                string phases = "    phases of the last step (s):";
+                for (const auto& phase : row.timings)
+                    if (phase.second >= 0.0005)
+                        phases += " " + phase.first + "=" + to_string(phase.second).substr(0, 6);
+                printf("%s\n", phases.c_str());
+                phaseLines.push_back("- n = " + to_string(n) + ", " + entry + ":" + phases.substr(phases.find(':') + 1));
+            }
+            fflush(stdout);
+        }
+    }
+    if (!markdown.empty()) {
+        ofstream out(markdown);
+        for (const string& line : table)
+            out << line << "\n";
+        out << "\nPhases of the last timed step (QMResults::timings, seconds):\n\n";
+        for (const string& line : phaseLines)
+            out << line << "\n";
+    }
+    return 0;
+}
