@@ -4,7 +4,7 @@
  * also valid CUDA, in every precision. No driver is needed (NVRTC only produces PTX).
  *
  * The preamble below defines the Compute API's macros the way OpenMM's CUDA platform does
- * (KERNEL = extern "C" __global__, LOCAL = __shared__, SYNC_THREADS = __syncthreads(), ...).
+ * (KERNEL = extern "C" __global__, LOCAL = __shared__, SYNC_THREADS = __syncthreads(), mm_ulong, ATOMIC_ADD, ...).
  * Standalone programs: least squares, the bond graph, the QM region's device XC and the host-force
  * accumulation. Kernels that are snippets inserted into OpenMM's own templates (qmmmCoulomb, qmmmPair14,
  * qmmmPositionCheck) are not standalone programs and are not compiled here.
@@ -37,6 +37,9 @@ const char* PREAMBLE = R"(
 #define NUM_GROUPS gridDim.x
 #define SYNC_THREADS __syncthreads();
 #define SYNC_WARPS __syncwarp();
+typedef long long mm_long;
+typedef unsigned long long mm_ulong;
+#define ATOMIC_ADD(dest, value) atomicAdd(dest, value)
 )";
 
 /** Compile source with the given #defines; empty on success, otherwise NVRTC's log. */

@@ -1,4 +1,5 @@
 #include "openmmdft/qm/KohnShamLDA.h"
+#include "openmmdft/qm/DenseAlgebra.h"
 #include "openmmdft/qm/IntegralGradients.h"
 #include "openmmdft/qm/Elements.h"
 #include "openmmdft/qm/Integrals.h"
@@ -57,12 +58,13 @@ struct KohnShamLDA::System {
             for (const PointCharge& c : mm)
                 nuclearMM += atoms[i].Z * c.charge / dist(atoms[i].xyz, c.xyz);
         }
-        Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(S);
+        Eigen::VectorXd overlapValues;
+        Eigen::MatrixXd overlapVectors;
+        symmetricEigensystem(S, overlapValues, overlapVectors);
         int keep = 0;
-        for (int i = 0; i < es.eigenvalues().size(); i++)
-            keep += es.eigenvalues()[i] > s.linearDependenceThreshold;
-        X = es.eigenvectors().rightCols(keep) *
-            es.eigenvalues().tail(keep).cwiseSqrt().cwiseInverse().asDiagonal();
+        for (int i = 0; i < overlapValues.size(); i++)
+            keep += overlapValues[i] > s.linearDependenceThreshold;
+        X = overlapVectors.rightCols(keep) * overlapValues.tail(keep).cwiseSqrt().cwiseInverse().asDiagonal();
         timings["setup.integrals"] = seconds() - t;
         t = seconds();
         grid.reset(new MolecularGrid(atoms, basis, s.grid, s.threads));

@@ -4,6 +4,7 @@
 // from basisTransform(), which the grid code uses too.
 #include "openmmdft/qm/Integrals.h"
 #include "openmmdft/qm/Angular.h"
+#include "openmmdft/qm/DenseAlgebra.h"
 #include "openmmdft/qm/LinearSolve.h"
 #include "LibintShells.h"
 #include "Parallel.h"
@@ -45,7 +46,7 @@ Eigen::MatrixXd oneBody(const BasisSet& basis, const libint2::Engine& prototype,
         }
     });
     const Eigen::MatrixXd T = basisTransform(basis);
-    return T * M * T.transpose();
+    return congruence(M, T.transpose());
 }
 
 // Schwarz factors sqrt(max |(ab|ab)|) per shell pair.
@@ -161,7 +162,7 @@ Eigen::MatrixXd ExactCoulomb::compute(const Eigen::MatrixXd& density) const {
     const BasisSet& basis = d.basis;
     const auto& shells = d.shells;
     const int ns = (int) shells.size();
-    const Eigen::MatrixXd D = d.T.transpose() * density * d.T;
+    const Eigen::MatrixXd D = congruence(density, d.T);
     // Largest density element per shell pair, for screening by |(ab|cd)| D_cd <= Q_ab Q_cd D_cd.
     Eigen::MatrixXd Dmax(ns, ns);
     for (int a = 0; a < ns; a++)
@@ -220,7 +221,7 @@ Eigen::MatrixXd ExactCoulomb::compute(const Eigen::MatrixXd& density) const {
     for (int t = 1; t < threads; t++)
         X += Xs[t];
     const Eigen::MatrixXd Jc = 0.25 * (X + X.transpose());
-    return d.T * Jc * d.T.transpose();
+    return congruence(Jc, d.T.transpose());
 }
 
 // ---------------------------------------------------------------------------------
@@ -241,26 +242,37 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
     Impl& d = *impl_;
     const auto shells = toLibint(basis);
     const auto auxShells = toLibint(aux);
-    const int naux = aux.cartesianSize();
-    // Metric.
+    // Metric (P|Q), transformed to the pure auxiliary basis shell block by shell block: Taux is block diagonal,
+    // and as a dense product its cost (naux^3) would outgrow the integrals themselves.
+    std::vector<Eigen::MatrixXd> auxToPure(aux.numShells());
+    for (int p = 0; p < aux.numShells(); p++) {
+        const Shell& sh = aux.shells()[p];
+        auxToPure[p] = sh.pure ? cartesianToPure(sh.l) : Eigen::MatrixXd::Identity(sh.size(), sh.size());
+    }
+    threads = std::max(1, resolveThreads(threads));
     {
-        libint2::Engine engine(libint2::Operator::coulomb, maxNprim(auxShells), maxL(auxShells), 0);
-        engine.set(libint2::BraKet::xs_xs);
-        engine.set_precision(0.);
-        const auto& buf = engine.results();
-        Eigen::MatrixXd V = Eigen::MatrixXd::Zero(naux, naux);
-        for (int p = 0; p < aux.numShells(); p++)
+        libint2::Engine prototype(libint2::Operator::coulomb, maxNprim(auxShells), maxL(auxShells), 0);
+        prototype.set(libint2::BraKet::xs_xs);
+        prototype.set_precision(0.);
+        const int metricThreads = std::max(1, std::min(threads, aux.numShells()));
+        std::vector<libint2::Engine> engines(metricThreads, prototype);
+        d.metric = Eigen::MatrixXd::Zero(aux.size(), aux.size());
+        // Each row of shell blocks p belongs to one thread; the mirrored block (q, p) is written by it too,
+        // and q <= p never equals another thread's p.
+        parallelFor(aux.numShells(), metricThreads, [&](int p, int t) {
+            libint2::Engine& engine = engines[t];
+            const auto& buf = engine.results();
             for (int q = 0; q <= p; q++) {
                 engine.compute(auxShells[p], auxShells[q]);
                 if (buf[0] == nullptr)
                     continue;
-                const int op = aux.cartesianOffset(p), oq = aux.cartesianOffset(q);
                 const int np = (int) auxShells[p].size(), nq = (int) auxShells[q].size();
-                for (int i = 0; i < np; i++)
-                    for (int j = 0; j < nq; j++)
-                        V(op + i, oq + j) = V(oq + j, op + i) = buf[0][i * nq + j];
+                const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> > cart(buf[0], np, nq);
+                const Eigen::MatrixXd block = auxToPure[p] * cart * auxToPure[q].transpose();
+                d.metric.block(aux.offset(p), aux.offset(q), block.rows(), block.cols()) = block;
+                d.metric.block(aux.offset(q), aux.offset(p), block.cols(), block.rows()) = block.transpose();
             }
-        d.metric = d.Taux * V * d.Taux.transpose();
+        });
         d.solver.reset(new SymmetricPositiveDefiniteSolver(d.metric));
     }
     // Significant shell pairs by Schwarz bound times the largest auxiliary (P|P)^1/2.
@@ -291,12 +303,14 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
                 if (o1 + (int) i >= o2 + (int) j)
                     d.pairs.push_back({o1 + (int) i, o2 + (int) j});
     }
-    d.B = Eigen::MatrixXd::Zero(naux, (Eigen::Index) d.pairs.size());
+    // B in the pure auxiliary basis (so that the SCF works with the metric directly), each aux shell's
+    // cartesian rows transformed as they come from Libint.
+    d.B = Eigen::MatrixXd::Zero(aux.size(), (Eigen::Index) d.pairs.size());
     libint2::Engine prototype(libint2::Operator::coulomb, std::max(maxNprim(shells), maxNprim(auxShells)),
                               std::max(maxL(shells), maxL(auxShells)), 0);
     prototype.set(libint2::BraKet::xs_xx);
     prototype.set_precision(std::min(threshold, 1e-12) * 1e-3);
-    threads = std::max(1, std::min(resolveThreads(threads), (int) shellPairs.size()));
+    threads = std::max(1, std::min(threads, (int) shellPairs.size()));
     std::vector<libint2::Engine> engines(threads, prototype);
     // Each shell pair fills its own columns of B, so threads never write the same element.
     parallelFor((int) shellPairs.size(), threads, [&](int k, int t) {
@@ -309,25 +323,28 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
             engine.compute(auxShells[p], libint2::Shell::unit(), shells[s1], shells[s2]);
             if (buf[0] == nullptr)
                 continue;
-            const int op = aux.cartesianOffset(p), np = (int) auxShells[p].size();
-            for (int a = 0; a < np; a++) {
+            const int np = (int) auxShells[p].size();
+            const Eigen::MatrixXd& toPure = auxToPure[p];
+            for (int m = 0; m < toPure.rows(); m++) {
                 int col = pairStart[k];
                 for (int i = 0; i < n1; i++)
                     for (int j = 0; j < n2; j++)
-                        if (o1 + i >= o2 + j)
-                            d.B(op + a, col++) = buf[0][(a * n1 + i) * n2 + j];
+                        if (o1 + i >= o2 + j) {
+                            double value = 0;
+                            for (int a = 0; a < np; a++)
+                                value += toPure(m, a) * buf[0][(a * n1 + i) * n2 + j];
+                            d.B(aux.offset(p) + m, col++) = value;
+                        }
             }
         }
     });
-    // Keep B in the pure auxiliary basis so that the SCF works with the metric directly.
-    d.B = (d.Taux * d.B).eval();
 }
 
 DensityFittedCoulomb::~DensityFittedCoulomb() = default;
 
 Eigen::MatrixXd DensityFittedCoulomb::compute(const Eigen::MatrixXd& density) const {
     const Impl& d = *impl_;
-    const Eigen::MatrixXd D = d.T.transpose() * density * d.T;
+    const Eigen::MatrixXd D = congruence(density, d.T);
     const Eigen::Index np = (Eigen::Index) d.pairs.size();
     Eigen::VectorXd dv(np);
     for (Eigen::Index k = 0; k < np; k++) {
@@ -342,7 +359,7 @@ Eigen::MatrixXd DensityFittedCoulomb::compute(const Eigen::MatrixXd& density) co
         const auto& p = d.pairs[k];
         J(p.first, p.second) = J(p.second, p.first) = jv[k];
     }
-    return d.T * J * d.T.transpose();
+    return congruence(J, d.T.transpose());
 }
 
 const Eigen::VectorXd& DensityFittedCoulomb::fitCoefficients() const {

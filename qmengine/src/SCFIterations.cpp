@@ -1,5 +1,6 @@
 #include "SCFIterations.h"
 #include "openmmdft/qm/DIIS.h"
+#include "openmmdft/qm/DenseAlgebra.h"
 #include <algorithm>
 #include <cmath>
 
@@ -40,9 +41,9 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     QMResult& r = out.result;
     const Eigen::MatrixXd H = Hcore + Vmm;
     auto diagonalize = [&](const Eigen::MatrixXd& F, Eigen::VectorXd& eps, Eigen::MatrixXd& C) {
-        Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(X.transpose() * F * X);
-        eps = es.eigenvalues();
-        C = X * es.eigenvectors();
+        Eigen::MatrixXd vectors;
+        symmetricEigensystem(congruence(F, X), eps, vectors);
+        C = product(X, false, vectors, false);
     };
     // D = F F^T with F = C_occ sqrt(n); F lets the XC code form rho from orbitals when cheaper.
     Eigen::MatrixXd factor;
@@ -54,7 +55,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
             k++;
         factor = C.leftCols(k) * occ.head(k).cwiseSqrt().asDiagonal();
         haveFactor = true;
-        return Eigen::MatrixXd(factor * factor.transpose());
+        return product(factor, false, factor, true);
     };
     Eigen::VectorXd eps;
     Eigen::MatrixXd C;
@@ -87,8 +88,8 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         r.qmmmNuclear = enucMM;
         r.qmmm = r.qmmmElectronic + r.qmmmNuclear;
         r.total = r.oneElectron + r.coulomb + r.xc + r.nuclearRepulsion + r.qmmm;
-        const Eigen::MatrixXd FDS = F * D * S;
-        const Eigen::MatrixXd err = X.transpose() * (FDS - FDS.transpose()) * X;
+        const Eigen::MatrixXd FDS = product(F, false, product(D, false, S, false), false);
+        const Eigen::MatrixXd err = congruence(FDS - FDS.transpose(), X);
         const double errMax = err.cwiseAbs().maxCoeff();
         r.energyHistory.push_back(r.total);
         r.errorHistory.push_back(errMax);
@@ -123,7 +124,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         else
             Fx = diis.extrapolate(F, err);
         if (shift > 0) // raise virtual levels: F + b (S - S D S / 2)
-            Fx += shift * (S - 0.5 * S * D * S);
+            Fx += shift * (S - 0.5 * congruence(D, S));
         t = seconds();
         diagonalize(Fx, eps, C);
         D = densityFrom(eps, C);
@@ -135,7 +136,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     r.orbitals = C;
     r.orbitalEnergies.assign(eps.data(), eps.data() + eps.size());
     const Eigen::VectorXd occ = occupations(eps, nElectrons, fractional);
-    r.energyWeightedDensity = C * (occ.array() * eps.array()).matrix().asDiagonal() * C.transpose();
+    r.energyWeightedDensity = product(C * (occ.array() * eps.array()).matrix().asDiagonal(), false, C, true);
     r.occupiedOrbitals = (int) std::lround(nElectrons / 2);
     r.homoLumoGap = r.occupiedOrbitals < eps.size() && r.occupiedOrbitals > 0
                         ? eps[r.occupiedOrbitals] - eps[r.occupiedOrbitals - 1] : 0.0;

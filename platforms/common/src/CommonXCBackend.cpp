@@ -24,14 +24,18 @@ struct XCLayout {
     vector<double> x, y, z, w;
     vector<int> pointBatch;
     vector<int> batchPointStart, batchNumPoints, batchNumFunctions, batchFunctionStart, batchFunctions;
-    vector<int> batchShellStart, batchNumShells, batchShells, batchShellColumn, batchPhiStart, batchTriStart, batchLocal;
+    vector<int> batchShellStart, batchNumShells, batchShells, batchShellColumn, batchPhiStart;
+    // Work lists of the tiled kernels: density blocks of XC_BLOCK points, and the lower-triangle V tiles of
+    // XC_TILE x XC_TILE functions, each in batch order (batchFirstBlock/batchFirstTile: prefix sums).
+    vector<int> blockBatch, blockFirstPoint, batchFirstBlock, tileBatch, tileRow, tileColumn, batchFirstTile;
     vector<int> parentAtom, gridBatch;  // host only: each point's atom, each device batch's grid batch
     vector<double> shellCenter, primExponent, primCoefficient;
     vector<int> shellL, shellPure, shellPrimStart, shellNumPrim;
     size_t phiSize = 0;
 
+    static const int BLOCK = 32, TILE = 64;  // XC_BLOCK and XC_TILE of kernels/qmXC.cc
+
     XCLayout(const QM::BasisSet& basis, const QM::MolecularGrid& grid) {
-        const int nbf = basis.size();
         for (size_t index = 0; index < grid.batches().size(); index++) {
             const QM::GridBatch& g = grid.batches()[index];
             if (g.size() == 0 || g.functions.empty())
@@ -59,18 +63,29 @@ struct XCLayout {
             phiSize += (size_t) g.size() * nf;
             if (phiSize > (size_t) INT_MAX)
                 throw OpenMMException("QMMMForce: the grid's basis values exceed 2^31 entries; use a coarser grid or fewer QM atoms");
-            batchLocal.resize((size_t) (b + 1) * nbf, -1);
-            for (int i = 0; i < nf; i++)
-                batchLocal[(size_t) b * nbf + g.functions[i]] = i;
+            if (!is_sorted(g.functions.begin(), g.functions.end()))
+                throw OpenMMException("QMMMForce: a grid batch's functions are not in basis order (internal error)");
+            batchFirstBlock.push_back(blockBatch.size());
+            for (int p = 0; p < (int) g.size(); p += BLOCK) {
+                blockBatch.push_back(b);
+                blockFirstPoint.push_back((int) x.size() + p);
+            }
+            batchFirstTile.push_back(tileBatch.size());
+            const int tiles = (nf + TILE - 1) / TILE;
+            for (int row = 0; row < tiles; row++)
+                for (int column = 0; column <= row; column++) {
+                    tileBatch.push_back(b);
+                    tileRow.push_back(row);
+                    tileColumn.push_back(column);
+                }
             x.insert(x.end(), g.x.begin(), g.x.end());
             y.insert(y.end(), g.y.begin(), g.y.end());
             z.insert(z.end(), g.z.begin(), g.z.end());
             w.insert(w.end(), g.w.begin(), g.w.end());
             pointBatch.insert(pointBatch.end(), g.size(), b);
         }
-        batchTriStart.assign(1, 0);
-        for (int nf : batchNumFunctions)
-            batchTriStart.push_back(batchTriStart.back() + nf * (nf + 1) / 2);
+        batchFirstBlock.push_back(blockBatch.size());
+        batchFirstTile.push_back(tileBatch.size());
         batchPhiStart.push_back((int) phiSize);
         batchPointStart.push_back(x.size());
         batchFunctionStart.push_back(batchFunctions.size());
@@ -135,8 +150,11 @@ public:
         uploadArray(cc, batchShells, layout.batchShells, "qmXCBatchShells");
         uploadArray(cc, batchShellColumn, layout.batchShellColumn, "qmXCBatchShellColumn");
         uploadArray(cc, batchPhiStart, layout.batchPhiStart, "qmXCBatchPhiStart");
-        uploadArray(cc, batchTriStart, layout.batchTriStart, "qmXCBatchTriStart");
-        uploadArray(cc, batchLocal, layout.batchLocal, "qmXCBatchLocal");
+        uploadArray(cc, blockBatch, layout.blockBatch, "qmXCBlockBatch");
+        uploadArray(cc, blockFirstPoint, layout.blockFirstPoint, "qmXCBlockFirstPoint");
+        uploadArray(cc, tileBatch, layout.tileBatch, "qmXCTileBatch");
+        uploadArray(cc, tileRow, layout.tileRow, "qmXCTileRow");
+        uploadArray(cc, tileColumn, layout.tileColumn, "qmXCTileColumn");
         uploadArray(cc, shellCenter, layout.shellCenter, "qmXCShellCenter");
         uploadArray(cc, shellL, layout.shellL, "qmXCShellL");
         uploadArray(cc, shellPure, layout.shellPure, "qmXCShellPure");
@@ -150,10 +168,11 @@ public:
         wv.initialize<double>(cc, numPoints, "qmXCWeightedPotential");
         pointEnergy.initialize<double>(cc, numPoints, "qmXCPointEnergy");
         pointElectrons.initialize<double>(cc, numPoints, "qmXCPointElectrons");
-        batchV.initialize<double>(cc, max(layout.batchTriStart.back(), 1), "qmXCBatchMatrices");
         sums.initialize<double>(cc, max(2 * layout.numBatches(), 1), "qmXCBatchSums");
         density.initialize<double>(cc, (size_t) nbf * nbf, "qmXCDensity");
         matrix.initialize<double>(cc, (size_t) nbf * nbf, "qmXCMatrix");
+        fixedMatrix.initialize<long long>(cc, (size_t) nbf * nbf, "qmXCFixedPointMatrix");
+        fixedMatrix.upload(vector<long long>((size_t) nbf * nbf, 0));
         planChunks();
         phi.initialize<double>(cc, max<size_t>(largestChunk, 1), "qmXCBasisValues");
         createKernels(program);
@@ -173,18 +192,19 @@ public:
         for (const Chunk& chunk : chunks) {
             if (!keepBasisValues)
                 evaluateBasis(chunk);
-            const int firstPoint = layout.batchPointStart[chunk.firstBatch];
-            const int numPoints = layout.batchPointStart[chunk.lastBatch] - firstPoint;
-            densityKernel->setArg(0, firstPoint);
-            densityKernel->setArg(1, numPoints);
-            densityKernel->setArg(7, layout.batchPhiStart[chunk.firstBatch]);
-            densityKernel->execute(numPoints);
-            matricesKernel->setArg(0, chunk.firstBatch);
-            matricesKernel->setArg(1, chunk.lastBatch);
-            matricesKernel->setArg(7, layout.batchPhiStart[chunk.firstBatch]);
-            matricesKernel->execute(layout.batchTriStart[chunk.lastBatch] - layout.batchTriStart[chunk.firstBatch]);
+            const int phiBase = layout.batchPhiStart[chunk.firstBatch];
+            const int firstBlock = layout.batchFirstBlock[chunk.firstBatch], lastBlock = layout.batchFirstBlock[chunk.lastBatch];
+            densityKernel->setArg(0, firstBlock);
+            densityKernel->setArg(1, lastBlock);
+            densityKernel->setArg(9, phiBase);
+            densityKernel->execute(GROUP_SIZE * (lastBlock - firstBlock), GROUP_SIZE);
+            const int firstTile = layout.batchFirstTile[chunk.firstBatch], lastTile = layout.batchFirstTile[chunk.lastBatch];
+            matricesKernel->setArg(0, firstTile);
+            matricesKernel->setArg(1, lastTile);
+            matricesKernel->setArg(9, phiBase);
+            matricesKernel->execute(GROUP_SIZE * (lastTile - firstTile), GROUP_SIZE);
         }
-        reduceKernel->execute(nbf * nbf);
+        fixedToMatrixKernel->execute(nbf * nbf);
         sumsKernel->execute(layout.numBatches());
         vector<double> v, s;
         matrix.download(v);
@@ -357,32 +377,34 @@ private:
         basisKernel = program->createKernel("evaluateBasis");
         addBasisArguments(basisKernel, {&phi});
 
-        densityKernel = program->createKernel("densityAndPotential");
-        densityKernel->addArg(0);
-        densityKernel->addArg(0);
-        for (ComputeArray* a : {&pointW, &pointBatch, &batchPointStart, &batchNumFunctions, &batchPhiStart})
+        densityKernel = program->createKernel("densityBlocks");
+        densityKernel->addArg(0);  // firstBlock
+        densityKernel->addArg(0);  // lastBlock
+        for (ComputeArray* a : {&blockBatch, &blockFirstPoint, &pointW, &batchPointStart, &batchNumPoints, &batchNumFunctions, &batchPhiStart})
             densityKernel->addArg(*a);
-        densityKernel->addArg(0);  // phiBase (argument 7)
+        densityKernel->addArg(0);  // phiBase (argument 9)
         for (ComputeArray* a : {&batchFunctionStart, &batchFunctions, &density})
             densityKernel->addArg(*a);
         densityKernel->addArg(geometry.basis.size());
         for (ComputeArray* a : {&phi, &wv, &pointEnergy, &pointElectrons})
             densityKernel->addArg(*a);
 
-        matricesKernel = program->createKernel("batchMatrices");
-        matricesKernel->addArg(0);
-        matricesKernel->addArg(0);
-        for (ComputeArray* a : {&batchTriStart, &batchPointStart, &batchNumPoints, &batchNumFunctions, &batchPhiStart})
+        matricesKernel = program->createKernel("matrixTiles");
+        matricesKernel->addArg(0);  // firstTile
+        matricesKernel->addArg(0);  // lastTile
+        for (ComputeArray* a : {&tileBatch, &tileRow, &tileColumn, &batchPointStart, &batchNumPoints, &batchNumFunctions, &batchPhiStart})
             matricesKernel->addArg(*a);
-        matricesKernel->addArg(0);  // phiBase (argument 7)
-        for (ComputeArray* a : {&phi, &wv, &batchV})
+        matricesKernel->addArg(0);  // phiBase (argument 9)
+        for (ComputeArray* a : {&batchFunctionStart, &batchFunctions})
+            matricesKernel->addArg(*a);
+        matricesKernel->addArg(geometry.basis.size());
+        for (ComputeArray* a : {&phi, &wv, &fixedMatrix})
             matricesKernel->addArg(*a);
 
-        reduceKernel = program->createKernel("reduceMatrix");
-        reduceKernel->addArg(geometry.basis.size());
-        reduceKernel->addArg(layout.numBatches());
-        for (ComputeArray* a : {&batchLocal, &batchTriStart, &batchV, &matrix})
-            reduceKernel->addArg(*a);
+        fixedToMatrixKernel = program->createKernel("fixedToMatrix");
+        fixedToMatrixKernel->addArg(geometry.basis.size());
+        fixedToMatrixKernel->addArg(fixedMatrix);
+        fixedToMatrixKernel->addArg(matrix);
 
         sumsKernel = program->createKernel("batchSums");
         sumsKernel->addArg(layout.numBatches());
@@ -407,11 +429,13 @@ private:
     bool keepBasisValues = false;
     ComputeArray pointX, pointY, pointZ, pointW, pointBatch;
     ComputeArray batchPointStart, batchNumPoints, batchNumFunctions, batchFunctionStart, batchFunctions;
-    ComputeArray batchShellStart, batchNumShells, batchShells, batchShellColumn, batchPhiStart, batchTriStart, batchLocal;
+    ComputeArray batchShellStart, batchNumShells, batchShells, batchShellColumn, batchPhiStart;
+    ComputeArray blockBatch, blockFirstPoint, tileBatch, tileRow, tileColumn;
     ComputeArray shellCenter, shellL, shellPure, shellPrimStart, shellNumPrim, primExponent, primCoefficient;
     ComputeArray cartPowersArray, pureMatrixArray;
-    ComputeArray phi, wv, pointEnergy, pointElectrons, batchV, sums, density, matrix;
-    ComputeKernel basisKernel, densityKernel, matricesKernel, reduceKernel, sumsKernel;
+    ComputeArray phi, wv, pointEnergy, pointElectrons, sums, density, matrix, fixedMatrix;
+    ComputeKernel basisKernel, densityKernel, matricesKernel, fixedToMatrixKernel, sumsKernel;
+    static const int GROUP_SIZE = 256;  // work items per group of densityBlocks and matrixTiles
     ComputeProgram program;
     vector<Chunk> gradientChunks;
     vector<int> atomOf;  // the atom of every basis function

@@ -4,10 +4,9 @@
  * its significant shells. Everything in double precision and atomic units.
  *
  * Layout: points are concatenated batch by batch; the basis values of batch b are a row-major
- * (points x nf_b) matrix at phi[batchPhiStart[b] - phiBase]. Per batch the lower triangle of
- * V_b = Phi_b^T diag(w v) Phi_b is packed at batchV[batchTriStart[b]], and reduceMatrix() adds the
- * batches into the AO matrix through batchLocal (the column of each AO function in each batch, -1 if
- * absent). Defines from the host: VWN_A, VWN_X0, VWN_B, VWN_C (the correlation fit).
+ * (points x nf_b) matrix at phi[batchPhiStart[b] - phiBase], its functions (ascending AO indices) at
+ * batchFunctions[batchFunctionStart[b]]. Defines from the host: VWN_A, VWN_X0, VWN_B, VWN_C (the
+ * correlation fit).
  * OpenMM caps the number of work groups of a launch, so every kernel loops with a grid stride.
  */
 
@@ -127,80 +126,160 @@ DEVICE double densityAtPoint(GLOBAL const double* RESTRICT phiRow, GLOBAL const 
     return rho;
 }
 
-/**
- * Density at each point of [firstPoint, firstPoint + numPoints) from the AO density matrix D (nbf x nbf)
- * and its batch's basis values, then the functional: wv = w v_xc, pointEnergy = w rho eps_xc,
- * pointElectrons = w rho.
- */
-KERNEL void densityAndPotential(int firstPoint, int numPoints, GLOBAL const double* RESTRICT pointW, GLOBAL const int* RESTRICT pointBatch,
-                                GLOBAL const int* RESTRICT batchPointStart, GLOBAL const int* RESTRICT batchNumFunctions,
-                                GLOBAL const int* RESTRICT batchPhiStart, int phiBase, GLOBAL const int* RESTRICT batchFunctionStart,
-                                GLOBAL const int* RESTRICT batchFunctions, GLOBAL const double* RESTRICT density, int nbf,
-                                GLOBAL const double* RESTRICT phi, GLOBAL double* RESTRICT wv, GLOBAL double* RESTRICT pointEnergy,
-                                GLOBAL double* RESTRICT pointElectrons) {
-    for (int pt = firstPoint+GLOBAL_ID; pt < firstPoint+numPoints; pt += GLOBAL_SIZE) {
-        const int b = pointBatch[pt];
-        const int nf = batchNumFunctions[b];
-        GLOBAL const double* row = phi + (batchPhiStart[b]-phiBase) + (pt-batchPointStart[b])*nf;
-        const double rho = densityAtPoint(row, batchFunctions + batchFunctionStart[b], nf, density, nbf, 0);
-        double eps, v;
-        ldaPoint(rho, &eps, &v);
-        const double w = pointW[pt];
-        wv[pt] = w*v;
-        pointEnergy[pt] = w*rho*eps;
-        pointElectrons[pt] = w*rho;
-    }
-}
+/* ---- The XC energy and matrix of one SCF iteration, as tiled products (GauXC's design) -----------------
+ * Per batch b, with Phi_b its (points x nf) basis values and D_b = D[fn, fn]:
+ *   X = Phi_b D_b,  rho_p = sum_i Phi_b(p,i) X(p,i),  then the functional,  V_b = Phi_b^T diag(w v) Phi_b,
+ * both products tiled through local memory, 256 work items per group. V_b is added into the AO matrix by
+ * 64-bit fixed-point atomics (integer sums do not depend on their order, so V is reproducible bit for bit,
+ * as OpenMM's forces are), and fixedToMatrix() converts and symmetrizes. Work lists (density blocks of
+ * XC_BLOCK points, lower-triangle V tiles of XC_TILE x XC_TILE) are built on the host per geometry. */
+
+#define XC_BLOCK 32
+#define XC_TILE 64
+#define XC_K 16
+/** V elements are far below 2^23 in magnitude (|v_xc| times a normalised function product), and 2^-40 is
+ * far below the SCF's needs. */
+#define XC_FIXED_SCALE 1099511627776.0
 
 /**
- * The packed lower triangle of V_b = Phi_b^T diag(w v) Phi_b for the batches [firstBatch, lastBatch):
- * one work item per element (flat index over the batches' triangles, batchTriStart their prefix sums).
+ * Density blocks [firstBlock, lastBlock): each XC_BLOCK points of one batch. X is formed in column tiles of
+ * XC_TILE functions (each thread 2 points x 4 functions), rho summed per point in local memory; then
+ * wv = w v_xc, pointEnergy = w rho eps_xc, pointElectrons = w rho.
  */
-KERNEL void batchMatrices(int firstBatch, int lastBatch, GLOBAL const int* RESTRICT batchTriStart,
+KERNEL void densityBlocks(int firstBlock, int lastBlock, GLOBAL const int* RESTRICT blockBatch,
+                          GLOBAL const int* RESTRICT blockFirstPoint, GLOBAL const double* RESTRICT pointW,
                           GLOBAL const int* RESTRICT batchPointStart, GLOBAL const int* RESTRICT batchNumPoints,
                           GLOBAL const int* RESTRICT batchNumFunctions, GLOBAL const int* RESTRICT batchPhiStart, int phiBase,
-                          GLOBAL const double* RESTRICT phi, GLOBAL const double* RESTRICT wv, GLOBAL double* RESTRICT batchV) {
-    const int begin = batchTriStart[firstBatch], end = batchTriStart[lastBatch];
-    for (int index = begin+GLOBAL_ID; index < end; index += GLOBAL_SIZE) {
-        int low = firstBatch, high = lastBatch-1;  // the batch whose triangle holds index
-        while (low < high) {
-            const int mid = (low+high+1)/2;
-            if (batchTriStart[mid] <= index)
-                low = mid;
-            else
-                high = mid-1;
+                          GLOBAL const int* RESTRICT batchFunctionStart, GLOBAL const int* RESTRICT batchFunctions,
+                          GLOBAL const double* RESTRICT density, int nbf, GLOBAL const double* RESTRICT phi,
+                          GLOBAL double* RESTRICT wv, GLOBAL double* RESTRICT pointEnergy, GLOBAL double* RESTRICT pointElectrons) {
+    LOCAL double phiTile[XC_BLOCK*(XC_K+1)];   // [point][k]
+    LOCAL double dTile[XC_K*(XC_TILE+1)];      // [k][function]
+    LOCAL double rhoPart[XC_BLOCK*16];
+    const int tx = LOCAL_ID%16, ty = LOCAL_ID/16;
+    for (int block = firstBlock+GROUP_ID; block < lastBlock; block += NUM_GROUPS) {
+        const int b = blockBatch[block], p0 = blockFirstPoint[block];
+        const int np = min(XC_BLOCK, batchPointStart[b]+batchNumPoints[b]-p0);
+        const int nf = batchNumFunctions[b];
+        GLOBAL const double* P = phi + (batchPhiStart[b]-phiBase) + (p0-batchPointStart[b])*nf;
+        GLOBAL const int* fn = batchFunctions + batchFunctionStart[b];
+        double rho0 = 0, rho1 = 0;  // points ty and ty+16, this thread's columns
+        for (int i0 = 0; i0 < nf; i0 += XC_TILE) {
+            double acc[2][4];
+            for (int c = 0; c < 4; c++)
+                acc[0][c] = acc[1][c] = 0;
+            for (int k0 = 0; k0 < nf; k0 += XC_K) {
+                for (int q = 0; q < 2; q++) {
+                    const int e = LOCAL_ID+256*q, pp = e/XC_K, kk = e%XC_K;
+                    phiTile[pp*(XC_K+1)+kk] = (pp < np && k0+kk < nf ? P[pp*nf+k0+kk] : 0.0);
+                }
+                for (int q = 0; q < 4; q++) {
+                    const int e = LOCAL_ID+256*q, kk = e/XC_TILE, ii = e%XC_TILE;
+                    dTile[kk*(XC_TILE+1)+ii] = (k0+kk < nf && i0+ii < nf ? density[fn[k0+kk]*nbf+fn[i0+ii]] : 0.0);
+                }
+                SYNC_THREADS;
+                for (int k = 0; k < XC_K; k++) {
+                    const double a0 = phiTile[ty*(XC_K+1)+k], a1 = phiTile[(ty+16)*(XC_K+1)+k];
+                    for (int c = 0; c < 4; c++) {
+                        const double d = dTile[k*(XC_TILE+1)+tx+16*c];
+                        acc[0][c] += a0*d;
+                        acc[1][c] += a1*d;
+                    }
+                }
+                SYNC_THREADS;
+            }
+            for (int c = 0; c < 4; c++) {
+                const int i = i0+tx+16*c;
+                if (i < nf) {
+                    if (ty < np)
+                        rho0 += acc[0][c]*P[ty*nf+i];
+                    if (ty+16 < np)
+                        rho1 += acc[1][c]*P[(ty+16)*nf+i];
+                }
+            }
         }
-        const int b = low, t = index-batchTriStart[b];
-        int i = (int) ((sqrt(8.0*t+1.0)-1.0)/2.0);
-        while (i*(i+1)/2 > t)
-            i--;
-        while ((i+1)*(i+2)/2 <= t)
-            i++;
-        const int j = t-i*(i+1)/2;
-        const int nf = batchNumFunctions[b], first = batchPointStart[b];
-        GLOBAL const double* p = phi + (batchPhiStart[b]-phiBase);
-        double sum = 0;
-        for (int q = 0; q < batchNumPoints[b]; q++)
-            sum += p[q*nf+i]*wv[first+q]*p[q*nf+j];
-        batchV[index] = sum;
+        rhoPart[ty*16+tx] = rho0;
+        rhoPart[(ty+16)*16+tx] = rho1;
+        SYNC_THREADS;
+        if (LOCAL_ID < np) {
+            double rho = 0;
+            for (int t = 0; t < 16; t++)
+                rho += rhoPart[LOCAL_ID*16+t];
+            double eps, v;
+            ldaPoint(rho, &eps, &v);
+            const int pt = p0+LOCAL_ID;
+            const double w = pointW[pt];
+            wv[pt] = w*v;
+            pointEnergy[pt] = w*rho*eps;
+            pointElectrons[pt] = w*rho;
+        }
+        SYNC_THREADS;
     }
 }
 
-/** V (nbf x nbf, symmetric) = sum over batches of their packed triangles, in batch order (deterministic). */
-KERNEL void reduceMatrix(int nbf, int numBatches, GLOBAL const int* RESTRICT batchLocal, GLOBAL const int* RESTRICT batchTriStart,
-                         GLOBAL const double* RESTRICT batchV, GLOBAL double* RESTRICT matrix) {
+/**
+ * V tiles [firstTile, lastTile): the XC_TILE x XC_TILE block (tileRow, tileColumn), row >= column, of
+ * V_b = Phi_b^T diag(w v) Phi_b, points in steps of XC_K through local memory, each thread 4 x 4 outputs
+ * strided by 16; its lower-triangle elements are added to the AO matrix (functions of a batch are in
+ * basis order, so local i >= j is global mu >= nu).
+ */
+KERNEL void matrixTiles(int firstTile, int lastTile, GLOBAL const int* RESTRICT tileBatch, GLOBAL const int* RESTRICT tileRow,
+                        GLOBAL const int* RESTRICT tileColumn, GLOBAL const int* RESTRICT batchPointStart,
+                        GLOBAL const int* RESTRICT batchNumPoints, GLOBAL const int* RESTRICT batchNumFunctions,
+                        GLOBAL const int* RESTRICT batchPhiStart, int phiBase, GLOBAL const int* RESTRICT batchFunctionStart,
+                        GLOBAL const int* RESTRICT batchFunctions, int nbf, GLOBAL const double* RESTRICT phi,
+                        GLOBAL const double* RESTRICT wv, GLOBAL mm_ulong* RESTRICT fixedMatrix) {
+    LOCAL double aTile[XC_K*(XC_TILE+1)];  // [point][function]: Phi_b rows
+    LOCAL double bTile[XC_K*(XC_TILE+1)];  // w v Phi_b rows
+    const int tx = LOCAL_ID%16, ty = LOCAL_ID/16;
+    for (int tile = firstTile+GROUP_ID; tile < lastTile; tile += NUM_GROUPS) {
+        const int b = tileBatch[tile];
+        const int i0 = XC_TILE*tileRow[tile], j0 = XC_TILE*tileColumn[tile];
+        const int nf = batchNumFunctions[b], np = batchNumPoints[b], first = batchPointStart[b];
+        GLOBAL const double* P = phi + (batchPhiStart[b]-phiBase);
+        double acc[4][4];
+        for (int r = 0; r < 4; r++)
+            for (int c = 0; c < 4; c++)
+                acc[r][c] = 0;
+        for (int q0 = 0; q0 < np; q0 += XC_K) {
+            for (int q = 0; q < 4; q++) {
+                const int e = LOCAL_ID+256*q, kk = e/XC_TILE, ii = e%XC_TILE, pt = q0+kk;
+                aTile[kk*(XC_TILE+1)+ii] = (pt < np && i0+ii < nf ? P[pt*nf+i0+ii] : 0.0);
+                bTile[kk*(XC_TILE+1)+ii] = (pt < np && j0+ii < nf ? wv[first+pt]*P[pt*nf+j0+ii] : 0.0);
+            }
+            SYNC_THREADS;
+            for (int k = 0; k < XC_K; k++) {
+                double a[4], c4[4];
+                for (int r = 0; r < 4; r++)
+                    a[r] = aTile[k*(XC_TILE+1)+ty+16*r];
+                for (int c = 0; c < 4; c++)
+                    c4[c] = bTile[k*(XC_TILE+1)+tx+16*c];
+                for (int r = 0; r < 4; r++)
+                    for (int c = 0; c < 4; c++)
+                        acc[r][c] += a[r]*c4[c];
+            }
+            SYNC_THREADS;
+        }
+        GLOBAL const int* fn = batchFunctions + batchFunctionStart[b];
+        for (int r = 0; r < 4; r++)
+            for (int c = 0; c < 4; c++) {
+                const int i = i0+ty+16*r, j = j0+tx+16*c;
+                if (i < nf && j <= i)
+                    ATOMIC_ADD(&fixedMatrix[fn[i]*nbf+fn[j]], (mm_ulong) ((mm_long) (acc[r][c]*XC_FIXED_SCALE)));
+            }
+    }
+}
+
+/** V (nbf x nbf, symmetric) from its fixed-point lower triangle, which is cleared for the next iteration. */
+KERNEL void fixedToMatrix(int nbf, GLOBAL mm_ulong* RESTRICT fixedMatrix, GLOBAL double* RESTRICT matrix) {
     for (int index = GLOBAL_ID; index < nbf*nbf; index += GLOBAL_SIZE) {
         const int mu = index/nbf, nu = index-mu*nbf;
         if (nu > mu)
             continue;
-        double sum = 0;
-        for (int b = 0; b < numBatches; b++) {
-            const int i = batchLocal[b*nbf+mu], j = batchLocal[b*nbf+nu];
-            if (i >= 0 && j >= 0)
-                sum += batchV[batchTriStart[b] + i*(i+1)/2 + j];  // i >= j: functions are in basis order
-        }
-        matrix[mu*nbf+nu] = sum;
-        matrix[nu*nbf+mu] = sum;
+        const double value = ((mm_long) fixedMatrix[index])/XC_FIXED_SCALE;
+        fixedMatrix[index] = 0;
+        matrix[mu*nbf+nu] = value;
+        matrix[nu*nbf+mu] = value;
     }
 }
 
