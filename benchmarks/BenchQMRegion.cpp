@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -35,8 +36,11 @@
 #include <vector>
 
 extern "C" void registerQMMMReferenceKernelFactories();
-#ifdef OPENMMDFT_BENCH_OPENCL
-#include "OpenCLQMMMKernelFactory.h"
+#ifndef OPENMMDFT_OPENCL_PLUGIN
+#define OPENMMDFT_OPENCL_PLUGIN ""
+#endif
+#ifndef OPENMMDFT_CUDA_PLUGIN
+#define OPENMMDFT_CUDA_PLUGIN ""
 #endif
 
 using namespace OpenMM;
@@ -224,28 +228,31 @@ int main(int argc, char* argv[]) {
             return 2;
         }
     }
-    // OpenMM's own platform plugins by file (no installed copy of openmm-dft is picked up); this build's
-    // Reference/CPU and OpenCL kernels are linked in, the CUDA plugin (which needs the driver) is loaded by file.
-    for (const char* lib : {"libOpenMMCPU.so", "libOpenMMOpenCL.so"}) {
-        try {
-            Platform::loadPluginLibrary(QMMMTest::openmmPluginDir() + "/" + lib);
-        }
-        catch (const exception&) {
-        }
+    // OpenMM's platform plugins and this build's GPU plugins are loaded by file (no installed copy of openmm-dft
+    // is picked up), none linked: a program linked to OpenMM's OpenCL platform that then loads its CUDA platform
+    // binds both to one set of global kernel sources, constructed and destroyed twice. Reference/CPU kernels are
+    // linked in.
+    try {
+        Platform::loadPluginLibrary(QMMMTest::openmmPluginDir() + "/libOpenMMCPU.so");
+    }
+    catch (const exception&) {
     }
     registerQMMMReferenceKernelFactories();  // after the CPU platform exists, so that it gets the kernels too
-#ifdef OPENMMDFT_BENCH_OPENCL
-    registerQMMMOpenCLKernelFactories();
-#endif
-#ifdef OPENMMDFT_CUDA_PLUGIN
-    try {
-        Platform::loadPluginLibrary(QMMMTest::openmmPluginDir() + "/libOpenMMCUDA.so");
-        Platform::loadPluginLibrary(QMMMTest::cudaPluginFile());
+    const char* gpuPlatforms[][3] = {{"OpenCL", "libOpenMMOpenCL.so", OPENMMDFT_OPENCL_PLUGIN},
+                                     {"CUDA", "libOpenMMCUDA.so", OPENMMDFT_CUDA_PLUGIN}};
+    for (auto& gpu : gpuPlatforms) {
+        if (platforms.find(gpu[0]) == string::npos || gpu[2][0] == '\0')
+            continue;
+        const string variable = string("OPENMMDFT_") + (gpu[0][0] == 'O' ? "OPENCL" : "CUDA") + "_PLUGIN_FILE";
+        const char* file = getenv(variable.c_str());
+        try {
+            Platform::loadPluginLibrary(QMMMTest::openmmPluginDir() + "/" + gpu[1]);
+            Platform::loadPluginLibrary(file != nullptr && *file != '\0' ? file : gpu[2]);
+        }
+        catch (const exception& e) {
+            printf("%s platform unavailable: %s\n", gpu[0], e.what());
+        }
     }
-    catch (const exception& e) {
-        printf("CUDA platform unavailable: %s\n", e.what());
-    }
-#endif
     printf("BenchQMRegion: (H2O)n QM in %d MM TIP3P waters, SVWN5/DZVP/def2-universal-jfit, grid (50,194), %s, %d timed steps;"
            " %u hardware threads\n", mmWaters, recompute ? "Recompute" : "Precompute", steps, thread::hardware_concurrency());
     const char* header = "| n | platform | precision | first step (s) | s per step | SCF iter per step | s per SCF iter | XC | basis MiB | first platform / this |";

@@ -29,7 +29,8 @@ if grep -q '^QMENGINE_NATIVE_ARCH:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; 
 fi
 cudaPlugin=$(find "$build" -name libOpenMMDFTCUDA.so | head -1)
 [ -n "$cudaPlugin" ] || { echo "device-bundle.sh: libOpenMMDFTCUDA.so not found under $build" >&2; exit 1; }
-cp -L "$cudaPlugin" "$openmmLib/plugins/libOpenMMCUDA.so" "$stage/plugins/"
+# OpenMM's CPU platform too: the QM/MM benchmark's baseline on the same machine.
+cp -L "$cudaPlugin" "$openmmLib/plugins/libOpenMMCUDA.so" "$openmmLib/plugins/libOpenMMCPU.so" "$stage/plugins/"
 # Every shared library the programs and plugins need, except the C runtime (the machine's is newer) and CUDA's own
 # libraries (hundreds of MB; run-gpu-checks.sh takes the machine's).
 skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libstdc\+\+|libgcc_s|libcuda\.so|libcufft|libnvrtc|libcudart|libcublas|libcusolver|libcusparse|libnvJitLink)'

@@ -5,6 +5,7 @@
 # (the device tool's folder), else .device/out. Each program runs under a time limit, so that one hang cannot
 # spend the whole lease.
 #   SIZES=1000,2000 QM_SIZES=1,4,8 QM_PLATFORMS=CPU,CUDA:double,CUDA:mixed bash tools/run-gpu-checks.sh
+#   (TESTS="TestCudaQMMMForce" runs one test program; SIZES=none skips the least-squares benchmark)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 work=/tmp/openmmdft-device
@@ -27,7 +28,7 @@ export OPENMMDFT_OPENMM_PLUGIN_DIR="$work/plugins" OPENMMDFT_CUDA_PLUGIN_FILE="$
 export OPENMMDFT_QM_DATA_DIR="$PWD/qmengine/data"
 { date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; lscpu | grep -E "^Model name|^CPU\(s\)"; } 2>&1 | tee -a "$out/summary.txt"
 status=0
-for test in TestCudaQMMMForce TestCudaLeastSquares; do
+for test in ${TESTS:-TestCudaQMMMForce TestCudaLeastSquares}; do
     timeout "${TEST_LIMIT:-240}" "$work/bin/$test" > "$out/$test.log" 2>&1
     rc=$?
     [ $rc -eq 0 ] || status=1

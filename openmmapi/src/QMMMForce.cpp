@@ -15,7 +15,7 @@ QMMMForce::QMMMForce() : coulomb14Scale(0.5), cutoffDistance(1.0), reactionField
         angularFunctions(BasisSetDefault), coulombMethod(DensityFitting), radialPoints(75), angularPoints(302),
         radialScheme(TreutlerAhlrichs), atomicPartition(Becke), cubeEdge(0.15875), sphereShellFraction(0.6),
         significanceThreshold(25.0), basisFunctionStorage(Precompute), basisStorageLimit(2048.0), scfConvergence(1e-7), maxSCFIterations(100),
-        diisSubspaceSize(8), qmEnergyOnly(false), espChargeMethod(NoESPCharges) {
+        diisSubspaceSize(8), densityExtrapolation(ASPC), densityExtrapolationOrder(3), qmEnergyOnly(false), espChargeMethod(NoESPCharges) {
     // Grid-grouping defaults are those measured for the engine (qmengine/README.md): cubes of 3 bohr
     // (0.15875 nm), spheres over the inner 60% of the radial shells, screening exponent 25.
 }
@@ -226,6 +226,15 @@ void QMMMForce::setBasisFunctionStorage(BasisFunctionStorage storage) {
     if (storage != Precompute && storage != Recompute)
         throw OpenMMException("QMMMForce: unknown basis-function storage");
     basisFunctionStorage = storage;
+}
+
+void QMMMForce::setDensityExtrapolation(DensityExtrapolation method, int order) {
+    if (method != PreviousDensity && method != ASPC)
+        throw OpenMMException("QMMMForce: unknown density extrapolation method");
+    if (order < 1 || order > 6)
+        throw OpenMMException("QMMMForce: the density extrapolation order must be between 1 and 6, not " + std::to_string(order));
+    densityExtrapolation = method;
+    densityExtrapolationOrder = order;
 }
 
 void QMMMForce::setBasisStorageLimit(double mebibytes) {

@@ -81,6 +81,9 @@ void QMRegionDriver::setParameters(const QMMMForce& force) {
     QM::QMSettings newSettings = settingsOf(force);
     newSettings.threads = threads;
     unique_ptr<QM::KohnShamLDA> newEngine(new QM::KohnShamLDA(newSettings, xcFactory));
+    unique_ptr<DensityExtrapolation> newHistory(new DensityExtrapolation(
+        force.getDensityExtrapolation() == QMMMForce::ASPC ? DensityExtrapolation::ASPC : DensityExtrapolation::PreviousDensity,
+        force.getDensityExtrapolationOrder()));
     unique_ptr<ESPChargeFit> newESP(force.getESPChargeMethod() == QMMMForce::NoESPCharges ? nullptr
                                     : new ESPChargeFit(force.getESPChargeMethod(), threads));
     embedding.setParameters(force);
@@ -89,8 +92,8 @@ void QMRegionDriver::setParameters(const QMMMForce& force) {
     settings = newSettings;
     engine = move(newEngine);
     espCharges = move(newESP);
-    // A new basis or grid makes the old density meaningless; a new charge makes it the wrong size.
-    previousDensity.reset();
+    // A new basis or grid makes the old densities meaningless; a new charge makes them the wrong size.
+    densityHistory = move(newHistory);
 }
 
 void QMRegionDriver::checkPositionsAreFinite(const vector<Vec3>& positions) const {
@@ -219,9 +222,13 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
             B = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> >(x.x.data(), n, nrhs);
         }));
     }
-    QM::QMResult r = engine->compute(atoms, qmCharge, mm, previousDensity.get());
-    // MD moves atoms a little each step: the next SCF starts from this density.
-    previousDensity.reset(new QM::DensityGuess(r.guess()));
+    // MD moves atoms a little each step: the SCF starts from the densities of the previous steps.
+    const long long step = context.getStepCount();
+    int extrapolated = 0;
+    const unique_ptr<QM::DensityGuess> guess = densityHistory->guess(step, qmPositions, mmParticles, extrapolated);
+    QM::QMResult r = engine->compute(atoms, qmCharge, mm, guess.get());
+    densityHistory->record(step, qmPositions, mmParticles, r.density);
+    results.extrapolatedDensities = extrapolated;
     results.totalEnergy = r.total * KJ_PER_MOL_PER_HARTREE;
     results.oneElectronEnergy = r.oneElectron * KJ_PER_MOL_PER_HARTREE;
     results.coulombEnergy = r.coulomb * KJ_PER_MOL_PER_HARTREE;

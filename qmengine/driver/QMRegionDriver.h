@@ -4,6 +4,7 @@
 #include "openmmdft/QMMMForce.h"
 #include "openmmdft/LeastSquares.h"
 #include "openmmdft/internal/QMEmbedding.h"
+#include "DensityExtrapolation.h"
 #include "ESPChargeFit.h"
 #include "openmm/Vec3.h"
 #include "openmmdft/qm/KohnShamLDA.h"
@@ -16,7 +17,7 @@ namespace OpenMMDFT {
 /**
  * The QM region of a QMMMForce, the same on every platform: places the QM region and the MM charges it
  * sees (QMEmbedding), converts OpenMM units to atomic units (here and nowhere else, via AtomicUnits.h),
- * runs the Kohn-Sham engine (qmengine/) from the previous step's density, and returns the energy in
+ * runs the Kohn-Sham engine (qmengine/) from a density extrapolated from the previous steps, and returns the energy in
  * kJ/mol and the forces in kJ/mol/nm. A platform kernel hands it positions and a force array in the
  * original particle order, and adds the forces to its own buffers.
  *
@@ -87,7 +88,7 @@ private:
     bool energyOnly;
     QM::QMSettings settings;
     std::unique_ptr<QM::KohnShamLDA> engine;
-    std::unique_ptr<QM::DensityGuess> previousDensity;
+    std::unique_ptr<DensityExtrapolation> densityHistory;  // the SCF's starting density from the previous steps
     std::unique_ptr<LeastSquaresSolver> fitSolver;  // density-fitting metric and ESP fit (created on first use)
     std::unique_ptr<ESPChargeFit> espCharges;       // absent unless an ESP charge method is set
     QMResults results;

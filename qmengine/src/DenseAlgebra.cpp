@@ -7,6 +7,8 @@ extern "C" {
 void dgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const double* alpha,
             const double* a, const int* lda, const double* b, const int* ldb, const double* beta, double* c, const int* ldc,
             size_t, size_t);
+void dgemv_(const char* trans, const int* m, const int* n, const double* alpha, const double* a, const int* lda, const double* x,
+            const int* incx, const double* beta, double* y, const int* incy, size_t);
 void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,
              const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);
 }
@@ -30,6 +32,19 @@ Eigen::MatrixXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::
     const int lda = std::max<int>(1, A.rows()), ldb = std::max<int>(1, B.rows()), ldc = m;
     dgemm_(transposeA ? "T" : "N", transposeB ? "T" : "N", &m, &n, &k, &one, A.data(), &lda, B.data(), &ldb, &zero, C.data(), &ldc, 1, 1);
     return C;
+}
+
+Eigen::VectorXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::VectorXd& x) {
+    const int m = A.rows(), n = A.cols();
+    if ((transposeA ? m : n) != x.size())
+        throw OpenMM::OpenMMException("QM: matrix-vector product with mismatched dimensions (internal error)");
+    Eigen::VectorXd y = Eigen::VectorXd::Zero(transposeA ? n : m);
+    if (m == 0 || n == 0)
+        return y;
+    const double one = 1, zero = 0;
+    const int lda = m, inc = 1;
+    dgemv_(transposeA ? "T" : "N", &m, &n, &one, A.data(), &lda, x.data(), &inc, &zero, y.data(), &inc, 1);
+    return y;
 }
 
 Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) {

@@ -16,6 +16,26 @@ namespace OpenMMDFT {
 namespace QM {
 
 namespace {
+
+/**
+ * A density from another geometry (the previous MD step, or an extrapolation of several) made idempotent in
+ * this geometry's overlap metric: P = D/2 -> 3 PSP - 2 PSPSP (McWeeny purification, R. McWeeny, Rev. Mod.
+ * Phys. 32, 335 (1960)). Without it tr(DS) is not the electron count and DSD != 2D, errors of first order in
+ * the change of S, which cost the SCF several iterations even for a tiny step.
+ */
+Eigen::MatrixXd purifiedDensity(const Eigen::MatrixXd& D, const Eigen::MatrixXd& S) {
+    Eigen::MatrixXd P = 0.5 * D;
+    for (int k = 0; k < 4; k++) {
+        const Eigen::MatrixXd PS = product(P, false, S, false);
+        const Eigen::MatrixXd PSP = product(PS, false, P, false);
+        const Eigen::MatrixXd next = 3 * PSP - 2 * product(PS, false, PSP, false);
+        const double change = (next - P).cwiseAbs().maxCoeff();
+        P = next;
+        if (change < 1e-12)
+            break;
+    }
+    return 2 * P;
+}
 constexpr double kBohrPerAngstrom = 1.0 / 0.52917721092;
 constexpr double kMinimumDistance = 0.1 * kBohrPerAngstrom; // two atoms closer than 0.1 A are an input error
 
@@ -298,7 +318,7 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
     Eigen::MatrixXd D;
     bool haveDensity = false;
     if (previous && previous->density.rows() == sys.basis.size() && previous->density.cols() == sys.basis.size()) {
-        D = previous->density;
+        D = purifiedDensity(previous->density, sys.S);
         haveDensity = true;
     }
     else if (settings_.guess == InitialGuess::SuperpositionOfAtomicDensities) {

@@ -351,9 +351,9 @@ Eigen::MatrixXd DensityFittedCoulomb::compute(const Eigen::MatrixXd& density) co
         const auto& p = d.pairs[k];
         dv[k] = p.first == p.second ? D(p.first, p.second) : D(p.first, p.second) + D(p.second, p.first);
     }
-    const Eigen::VectorXd gamma = d.B * dv;
+    const Eigen::VectorXd gamma = product(d.B, false, dv);
     d.coefficients = d.solver->solve(gamma);
-    const Eigen::VectorXd jv = d.B.transpose() * d.coefficients;
+    const Eigen::VectorXd jv = product(d.B, true, d.coefficients);
     Eigen::MatrixXd J = Eigen::MatrixXd::Zero(D.rows(), D.cols());
     for (Eigen::Index k = 0; k < np; k++) {
         const auto& p = d.pairs[k];

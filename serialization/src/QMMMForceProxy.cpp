@@ -63,6 +63,8 @@ void QMMMForceProxy::serialize(const void* object, SerializationNode& node) cons
     qm.setDoubleProperty("scfConvergence", force.getSCFConvergence());
     qm.setIntProperty("maxSCFIterations", force.getMaxSCFIterations());
     qm.setIntProperty("diisSubspaceSize", force.getDIISSubspaceSize());
+    qm.setIntProperty("densityExtrapolation", (int) force.getDensityExtrapolation());
+    qm.setIntProperty("densityExtrapolationOrder", force.getDensityExtrapolationOrder());
     qm.setIntProperty("energyOnly", force.getQMEnergyOnly() ? 1 : 0);
     qm.setIntProperty("espChargeMethod", (int) force.getESPChargeMethod());
     SerializationNode& atoms = qm.createChildNode("Atoms");
@@ -209,7 +211,8 @@ void readQMRegion(const SerializationNode& qm, QMMMForce& force, int version) {
     checkAttributes(qm, {"charge", "basis", "auxiliaryBasis", "angularFunctions", "coulombMethod", "functional",
                          "radialPoints", "angularPoints", "radialScheme", "atomicPartition", "cubeEdge",
                          "sphereShellFraction", "significanceThreshold", "basisFunctionStorage", "basisStorageLimit", "scfConvergence",
-                         "maxSCFIterations", "diisSubspaceSize", "energyOnly", "espChargeMethod"}, where, version);
+                         "maxSCFIterations", "diisSubspaceSize", "densityExtrapolation", "densityExtrapolationOrder", "energyOnly",
+                         "espChargeMethod"}, where, version);
     checkChildren(qm, {"Atoms"}, where);
     force.setQMCharge(intProperty(qm, "charge", where));
     force.setBasisSet(text(qm, "basis", where));
@@ -231,6 +234,10 @@ void readQMRegion(const SerializationNode& qm, QMMMForce& force, int version) {
     force.setESPChargeMethod((QMMMForce::ESPChargeMethod) enumProperty(qm, "espChargeMethod", where, 2, 0));
     if (qm.hasProperty("basisStorageLimit"))
         force.setBasisStorageLimit(doubleProperty(qm, "basisStorageLimit", where));
+    // Absent in earlier files: the current default (the converged results do not depend on it).
+    if (qm.hasProperty("densityExtrapolation") || qm.hasProperty("densityExtrapolationOrder"))
+        force.setDensityExtrapolation((QMMMForce::DensityExtrapolation) enumProperty(qm, "densityExtrapolation", where, 1),
+                                      intProperty(qm, "densityExtrapolationOrder", where));
     const vector<SerializationNode>& atoms = items(child(qm, "Atoms", where), "Atom", {"particle", "Z"}, version);
     for (size_t i = 0; i < atoms.size(); i++) {
         const string atom = describe(atoms[i], (int) i);

@@ -57,6 +57,7 @@ struct QMResults {
     double qmmmEnergy;
     int scfIterations;
     int scfRestarts;
+    int extrapolatedDensities;
     std::string xcBackend;
     double basisValueBytes;
     std::string basisStorageNotice;
@@ -94,6 +95,10 @@ public:
         BasisSetDefault = 0,
         Cartesian = 1,
         Spherical = 2
+    };
+    enum DensityExtrapolation {
+        PreviousDensity = 0,
+        ASPC = 1
     };
     enum ESPChargeMethod {
         NoESPCharges = 0,
@@ -170,6 +175,9 @@ public:
     double getSCFConvergence() const;
     void setMaxSCFIterations(int iterations);
     int getMaxSCFIterations() const;
+    void setDensityExtrapolation(DensityExtrapolation method, int order = 3);
+    DensityExtrapolation getDensityExtrapolation() const;
+    int getDensityExtrapolationOrder() const;
     void setDIISSubspaceSize(int size);
     int getDIISSubspaceSize() const;
     void setQMEnergyOnly(bool energyOnly);
@@ -281,7 +289,7 @@ QMMMForce.getGridGrouping = _withUnit(QMMMForce.getGridGrouping, lambda g: [g[0]
 def _qmResults(self, context):
     """What the last QM computation in ``context`` produced: a dict of energies (kJ/mol
     Quantities), SCF iterations, the number of MM charges in the QM Hamiltonian, orbital
-    energies, SCF restarts (attempts that failed before the one that converged), where the XC work ran
+    energies, SCF restarts (attempts that failed before the one that converged), the past densities the SCF's guess combined (extrapolatedDensities), where the XC work ran
     ("host" or "device") and the bytes of basis values it keeps between SCF iterations, the HOMO-LUMO gap and the ESP charges (e, one per QM atom; empty unless
     setESPChargeMethod chose a method), and "timings": the wall-clock time of each phase of the computation
     (a dict of second Quantities: "scf.xc", "gradient.total", "total", ...; see QMResults in QMMMForce.h)."""
@@ -296,6 +304,7 @@ def _qmResults(self, context):
         "qmmmEnergy": r.qmmmEnergy * energy,
         "scfIterations": r.scfIterations,
         "scfRestarts": r.scfRestarts,
+        "extrapolatedDensities": r.extrapolatedDensities,
         "xcBackend": r.xcBackend,
         "basisValueBytes": int(r.basisValueBytes),
         "basisStorageNotice": r.basisStorageNotice,

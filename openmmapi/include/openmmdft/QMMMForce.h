@@ -34,6 +34,7 @@ struct QMResults {
     double qmmmEnergy = 0;                ///< QM electrons and nuclei with the MM charges
     int scfIterations = 0;                ///< of the SCF attempt that converged
     int scfRestarts = 0;                  ///< failed attempts before it (restarts from atomic densities / core guess)
+    int extrapolatedDensities = 0;        ///< past densities the SCF's guess combined (0: atomic densities, 1: the last)
     int numMMCharges = 0;                 ///< MM charges that entered the QM Hamiltonian
     std::vector<double> orbitalEnergies;  ///< kJ/mol, ascending
     double homoLumoGap = 0;               ///< kJ/mol (0 when there is no virtual orbital)
@@ -115,6 +116,11 @@ public:
      * Charges fitted to the electrostatic potential of the QM region (its electrons and nuclei, not
      * the MM charges) after each QM computation, with their sum fixed to the QM charge.
      */
+    /** How each MD step's SCF starts: see setDensityExtrapolation. */
+    enum DensityExtrapolation {
+        PreviousDensity = 0,
+        ASPC = 1
+    };
     enum ESPChargeMethod {
         /** No ESP charges (the default: sampling the potential costs time). */
         NoESPCharges = 0,
@@ -256,6 +262,22 @@ public:
     int getMaxSCFIterations() const {
         return maxSCFIterations;
     }
+    /**
+     * The SCF's starting density at each MD step (default ASPC, order 3). PreviousDensity starts from the
+     * last converged density. ASPC (Kolafa's always-stable predictor-corrector, J. Comput. Chem. 25, 335
+     * (2004)) extrapolates the AO density matrices of the last order + 1 steps, which typically saves a
+     * third of the SCF iterations; the SCF still converges to setSCFConvergence, so energies and forces
+     * are the same to that accuracy. The history restarts after setPositions, a loaded checkpoint,
+     * updateParametersInContext, a change of the embedded MM charges, or unequal step spacing.
+     * order: 1 to 6 (ignored by PreviousDensity).
+     */
+    void setDensityExtrapolation(DensityExtrapolation method, int order = 3);
+    DensityExtrapolation getDensityExtrapolation() const {
+        return densityExtrapolation;
+    }
+    int getDensityExtrapolationOrder() const {
+        return densityExtrapolationOrder;
+    }
     void setDIISSubspaceSize(int size);
     int getDIISSubspaceSize() const {
         return diisSubspaceSize;
@@ -322,6 +344,8 @@ private:
     double basisStorageLimit;
     double scfConvergence;
     int maxSCFIterations, diisSubspaceSize;
+    DensityExtrapolation densityExtrapolation;
+    int densityExtrapolationOrder;
     bool qmEnergyOnly;
     ESPChargeMethod espChargeMethod;
 };

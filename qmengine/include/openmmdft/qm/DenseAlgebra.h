@@ -1,7 +1,7 @@
 #ifndef OPENMMDFT_QM_DENSEALGEBRA_H_
 #define OPENMMDFT_QM_DENSEALGEBRA_H_
 
-/* Products and eigensystems of whole AO-sized matrices through the BLAS and LAPACK (OpenBLAS, with its
+/* Products and eigensystems of whole AO-sized matrices (and the three-index DF tensor) through the BLAS and LAPACK (OpenBLAS, with its
  * own threads). These are the O(n^3) steps of every SCF iteration (the Fock matrix in the orthogonal
  * basis, its eigenvectors, the commutator FDS - SDF); Eigen's kernels run them on one thread, which
  * for a few hundred basis functions costs more than the whole rest of an iteration. */
@@ -13,6 +13,9 @@ namespace QM {
 
 /** op(A) op(B), op = transpose where asked (dgemm). */
 Eigen::MatrixXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::MatrixXd& B, bool transposeB);
+
+/** op(A) x (dgemv): the density-fitted Coulomb term's contractions with its three-index tensor. */
+Eigen::VectorXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::VectorXd& x);
 
 /** B^T A B (two dgemm calls; B may be rectangular): a change of basis, e.g. cartesian to pure or to orthogonal. */
 Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B);

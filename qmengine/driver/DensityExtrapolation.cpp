@@ -1,0 +1,87 @@
+#include "DensityExtrapolation.h"
+#include "openmm/OpenMMException.h"
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+using namespace OpenMM;
+using namespace std;
+
+namespace OpenMMDFT {
+
+DensityExtrapolation::DensityExtrapolation(Method method, int order) : method(method), order(order) {
+    if (order < 1 || order > 6)
+        throw OpenMMException("QMMMForce: the density extrapolation order must be between 1 and 6, not " + to_string(order));
+}
+
+void DensityExtrapolation::clear() {
+    history.clear();
+    historyMMParticles.clear();
+}
+
+vector<double> DensityExtrapolation::aspcCoefficients(int n) {
+    auto binomial = [](int top, int bottom) {
+        double value = 1;
+        for (int i = 1; i <= bottom; i++)
+            value = value * (top - bottom + i) / i;
+        return value;
+    };
+    vector<double> b(n);
+    for (int i = 1; i <= n; i++)
+        b[i - 1] = (i % 2 == 1 ? 1.0 : -1.0) * i * binomial(2 * n, n - i) / binomial(2 * n - 2, n - 1);
+    return b;
+}
+
+double DensityExtrapolation::largestMove(const vector<Vec3>& a, const vector<Vec3>& b) {
+    if (a.size() != b.size())
+        return INFINITY;
+    double largest = 0;
+    for (size_t i = 0; i < a.size(); i++) {
+        const Vec3 d = a[i] - b[i];
+        largest = max(largest, sqrt(d.dot(d)));
+    }
+    return largest;
+}
+
+bool DensityExtrapolation::continues(long long step, const vector<Vec3>& qmPositions, const vector<int>& mmParticles) const {
+    if (history.empty() || mmParticles != historyMMParticles || step <= history.front().step)
+        return false;
+    if (history.size() >= 2 && step - history.front().step != history[0].step - history[1].step)
+        return false;
+    return largestMove(qmPositions, history.front().qmPositions) <= MAX_STEP_DISPLACEMENT;
+}
+
+unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(long long step, const vector<Vec3>& qmPositions,
+                                                          const vector<int>& mmParticles, int& used) const {
+    used = 0;
+    if (history.empty())
+        return nullptr;
+    used = 1;
+    if (method == PreviousDensity || !continues(step, qmPositions, mmParticles))
+        return unique_ptr<QM::DensityGuess>(new QM::DensityGuess{history.front().density});
+    const int n = min<int>(history.size(), order + 1);
+    const vector<double> b = aspcCoefficients(n);
+    Eigen::MatrixXd density = b[0] * history[0].density;
+    for (int i = 1; i < n; i++)
+        density += b[i] * history[i].density;
+    used = n;
+    return unique_ptr<QM::DensityGuess>(new QM::DensityGuess{density});
+}
+
+void DensityExtrapolation::record(long long step, const vector<Vec3>& qmPositions, const vector<int>& mmParticles,
+                                  const Eigen::MatrixXd& density) {
+    const bool sameEvaluation = !history.empty() && step == history.front().step && mmParticles == historyMMParticles &&
+                                largestMove(qmPositions, history.front().qmPositions) == 0;
+    if (sameEvaluation) {
+        history.front().density = density;  // evaluated again at the same point (getState): nothing new
+        return;
+    }
+    if (!continues(step, qmPositions, mmParticles))
+        clear();
+    history.push_front({step, qmPositions, density});
+    historyMMParticles = mmParticles;
+    while ((int) history.size() > (method == PreviousDensity ? 1 : order + 1))
+        history.pop_back();
+}
+
+} // namespace OpenMMDFT

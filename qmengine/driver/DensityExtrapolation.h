@@ -1,0 +1,66 @@
+#ifndef OPENMMDFT_DENSITYEXTRAPOLATION_H_
+#define OPENMMDFT_DENSITYEXTRAPOLATION_H_
+
+#include "openmmdft/qm/KohnShamLDA.h"
+#include "openmm/Vec3.h"
+#include <Eigen/Dense>
+#include <deque>
+#include <memory>
+#include <vector>
+
+namespace OpenMMDFT {
+
+/**
+ * The SCF's starting density for each MD step, from the converged densities of the previous steps.
+ *
+ * ASPC (always-stable predictor-corrector, J. Kolafa, J. Comput. Chem. 25, 335 (2004)): the guess is
+ * sum_{i=1..n} B_i D(t - i dt), B_i = (-1)^(i+1) i C(2n, n-i) / C(2n-2, n-1), with n = order + 1 past
+ * densities (fewer while the history fills). The basis functions move with their atoms, so the AO density
+ * matrix changes smoothly along a trajectory and its polynomial extrapolation is a guess as good as the
+ * trajectory is smooth; the SCF then converges it to the usual threshold, so the guess changes the number
+ * of iterations, not the converged energy. (Kolafa's corrector, for SCFs stopped after one iteration, is
+ * not needed here.) PreviousDensity uses the last density alone.
+ *
+ * The history holds only densities of one continuous trajectory: equally spaced step counts, the same
+ * embedded MM particles, and QM atoms that moved less than MAX_STEP_DISPLACEMENT between entries. Anything
+ * else (setPositions, a loaded checkpoint, a molecule entering the cutoff, updateParametersInContext via
+ * clear()) restarts it from the newest density.
+ */
+class DensityExtrapolation {
+public:
+    enum Method { PreviousDensity = 0, ASPC = 1 };
+    /** The largest move of a QM atom between recorded steps (nm) still taken as one trajectory. */
+    static constexpr double MAX_STEP_DISPLACEMENT = 0.05;
+
+    DensityExtrapolation(Method method, int order);
+    void clear();
+    /**
+     * The starting density for an evaluation at this step and these QM positions (nm), or null when
+     * there is no history; `used` is set to the number of past densities it combines (0: none).
+     */
+    std::unique_ptr<QM::DensityGuess> guess(long long step, const std::vector<OpenMM::Vec3>& qmPositions,
+                                            const std::vector<int>& mmParticles, int& used) const;
+    /** Record the converged density of the evaluation at this step. */
+    void record(long long step, const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles,
+                const Eigen::MatrixXd& density);
+    /** Kolafa's coefficients B_1..B_n for n past densities. */
+    static std::vector<double> aspcCoefficients(int n);
+
+private:
+    struct Entry {
+        long long step;
+        std::vector<OpenMM::Vec3> qmPositions;
+        Eigen::MatrixXd density;
+    };
+    /** Whether an evaluation at this step and geometry continues the recorded trajectory (a step further). */
+    bool continues(long long step, const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles) const;
+    static double largestMove(const std::vector<OpenMM::Vec3>& a, const std::vector<OpenMM::Vec3>& b);
+    Method method;
+    int order;
+    std::deque<Entry> history;  // newest first, equally spaced steps
+    std::vector<int> historyMMParticles;
+};
+
+} // namespace OpenMMDFT
+
+#endif
