@@ -48,7 +48,20 @@ bool DensityExtrapolation::continues(long long step, const vector<Vec3>& qmPosit
         return false;
     if (history.size() >= 2 && step - history.front().step != history[0].step - history[1].step)
         return false;
-    return largestMove(qmPositions, history.front().qmPositions) <= MAX_STEP_DISPLACEMENT;
+    if (largestMove(qmPositions, history.front().qmPositions) > MAX_STEP_DISPLACEMENT)
+        return false;
+    if (history.size() >= 2) {
+        // Along a trajectory the atoms continue their last step (x0 + (x0 - x1)) up to the acceleration term,
+        // which is smaller than the step itself; positions set from elsewhere (setPositions) are not.
+        const vector<Vec3>& x0 = history[0].qmPositions;
+        const vector<Vec3>& x1 = history[1].qmPositions;
+        vector<Vec3> predicted(x0.size());
+        for (size_t i = 0; i < x0.size(); i++)
+            predicted[i] = x0[i] * 2 - x1[i];
+        if (largestMove(qmPositions, predicted) > max(MIN_PREDICTION_TOLERANCE, largestMove(x0, x1)))
+            return false;
+    }
+    return true;
 }
 
 unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(long long step, const vector<Vec3>& qmPositions,

@@ -22,7 +22,8 @@ namespace OpenMMDFT {
  * not needed here.) PreviousDensity uses the last density alone.
  *
  * The history holds only densities of one continuous trajectory: equally spaced step counts, the same
- * embedded MM particles, and QM atoms that moved less than MAX_STEP_DISPLACEMENT between entries. Anything
+ * embedded MM particles, QM atoms that moved less than MAX_STEP_DISPLACEMENT between entries and that are
+ * where the linear continuation of the last two entries puts them (up to the size of a step). Anything
  * else (setPositions, a loaded checkpoint, a molecule entering the cutoff, updateParametersInContext via
  * clear()) restarts it from the newest density.
  */
@@ -31,6 +32,9 @@ public:
     enum Method { PreviousDensity = 0, ASPC = 1 };
     /** The largest move of a QM atom between recorded steps (nm) still taken as one trajectory. */
     static constexpr double MAX_STEP_DISPLACEMENT = 0.05;
+    /** Positions within max(this, the last step's largest move) nm of the linear continuation of the last two
+     * recorded steps continue the trajectory. */
+    static constexpr double MIN_PREDICTION_TOLERANCE = 1e-4;
 
     DensityExtrapolation(Method method, int order);
     void clear();

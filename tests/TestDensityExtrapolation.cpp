@@ -1,0 +1,127 @@
+/* The SCF guess of each MD step (qmengine/driver/DensityExtrapolation): Kolafa's ASPC coefficients, exactness
+ * for densities that change linearly along the trajectory, and the rules that restart the history. */
+#include "DensityExtrapolation.h"
+#include "openmm/OpenMMException.h"
+#include <gtest/gtest.h>
+
+using namespace OpenMMDFT;
+using namespace OpenMM;
+using namespace std;
+
+namespace {
+
+/** A density that changes linearly with the step: A + step B. */
+Eigen::MatrixXd linearDensity(long long step) {
+    Eigen::MatrixXd A(2, 2), B(2, 2);
+    A << 1.0, 0.2, 0.2, 0.7;
+    B << 0.01, -0.003, -0.003, 0.02;
+    return A + (double) step * B;
+}
+
+vector<Vec3> positionsAt(long long step) {
+    return {Vec3(0.001 * step, 0, 0), Vec3(0.1, 0.0005 * step, 0)};
+}
+
+const vector<int> MM_PARTICLES = {3, 4, 5};
+
+} // namespace
+
+TEST(DensityExtrapolation, KolafaCoefficients) {
+    // J. Kolafa, J. Comput. Chem. 25, 335 (2004), Table 1 (B_1..B_n for n = 2, 3, 4).
+    const vector<vector<double>> expected = {{2, -1}, {2.5, -2, 0.5}, {2.8, -2.8, 1.2, -0.2}};
+    for (const auto& b : expected) {
+        const vector<double> computed = DensityExtrapolation::aspcCoefficients(b.size());
+        ASSERT_EQ(b.size(), computed.size());
+        for (size_t i = 0; i < b.size(); i++)
+            EXPECT_NEAR(b[i], computed[i], 1e-14);
+    }
+    for (int n = 1; n <= 7; n++) {
+        const vector<double> b = DensityExtrapolation::aspcCoefficients(n);
+        double sum = 0, firstMoment = 0;
+        for (int i = 1; i <= n; i++) {
+            sum += b[i - 1];
+            firstMoment += b[i - 1] * i;
+        }
+        EXPECT_NEAR(1.0, sum, 1e-12) << n;  // a constant density is kept
+        if (n >= 2)
+            EXPECT_NEAR(0.0, firstMoment, 1e-12) << n;  // a linear trend is continued exactly
+    }
+}
+
+TEST(DensityExtrapolation, ContinuesALinearTrajectoryExactly) {
+    for (int order = 1; order <= 6; order++) {
+        DensityExtrapolation history(DensityExtrapolation::ASPC, order);
+        int used = -1;
+        EXPECT_EQ(nullptr, history.guess(10, positionsAt(10), MM_PARTICLES, used));
+        EXPECT_EQ(0, used);
+        for (long long step = 10; step < 20; step++) {
+            unique_ptr<QM::DensityGuess> guess = history.guess(step, positionsAt(step), MM_PARTICLES, used);
+            if (step > 10) {
+                ASSERT_NE(nullptr, guess);
+                EXPECT_EQ(min<int>(step - 10, order + 1), used);
+                // One past density is the previous one; two or more continue the linear trend exactly.
+                const Eigen::MatrixXd expected = linearDensity(used == 1 ? step - 1 : step);
+                EXPECT_LT((guess->density - expected).cwiseAbs().maxCoeff(), 1e-12) << "order " << order << " step " << step;
+            }
+            history.record(step, positionsAt(step), MM_PARTICLES, linearDensity(step));
+        }
+    }
+}
+
+TEST(DensityExtrapolation, PreviousDensityUsesTheLastOne) {
+    DensityExtrapolation history(DensityExtrapolation::PreviousDensity, 3);
+    int used;
+    for (long long step = 0; step < 4; step++)
+        history.record(step, positionsAt(step), MM_PARTICLES, linearDensity(step));
+    unique_ptr<QM::DensityGuess> guess = history.guess(4, positionsAt(4), MM_PARTICLES, used);
+    EXPECT_EQ(1, used);
+    EXPECT_LT((guess->density - linearDensity(3)).cwiseAbs().maxCoeff(), 1e-15);
+}
+
+TEST(DensityExtrapolation, RestartsWhenTheTrajectoryIsBroken) {
+    auto filled = []() {
+        unique_ptr<DensityExtrapolation> history(new DensityExtrapolation(DensityExtrapolation::ASPC, 3));
+        for (long long step = 0; step < 4; step++)
+            history->record(step, positionsAt(step), MM_PARTICLES, linearDensity(step));
+        return history;
+    };
+    int used;
+    // The next step extrapolates from all four.
+    EXPECT_NE(nullptr, filled()->guess(4, positionsAt(4), MM_PARTICLES, used));
+    EXPECT_EQ(4, used);
+    // Not a continuation: the last density alone.
+    filled()->guess(3, positionsAt(4), MM_PARTICLES, used);  // setPositions (same step, other positions)
+    EXPECT_EQ(1, used);
+    filled()->guess(6, positionsAt(6), MM_PARTICLES, used);  // unequal spacing
+    EXPECT_EQ(1, used);
+    filled()->guess(2, positionsAt(2), MM_PARTICLES, used);  // an earlier step (a loaded checkpoint)
+    EXPECT_EQ(1, used);
+    filled()->guess(4, positionsAt(4), {3, 4}, used);  // another set of embedded MM charges
+    EXPECT_EQ(1, used);
+    vector<Vec3> far = positionsAt(4);
+    far[1][2] += 2 * DensityExtrapolation::MAX_STEP_DISPLACEMENT;
+    filled()->guess(4, far, MM_PARTICLES, used);  // a jump no MD step makes
+    EXPECT_EQ(1, used);
+
+    // Recording such an evaluation starts a new history from it.
+    unique_ptr<DensityExtrapolation> history = filled();
+    history->record(3, positionsAt(7), MM_PARTICLES, linearDensity(7));
+    unique_ptr<QM::DensityGuess> guess = history->guess(4, positionsAt(8), MM_PARTICLES, used);
+    EXPECT_EQ(1, used);
+    EXPECT_LT((guess->density - linearDensity(7)).cwiseAbs().maxCoeff(), 1e-15);
+
+    // Evaluating the same point again (getState between steps) keeps the history.
+    history = filled();
+    history->record(3, positionsAt(3), MM_PARTICLES, linearDensity(3));
+    history->guess(4, positionsAt(4), MM_PARTICLES, used);
+    EXPECT_EQ(4, used);
+
+    history = filled();
+    history->clear();
+    EXPECT_EQ(nullptr, history->guess(4, positionsAt(4), MM_PARTICLES, used));
+}
+
+TEST(DensityExtrapolation, RefusesBadOrders) {
+    EXPECT_THROW(DensityExtrapolation(DensityExtrapolation::ASPC, 0), OpenMMException);
+    EXPECT_THROW(DensityExtrapolation(DensityExtrapolation::ASPC, 7), OpenMMException);
+}

@@ -1,0 +1,92 @@
+"""The SCF's starting density along MD (QMMMForce.setDensityExtrapolation): ASPC (Kolafa 2004) against
+PreviousDensity on the same trajectory. The converged energies must not depend on the guess (tolerance:
+the SCF's own, 1e-9 in the orbital gradient gives ~1e-10 Eh here; checked at 1e-6 kJ/mol), ASPC must take
+fewer SCF iterations, and the history must restart where the trajectory is broken."""
+
+import numpy as np
+import openmm as mm
+import openmm.unit as unit
+import pytest
+
+import openmmdft
+from test_qm_forces import mdSystem
+
+KJ = unit.kilojoule_per_mole
+QMMMForce = openmmdft.QMMMForce
+
+
+def qmForce(system):
+    return [f for f in system.getForces() if isinstance(f, QMMMForce)][0]
+
+
+def run(method, order=3, steps=10):
+    system, positions = mdSystem()
+    force = qmForce(system)
+    force.setDensityExtrapolation(method, order)
+    integrator = mm.VerletIntegrator(0.0005)
+    context = mm.Context(system, integrator, mm.Platform.getPlatformByName("CPU"))
+    context.setPositions(positions)
+    context.setVelocitiesToTemperature(300, 5)
+    energies, iterations, used = [], [], []
+    for _ in range(steps):
+        integrator.step(1)
+        r = force.getQMResults(context)
+        energies.append(r["totalEnergy"].value_in_unit(KJ))
+        iterations.append(r["scfIterations"])
+        used.append(r["extrapolatedDensities"])
+    return np.array(energies), iterations, used, (system, force, context, integrator)
+
+
+def test_default_and_validation():
+    force = QMMMForce()
+    assert force.getDensityExtrapolation() == QMMMForce.ASPC
+    assert force.getDensityExtrapolationOrder() == 3
+    force.setDensityExtrapolation(QMMMForce.PreviousDensity)
+    assert force.getDensityExtrapolation() == QMMMForce.PreviousDensity
+    for order in (0, 7):
+        with pytest.raises(mm.OpenMMException, match="order must be between 1 and 6"):
+            force.setDensityExtrapolation(QMMMForce.ASPC, order)
+    force.setDensityExtrapolation(QMMMForce.ASPC, 5)
+    copy = mm.XmlSerializer.deserialize(mm.XmlSerializer.serialize(force))
+    assert (copy.getDensityExtrapolation(), copy.getDensityExtrapolationOrder()) == (QMMMForce.ASPC, 5)
+
+
+def test_aspc_takes_fewer_iterations_and_gives_the_same_energies():
+    previous, previousIterations, previousUsed, _ = run(QMMMForce.PreviousDensity)
+    aspc, aspcIterations, aspcUsed, _ = run(QMMMForce.ASPC, 3)
+    print("SCF iterations per step: PreviousDensity %s, ASPC(3) %s" % (previousIterations, aspcIterations))
+    assert np.abs(aspc - previous).max() < 1e-6
+    assert set(previousUsed) == {1}
+    # The first step evaluates x(0) again (the Context evaluated it already), then the history fills up to
+    # order + 1 densities.
+    assert aspcUsed[:6] == [1, 1, 2, 3, 4, 4]
+    # The first steps are alike (one past density); afterwards ASPC saves iterations.
+    assert sum(aspcIterations[3:]) < sum(previousIterations[3:])
+
+
+def test_history_restarts_where_the_trajectory_breaks():
+    _, _, used, (system, force, context, integrator) = run(QMMMForce.ASPC, 3, steps=5)
+    assert used[-1] == 4
+    # getState between steps evaluates the next point early (the step then evaluates it again, from its own
+    # density): the history stays.
+    context.getState(getEnergy=True, getForces=True)
+    integrator.step(2)
+    assert force.getQMResults(context)["extrapolatedDensities"] == 4
+    # setPositions: the last density alone, then the history fills again.
+    state = context.getState(getPositions=True)
+    context.setPositions(state.getPositions(asNumpy=True) + 0.01 * unit.nanometer)
+    integrator.step(1)
+    assert force.getQMResults(context)["extrapolatedDensities"] == 1
+    integrator.step(2)
+    assert force.getQMResults(context)["extrapolatedDensities"] == 2
+    # A checkpoint from an earlier step.
+    checkpoint = context.createCheckpoint()
+    integrator.step(3)
+    context.loadCheckpoint(checkpoint)
+    integrator.step(1)
+    assert force.getQMResults(context)["extrapolatedDensities"] == 1
+    # New parameters: no density of the old settings is reused.
+    force.setSCFConvergence(1e-8)
+    force.updateParametersInContext(context)
+    integrator.step(1)
+    assert force.getQMResults(context)["extrapolatedDensities"] == 0
