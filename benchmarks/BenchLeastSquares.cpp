@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -38,9 +39,6 @@
 #include <vector>
 
 extern "C" void registerQMMMReferenceKernelFactories();
-#ifdef OPENMMDFT_BENCH_OPENCL
-#include "OpenCLQMMMKernelFactory.h"
-#endif
 #ifdef OPENMMDFT_BENCH_CUDA
 #include "CuSolverBaseline.h"
 #endif
@@ -141,18 +139,23 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    // OpenMM's own platform plugins, by file, so that no installed copy of openmm-dft is picked up; this build's
-    // OpenCL/CUDA kernels are linked in when built (see benchmarks/CMakeLists.txt).
-    for (const char* lib : {"libOpenMMCPU.so", "libOpenMMOpenCL.so"}) {
-        try {
-            Platform::loadPluginLibrary(QMMMTest::openmmPluginDir() + "/" + lib);
-        }
-        catch (const exception&) {
-        }
+    // OpenMM's own platform plugins and this build's GPU plugins, by file (so that no installed copy of
+    // openmm-dft is picked up), none linked: a program linked to OpenMM's OpenCL platform that then loads its
+    // CUDA platform binds both to one set of global kernel sources and frees them twice at exit.
+    try {
+        Platform::loadPluginLibrary(QMMMTest::openmmPluginDir() + "/libOpenMMCPU.so");
+    }
+    catch (const exception&) {
     }
     registerQMMMReferenceKernelFactories(); // after the CPU platform exists, so that it gets the kernels too
-#ifdef OPENMMDFT_BENCH_OPENCL
-    registerQMMMOpenCLKernelFactories();
+#ifdef OPENMMDFT_OPENCL_PLUGIN
+    try {
+        const char* file = getenv("OPENMMDFT_OPENCL_PLUGIN_FILE");
+        Platform::loadPluginLibrary(QMMMTest::openmmPluginDir() + "/libOpenMMOpenCL.so");
+        Platform::loadPluginLibrary(file != nullptr && *file != '\0' ? file : OPENMMDFT_OPENCL_PLUGIN);
+    }
+    catch (const exception&) {
+    }
 #endif
     string cudaReason = "this benchmark was built without the CUDA toolkit";
 #ifdef OPENMMDFT_BENCH_CUDA
