@@ -1,7 +1,8 @@
 /* The device XC back end (CommonXCBackend, the Compute API kernels of kernels/qmXC.cc) on OpenMM's
  * OpenCL platform against the host back end, through the QM engine itself: the same SCF energy and the
  * same analytic gradient (grid response included), with the basis values kept on the device, recomputed,
- * and recomputed in many small chunks (a tiny memory budget), for spherical and cartesian d and f shells.
+ * and recomputed in many small chunks (a tiny memory budget), for spherical and cartesian d and f shells,
+ * Becke's and SSF's partitions (their weight derivatives run on the device too).
  * Bounds: 1e-9 Eh and 1e-8 Eh/bohr (the same arithmetic in another summation order). */
 #include "PluginLoading.h"
 #include "CommonXCBackend.h"
@@ -28,11 +29,15 @@ struct Case {
     BasisFunctionStorage storage;
     double budgetMiB;
     AngularConvention angular;
+    AtomicPartition partition = AtomicPartition::Becke;
+    AtomicSizeAdjustment sizeAdjustment = AtomicSizeAdjustment::None;
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
     *os << c.basis << (c.storage == BasisFunctionStorage::Precompute ? " precompute " : " recompute ") << c.budgetMiB << " MiB"
-        << (c.angular == AngularConvention::Cartesian ? " cartesian" : "");
+        << (c.angular == AngularConvention::Cartesian ? " cartesian" : "")
+        << (c.partition == AtomicPartition::StratmannScuseriaFrisch ? " SSF" : "")
+        << (c.sizeAdjustment != AtomicSizeAdjustment::None ? " size-adjusted" : "");
 }
 
 std::vector<QMAtom> methanol() {
@@ -68,6 +73,8 @@ TEST_P(OpenCLXCBackend, MatchesTheHostThroughTheEngine) {
     s.storage = GetParam().storage;
     s.grid.maxStoredBasisMiB = GetParam().budgetMiB;
     s.convergence = 1e-9;
+    s.grid.partition = GetParam().partition;
+    s.grid.sizeAdjustment = GetParam().sizeAdjustment;
     const std::vector<PointCharge> mm = {{{5.0, 0.5, 0.0}, -0.8}, {{-4.0, 3.0, 1.0}, 0.4}};
     KohnShamLDA host(s), device(s, std::make_shared<CommonXCBackendFactory>(cc));
     const QMResult h = host.compute(methanol(), 0, mm), d = device.compute(methanol(), 0, mm);
@@ -89,4 +96,9 @@ INSTANTIATE_TEST_SUITE_P(Cases, OpenCLXCBackend,
                                            Case{"6-31G*", BasisFunctionStorage::Recompute, 2048, AngularConvention::BasisDefault},
                                            Case{"6-31G*", BasisFunctionStorage::Precompute, 0.05, AngularConvention::BasisDefault},
                                            Case{"def2-TZVP", BasisFunctionStorage::Recompute, 0.2, AngularConvention::Spherical},
-                                           Case{"DZVP", BasisFunctionStorage::Precompute, 2048, AngularConvention::Cartesian}));
+                                           Case{"DZVP", BasisFunctionStorage::Precompute, 2048, AngularConvention::Cartesian},
+                                           // The partition-weight derivatives with SSF's cells and with Becke's size adjustment.
+                                           Case{"6-31G*", BasisFunctionStorage::Precompute, 2048, AngularConvention::BasisDefault,
+                                                AtomicPartition::StratmannScuseriaFrisch},
+                                           Case{"6-31G*", BasisFunctionStorage::Precompute, 2048, AngularConvention::BasisDefault,
+                                                AtomicPartition::Becke, AtomicSizeAdjustment::TreutlerRadii}));

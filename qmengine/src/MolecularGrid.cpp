@@ -242,6 +242,18 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
     return W;
 }
 
+void partitionPairData(const std::vector<QMAtom>& atoms, const GridSettings& settings, std::vector<double>& invR,
+                       std::vector<double>& sizeAdjustment, std::vector<double>& nearest) {
+    const PartitionData pd(atoms, settings);
+    invR = pd.invR;
+    sizeAdjustment = pd.a;
+    nearest = pd.nearest;
+}
+
+double ssfHalfWidth() {
+    return kSSFa;
+}
+
 double partitionWeight(const std::vector<QMAtom>& atoms, int A, const double r[3], const GridSettings& settings) {
     PartitionData pd(atoms, settings);
     std::vector<double> dist(atoms.size());

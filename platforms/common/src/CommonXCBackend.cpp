@@ -1,6 +1,7 @@
 #include "CommonXCBackend.h"
 #include "CommonQMMMKernelSources.h"
 #include "openmmdft/qm/Angular.h"
+#include "openmmdft/qm/Grid.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ComputeArray.h"
 #include "openmm/common/ComputeKernel.h"
@@ -252,18 +253,31 @@ public:
                 G(atomOf[layout.batchFunctions[k]], c) -= perFunction[3 * (size_t) k + c];
         if (!gridResponse)
             return G;
-        // On the moving grid each point moves with its parent atom, and the partition weights change
-        // (their derivatives need only f = rho eps_xc per point: on the host, as the grid was built there).
-        vector<double> perPoint, f;
+        // On the moving grid each point moves with its parent atom, and the partition weights change; their
+        // derivatives need only f = rho eps_xc per point, already on the device.
+        vector<double> perPoint;
         pointGradient.download(perPoint);
-        pointF.download(f);
         const size_t numPoints = layout.w.size();
-        f.resize(numPoints);
         for (size_t p = 0; p < numPoints; p++)
             for (int c = 0; c < 3; c++)
                 G(layout.parentAtom[p], c) += perPoint[3 * p + c];
         const QM::QMSettings& s = geometry.settings;
-        G += QM::xcPartitionWeightGradient(geometry.grid, geometry.atoms, s.grid, layout.gridBatch, f, s.threads);
+        if (numAtoms > PARTITION_MAX_ATOMS) {
+            // More atoms than a work item's private gradient holds: on the host.
+            vector<double> f;
+            pointF.download(f);
+            f.resize(numPoints);
+            G += QM::xcPartitionWeightGradient(geometry.grid, geometry.atoms, s.grid, layout.gridBatch, f, s.threads);
+            return G;
+        }
+        preparePartitionGradient();
+        partitionKernel->execute(partitionItems);
+        partitionSumKernel->execute(3 * numAtoms);
+        vector<double> weightGradient;
+        partitionGradient.download(weightGradient);
+        for (int atom = 0; atom < numAtoms; atom++)
+            for (int c = 0; c < 3; c++)
+                G(atom, c) += weightGradient[3 * atom + c];
         return G;
     }
 
@@ -348,6 +362,41 @@ private:
         gradientFunctionsKernel->addArg(0);  // phiBase (argument 7)
         for (ComputeArray* a : {&basisGradient[0], &basisGradient[1], &basisGradient[2], &gradientX, &wv, &functionGradient})
             gradientFunctionsKernel->addArg(*a);
+    }
+
+    /** Buffers and kernels of the partition-weight derivatives, made on their first use. */
+    void preparePartitionGradient() {
+        if (partitionKernel)
+            return;
+        const int numAtoms = geometry.atoms.size(), numPoints = layout.w.size();
+        vector<double> atomXYZ, invR, sizeAdjustment, nearest;
+        for (const QM::QMAtom& atom : geometry.atoms)
+            atomXYZ.insert(atomXYZ.end(), atom.xyz, atom.xyz + 3);
+        QM::partitionPairData(geometry.atoms, geometry.settings.grid, invR, sizeAdjustment, nearest);
+        for (double& d : nearest)
+            d = min(d, 1e300);  // one atom: no neighbour (the kernel never reads it then)
+        uploadArray(cc, pointParentAtom, layout.parentAtom, "qmXCPointParentAtom");
+        uploadArray(cc, atomPositions, atomXYZ, "qmXCAtomPositions");
+        uploadArray(cc, pairInvR, invR, "qmXCPairInverseDistance");
+        uploadArray(cc, pairSizeAdjustment, sizeAdjustment, "qmXCPairSizeAdjustment");
+        uploadArray(cc, nearestNeighbour, nearest, "qmXCNearestNeighbour");
+        partitionItems = max(1, min(numPoints, PARTITION_ITEMS));
+        partialGradients.initialize<double>(cc, (size_t) 3 * numAtoms * partitionItems, "qmXCPartialWeightGradients");
+        partitionGradient.initialize<double>(cc, 3 * numAtoms, "qmXCWeightGradient");
+        partitionKernel = program->createKernel("partitionWeightGradient");
+        partitionKernel->addArg(numPoints);
+        partitionKernel->addArg(partitionItems);
+        partitionKernel->addArg(numAtoms);
+        partitionKernel->addArg(geometry.settings.grid.partition == QM::AtomicPartition::StratmannScuseriaFrisch ? 1 : 0);
+        partitionKernel->addArg(QM::ssfHalfWidth());
+        for (ComputeArray* a : {&pointX, &pointY, &pointZ, &pointW, &pointF, &pointParentAtom, &atomPositions, &pairInvR,
+                                &pairSizeAdjustment, &nearestNeighbour, &partialGradients})
+            partitionKernel->addArg(*a);
+        partitionSumKernel = program->createKernel("sumPartialGradients");
+        partitionSumKernel->addArg(3 * numAtoms);
+        partitionSumKernel->addArg(partitionItems);
+        partitionSumKernel->addArg(partialGradients);
+        partitionSumKernel->addArg(partitionGradient);
     }
 
     /** Batches in chunks whose basis values fit the budget (one chunk for all when they can be kept). */
@@ -441,6 +490,11 @@ private:
     vector<int> atomOf;  // the atom of every basis function
     ComputeArray gradientPhi, gradientX, basisGradient[3], pointF, pointGradient, functionGradient;
     ComputeKernel gradientBasisKernel, gradientPointsKernel, gradientFunctionsKernel;
+    // The partition-weight derivatives (kernels/qmXC.cc: PARTITION_MAX_ATOMS, and the columns of partial sums).
+    static const int PARTITION_MAX_ATOMS = 128, PARTITION_ITEMS = 32768;
+    int partitionItems = 0;
+    ComputeArray pointParentAtom, atomPositions, pairInvR, pairSizeAdjustment, nearestNeighbour, partialGradients, partitionGradient;
+    ComputeKernel partitionKernel, partitionSumKernel;
 };
 
 } // namespace

@@ -440,3 +440,191 @@ KERNEL void gradientFunctions(int firstBatch, int lastBatch, GLOBAL const int* R
         functionGradient[3*index+2] = gz;
     }
 }
+
+/* ---- The partition-weight derivatives of the XC gradient ----------------------------------------------
+ * On the moving grid, point p of atom A has the weight w_p = w_rad w_ang W_A(r_p), W_A = P_A / Z with
+ * Z = sum_c P_c and P_c = prod_{d != c} s(nu_cd) (Becke, J. Chem. Phys. 88, 2547 (1988); or Stratmann,
+ * Scuseria and Frisch, Chem. Phys. Lett. 257, 213 (1996)). With f_p = rho eps_xc and the point moving
+ * with A, atom B != A gets f w / W dW_A/dR_B and A gets minus their sum: the host's
+ * xcPartitionWeightGradient, with the same screening of cells. Each of `items` columns takes points in a
+ * stride of items and keeps its gradient in private memory (at most PARTITION_MAX_ATOMS atoms, else the host does
+ * this), written out as one column of partial (3 n x items); sumPartialGradients() adds the columns in
+ * order, so the result does not depend on scheduling. Products of all factors but one are P_c / s_d,
+ * with factors below PARTITION_ZERO counted as zeros (a cell with two has no derivative). */
+
+#define PARTITION_MAX_ATOMS 128
+#define PARTITION_ZERO 1e-250
+
+/** The cell function s(nu) and its slope ds/dnu (Becke's three iterations, or SSF's polynomial). */
+DEVICE void cellValueAndSlope(int ssf, double ssfA, double nu, double* value, double* slope) {
+    if (!ssf) {
+        double f = nu, d = 1;
+        for (int k = 0; k < 3; k++) {
+            d *= 1.5-1.5*f*f;
+            f = 1.5*f-0.5*f*f*f;
+        }
+        *value = 0.5*(1-f);
+        *slope = -0.5*d;
+        return;
+    }
+    if (nu <= -ssfA || nu >= ssfA) {
+        *value = (nu <= -ssfA ? 1.0 : 0.0);
+        *slope = 0;
+        return;
+    }
+    const double z = nu/ssfA, z2 = z*z;
+    *value = 0.5*(1-z*(35+z2*(-35+z2*(21-5*z2)))/16);
+    *slope = -0.5*(35+z2*(-105+z2*(105-35*z2)))/16/ssfA;
+}
+
+DEVICE double distanceTo(GLOBAL const double* RESTRICT atomXYZ, int b, double x, double y, double z) {
+    const double dx = x-atomXYZ[3*b], dy = y-atomXYZ[3*b+1], dz = z-atomXYZ[3*b+2];
+    return sqrt(dx*dx+dy*dy+dz*dz);
+}
+
+KERNEL void partitionWeightGradient(int numPoints, int items, int numAtoms, int ssf, double ssfA, GLOBAL const double* RESTRICT pointX,
+                                    GLOBAL const double* RESTRICT pointY, GLOBAL const double* RESTRICT pointZ,
+                                    GLOBAL const double* RESTRICT pointW, GLOBAL const double* RESTRICT f,
+                                    GLOBAL const int* RESTRICT parentAtom, GLOBAL const double* RESTRICT atomXYZ,
+                                    GLOBAL const double* RESTRICT pairInvR, GLOBAL const double* RESTRICT pairA,
+                                    GLOBAL const double* RESTRICT nearest, GLOBAL double* RESTRICT partial) {
+    const int n = numAtoms;
+    for (int item = GLOBAL_ID; item < items; item += GLOBAL_SIZE) {
+        double G[3*PARTITION_MAX_ATOMS];
+        for (int k = 0; k < 3*n; k++)
+            G[k] = 0;
+        for (int pt = item; pt < numPoints; pt += items) {
+            if (f[pt] == 0 || n == 1)
+                continue;
+            const int A = parentAtom[pt];
+            const double x = pointX[pt], y = pointY[pt], z = pointZ[pt];
+            const double dA = distanceTo(atomXYZ, A, x, y, z);
+            if (ssf && dA <= 0.5*(1-ssfA)*nearest[A])
+                continue;  // the weight is exactly one in a neighbourhood of the nucleus
+            // Pass 1: Z and P_A over the cells that survive the grid's screening.
+            double Z = 0, PA = 0;
+            int cells = 0;
+            for (int c = 0; c < n; c++) {
+                const double dc = distanceTo(atomXYZ, c, x, y, z);
+                if (c != A) {
+                    double mu = (dc-dA)*pairInvR[c*n+A];
+                    mu += pairA[c*n+A]*(1-mu*mu);
+                    double s, slope;
+                    cellValueAndSlope(ssf, ssfA, mu, &s, &slope);
+                    if (s < 1e-15)
+                        continue;
+                }
+                cells++;
+                double P = 1;
+                for (int d = 0; d < n; d++) {
+                    if (d == c)
+                        continue;
+                    double mu = (dc-distanceTo(atomXYZ, d, x, y, z))*pairInvR[c*n+d];
+                    const double nu = mu+pairA[c*n+d]*(1-mu*mu);
+                    double s, slope;
+                    cellValueAndSlope(ssf, ssfA, nu, &s, &slope);
+                    P *= s;
+                }
+                Z += P;
+                if (c == A)
+                    PA = P;
+            }
+            if (cells == 1 || !(Z > 0))
+                continue;
+            const double W = PA/Z;
+            if (!(W > 1e-14))
+                continue;
+            const double scale = f[pt]*pointW[pt]/W;
+            // Pass 2: dP_c/dR accumulated as dW = (dP_A - W dZ) / Z, times f w / W.
+            double gAx = 0, gAy = 0, gAz = 0;
+            for (int c = 0; c < n; c++) {
+                const double dc = distanceTo(atomXYZ, c, x, y, z);
+                if (c != A) {
+                    double mu = (dc-dA)*pairInvR[c*n+A];
+                    mu += pairA[c*n+A]*(1-mu*mu);
+                    double s, slope;
+                    cellValueAndSlope(ssf, ssfA, mu, &s, &slope);
+                    if (s < 1e-15)
+                        continue;
+                }
+                double nonzero = 1;
+                int zeros = 0, zeroAt = -1;
+                for (int d = 0; d < n; d++) {
+                    if (d == c)
+                        continue;
+                    double mu = (dc-distanceTo(atomXYZ, d, x, y, z))*pairInvR[c*n+d];
+                    const double nu = mu+pairA[c*n+d]*(1-mu*mu);
+                    double s, slope;
+                    cellValueAndSlope(ssf, ssfA, nu, &s, &slope);
+                    if (s < PARTITION_ZERO) {
+                        zeros++;
+                        zeroAt = d;
+                    }
+                    else
+                        nonzero *= s;
+                }
+                if (zeros > 1)
+                    continue;
+                const double kappa = scale*((c == A ? 1.0 : 0.0)-W)/Z;
+                const double ucx = (dc > 0 ? (x-atomXYZ[3*c])/dc : 0.0), ucy = (dc > 0 ? (y-atomXYZ[3*c+1])/dc : 0.0),
+                             ucz = (dc > 0 ? (z-atomXYZ[3*c+2])/dc : 0.0);
+                double cx = 0, cy = 0, cz = 0;
+                for (int d = 0; d < n; d++) {
+                    if (d == c || (zeros == 1 && d != zeroAt))
+                        continue;
+                    const double dd = distanceTo(atomXYZ, d, x, y, z);
+                    const double invR = pairInvR[c*n+d], a = pairA[c*n+d];
+                    const double mu = (dc-dd)*invR;
+                    const double nu = mu+a*(1-mu*mu);
+                    double s, slope;
+                    cellValueAndSlope(ssf, ssfA, nu, &s, &slope);
+                    if (s == 1.0)
+                        continue;  // a factor exactly 1 in double has a slope below 1e-16 (as on the host)
+                    const double others = (zeros == 1 ? nonzero : nonzero/s)*slope*(1-2*a*mu);
+                    if (others == 0)
+                        continue;
+                    const double udx = (dd > 0 ? (x-atomXYZ[3*d])/dd : 0.0), udy = (dd > 0 ? (y-atomXYZ[3*d+1])/dd : 0.0),
+                                 udz = (dd > 0 ? (z-atomXYZ[3*d+2])/dd : 0.0);
+                    const double ex = (atomXYZ[3*c]-atomXYZ[3*d])*invR, ey = (atomXYZ[3*c+1]-atomXYZ[3*d+1])*invR,
+                                 ez = (atomXYZ[3*c+2]-atomXYZ[3*d+2])*invR;  // unit vector R_d -> R_c
+                    const double k = kappa*others*invR;
+                    cx += k*(-ucx-mu*ex);
+                    cy += k*(-ucy-mu*ey);
+                    cz += k*(-ucz-mu*ez);
+                    if (d != A) {
+                        const double tx = k*(udx+mu*ex), ty = k*(udy+mu*ey), tz = k*(udz+mu*ez);
+                        G[3*d] += tx;
+                        G[3*d+1] += ty;
+                        G[3*d+2] += tz;
+                        gAx -= tx;
+                        gAy -= ty;
+                        gAz -= tz;
+                    }
+                }
+                if (c != A) {
+                    G[3*c] += cx;
+                    G[3*c+1] += cy;
+                    G[3*c+2] += cz;
+                    gAx -= cx;
+                    gAy -= cy;
+                    gAz -= cz;
+                }
+            }
+            G[3*A] += gAx;
+            G[3*A+1] += gAy;
+            G[3*A+2] += gAz;
+        }
+        for (int k = 0; k < 3*n; k++)
+            partial[k*items+item] = G[k];
+    }
+}
+
+/** gradient[k] = sum over the items' columns of partial (count x items), in item order. */
+KERNEL void sumPartialGradients(int count, int items, GLOBAL const double* RESTRICT partial, GLOBAL double* RESTRICT gradient) {
+    for (int k = GLOBAL_ID; k < count; k += GLOBAL_SIZE) {
+        double sum = 0;
+        for (int i = 0; i < items; i++)
+            sum += partial[k*items+i];
+        gradient[k] = sum;
+    }
+}

@@ -74,6 +74,15 @@ private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
+/**
+ * The pair data of the atomic partition, for code that evaluates it elsewhere (the GPU platforms' partition-
+ * weight derivatives): invR[i n + j] = 1 / R_ij (0 on the diagonal), sizeAdjustment[i n + j] = Becke's a_ij
+ * (0 without size adjustment), nearest[i] = the distance to atom i's nearest neighbour (bohr).
+ */
+void partitionPairData(const std::vector<QMAtom>& atoms, const GridSettings& settings, std::vector<double>& invR,
+                       std::vector<double>& sizeAdjustment, std::vector<double>& nearest);
+/// The half-width a of Stratmann, Scuseria and Frisch's cell function (their eq. 14).
+double ssfHalfWidth();
 /// The partition weight P_A(r) / sum_B P_B(r) of atom A at point r.
 double partitionWeight(const std::vector<QMAtom>& atoms, int A, const double r[3], const GridSettings& settings);
 
