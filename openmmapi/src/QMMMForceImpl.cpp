@@ -135,7 +135,10 @@ void QMMMForceImpl::initialize(ContextImpl& context) {
 }
 
 double QMMMForceImpl::calcForcesAndEnergy(ContextImpl& context, bool includeForces, bool includeEnergy, int groups) {
-    if ((groups & (1 << owner.getForceGroup())) == 0)
+    // The QM region may have a force group of its own (setQMForceGroup), like NonbondedForce's reciprocal space.
+    const bool includeMM = (groups & (1 << owner.getForceGroup())) != 0;
+    const bool includeQM = (groups & (1 << (owner.getQMForceGroup() < 0 ? owner.getForceGroup() : owner.getQMForceGroup()))) != 0;
+    if (!includeMM && !includeQM)
         return 0.0;
     if (owner.getNonbondedMethod() == QMMMForce::CutoffPeriodic) {
         // A barostat can shrink the box during a run, so this is checked every evaluation.
@@ -144,7 +147,7 @@ double QMMMForceImpl::calcForcesAndEnergy(ContextImpl& context, bool includeForc
         checkCutoffAgainstBox(owner, a, b, c);
     }
     CalcQMMMForceKernel& qmmmKernel = kernel.getAs<CalcQMMMForceKernel>();
-    double energy = qmmmKernel.execute(context, includeForces, includeEnergy);
+    double energy = qmmmKernel.execute(context, includeForces, includeEnergy, includeMM, includeQM);
     if (includeEnergy && !std::isfinite(energy) && !qmmmKernel.lastEvaluationRejected())
         throw OpenMMException("QMMMForce: the energy is NaN or infinite; check the positions for NaN or overlapping charges");
     return energy;

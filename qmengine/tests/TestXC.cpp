@@ -147,9 +147,11 @@ TEST(XC, BackendPassedInDoesAllTheXCWork) {
     const QMResult a = viaInterface.compute(water(), 0, {}), b = host.compute(water(), 0, {});
     EXPECT_EQ(recording->counts->created, 1);         // one geometry (the SAD atoms stay on the host)
     EXPECT_EQ(recording->counts->computes, a.iterations);
+    // The same arithmetic, but the threaded BLAS and the engine's threads may split sums differently from one
+    // call to the next: equal to rounding (1e-12 Eh in the energy, 1e-10 Eh/bohr after the SCF's amplification).
     EXPECT_NEAR(a.total, b.total, 1e-12);
     const QMGradient ga = viaInterface.gradient(a), gb = host.gradient(b);
     EXPECT_EQ(recording->counts->gradients, 1);
-    EXPECT_LT((ga.atoms - gb.atoms).cwiseAbs().maxCoeff(), 1e-12);
+    EXPECT_LT((ga.atoms - gb.atoms).cwiseAbs().maxCoeff(), 1e-10);
     EXPECT_GT(viaInterface.xcBackend().storedBytes(), 0u);  // Precompute keeps basis values
 }

@@ -25,6 +25,7 @@ void QMMMForceProxy::serialize(const void* object, SerializationNode& node) cons
     node.setIntProperty("version", CURRENT_VERSION);
     const QMMMForce& force = *reinterpret_cast<const QMMMForce*>(object);
     node.setIntProperty("forceGroup", force.getForceGroup());
+    node.setIntProperty("qmForceGroup", force.getQMForceGroup());
     node.setStringProperty("name", force.getName());
     node.setIntProperty("method", (int) force.getNonbondedMethod());
     node.setDoubleProperty("cutoff", force.getCutoffDistance());
@@ -248,8 +249,8 @@ void readQMRegion(const SerializationNode& qm, QMMMForce& force, int version) {
 void readForce(const SerializationNode& node, QMMMForce& force, int version) {
     const string where = describe(node);
     // 'type' is OpenMM's own attribute, set by XmlSerializer and by System's proxy.
-    checkAttributes(node, {"type", "version", "forceGroup", "name", "method", "cutoff", "rfDielectric", "coulomb14Scale"},
-                    where, version);
+    checkAttributes(node, {"type", "version", "forceGroup", "qmForceGroup", "name", "method", "cutoff", "rfDielectric",
+                           "coulomb14Scale"}, where, version);
     // Version 1 has no QM region: reading one as version 1 would drop it without a word.
     for (const SerializationNode& c : node.getChildren())
         if (c.getName() == "QMRegion" && version < 2)
@@ -259,6 +260,8 @@ void readForce(const SerializationNode& node, QMMMForce& force, int version) {
     else
         checkChildren(node, {"Particles", "Bonds"}, where);
     force.setForceGroup(intProperty(node, "forceGroup", where, 0));
+    if (node.hasProperty("qmForceGroup"))  // absent in earlier files: the Force's own group
+        force.setQMForceGroup(intProperty(node, "qmForceGroup", where));
     force.setName(node.getStringProperty("name", force.getName()));
     force.setNonbondedMethod((QMMMForce::NonbondedMethod) enumProperty(node, "method", where, 2));
     force.setCutoffDistance(doubleProperty(node, "cutoff", where));

@@ -178,6 +178,8 @@ public:
     void setDensityExtrapolation(DensityExtrapolation method, int order = 3);
     DensityExtrapolation getDensityExtrapolation() const;
     int getDensityExtrapolationOrder() const;
+    void setQMForceGroup(int group);
+    int getQMForceGroup() const;
     void setDIISSubspaceSize(int size);
     int getDIISSubspaceSize() const;
     void setQMEnergyOnly(bool energyOnly);

@@ -306,6 +306,16 @@ public:
     ESPChargeMethod getESPChargeMethod() const {
         return espChargeMethod;
     }
+    /**
+     * The force group of the QM region's energy and forces (-1, the default: the Force's own group), so that
+     * multiple time step integrators (MTSIntegrator, MTSLangevinIntegrator) can evaluate the QM region less
+     * often than the MM terms, as NonbondedForce::setReciprocalSpaceForceGroup does for reciprocal space.
+     * The MM electrostatics stay in the Force's group.
+     */
+    void setQMForceGroup(int group);
+    int getQMForceGroup() const {
+        return qmForceGroup;
+    }
     /** What the last QM computation in a Context produced (throws if there has been none). */
     QMResults getQMResults(const OpenMM::Context& context) const;
 
@@ -346,6 +356,7 @@ private:
     int maxSCFIterations, diisSubspaceSize;
     DensityExtrapolation densityExtrapolation;
     int densityExtrapolationOrder;
+    int qmForceGroup;
     bool qmEnergyOnly;
     ESPChargeMethod espChargeMethod;
 };

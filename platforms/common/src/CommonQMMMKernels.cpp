@@ -315,8 +315,9 @@ void CommonCalcQMMMForceKernel::uploadParameters(const QMMMForce& force) {
     info->charges.assign(q.begin(), q.begin() + numParticles);
 }
 
-double CommonCalcQMMMForceKernel::execute(ContextImpl& context, bool includeForces, bool includeEnergy) {
-    if (qmRegion) {
+double CommonCalcQMMMForceKernel::execute(ContextImpl& context, bool includeForces, bool includeEnergy, bool includeMM,
+                                          bool includeQM) {
+    if (qmRegion && includeQM) {
         try {
             return computeQMRegion(context, includeForces, includeEnergy);
         }

@@ -36,7 +36,7 @@ public:
     CommonCalcQMMMForceKernel(std::string name, const OpenMM::Platform& platform, OpenMM::ComputeContext& cc, const OpenMM::System& system);
     ~CommonCalcQMMMForceKernel();
     void initialize(const OpenMM::System& system, const QMMMForce& force);
-    double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
+    double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy, bool includeMM, bool includeQM);
     void copyParametersToContext(OpenMM::ContextImpl& context, const QMMMForce& force);
     bool supportsQMRegion() const {
         return true;

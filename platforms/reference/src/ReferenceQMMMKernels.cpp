@@ -27,9 +27,10 @@ void ReferenceCalcQMMMForceKernel::initialize(const System& system, const QMMMFo
         qmRegion.reset(new QMRegionDriver(force, threads, true));
 }
 
-double ReferenceCalcQMMMForceKernel::execute(ContextImpl& context, bool includeForces, bool includeEnergy) {
+double ReferenceCalcQMMMForceKernel::execute(ContextImpl& context, bool includeForces, bool includeEnergy, bool includeMM,
+                                             bool includeQM) {
     try {
-        return computeEnergyAndForces(context, includeForces, includeEnergy);
+        return computeEnergyAndForces(context, includeForces, includeEnergy, includeMM, includeQM && qmRegion);
     }
     catch (const exception& e) {
         // Whatever failed, the QM results of an earlier geometry must not pass for this one's.
@@ -39,15 +40,18 @@ double ReferenceCalcQMMMForceKernel::execute(ContextImpl& context, bool includeF
     }
 }
 
-double ReferenceCalcQMMMForceKernel::computeEnergyAndForces(ContextImpl& context, bool includeForces, bool includeEnergy) {
+double ReferenceCalcQMMMForceKernel::computeEnergyAndForces(ContextImpl& context, bool includeForces, bool includeEnergy,
+                                                            bool includeMM, bool includeQM) {
     ReferencePlatform::PlatformData& data = platformData(context);
     const vector<Vec3>& positions = *data.positions;
     if (qmRegion)
         qmRegion->checkPositionsAreFinite(positions);
     else
         checkPositionsAreFinite(positions);
-    double energy = coulomb->compute(positions, data.periodicBoxVectors, *data.forces, data.threads);
-    if (qmRegion)
+    double energy = 0;
+    if (includeMM)
+        energy += coulomb->compute(positions, data.periodicBoxVectors, *data.forces, data.threads);
+    if (includeQM)
         energy += qmRegion->execute(context, positions, data.periodicBoxVectors, *data.forces, includeForces, includeEnergy);
     return energy;
 }

@@ -20,7 +20,7 @@ public:
         : CalcQMMMForceKernel(name, platform), threads(threads) {
     }
     void initialize(const OpenMM::System& system, const QMMMForce& force);
-    double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
+    double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy, bool includeMM, bool includeQM);
     void copyParametersToContext(OpenMM::ContextImpl& context, const QMMMForce& force);
     bool supportsQMRegion() const {
         return true;
@@ -30,7 +30,7 @@ public:
     }
     QMResults getQMResults() const;
 private:
-    double computeEnergyAndForces(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
+    double computeEnergyAndForces(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy, bool includeMM, bool includeQM);
     int threads;
     std::unique_ptr<ReferenceBondScaledCoulomb> coulomb;
     std::unique_ptr<QMRegionDriver> qmRegion;  // absent when the Force has no QM atoms
