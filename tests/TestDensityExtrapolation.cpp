@@ -1,5 +1,6 @@
 /* The SCF guess of each MD step (qmengine/driver/DensityExtrapolation): Kolafa's ASPC coefficients, exactness
- * for densities that change linearly along the trajectory, and the rules that restart the history. */
+ * for densities that change linearly along the trajectory, and the rules that restart the history (judged
+ * from the QM positions: here atoms moving uniformly, one step of positionsAt() per MD step). */
 #include "DensityExtrapolation.h"
 #include "openmm/OpenMMException.h"
 #include <gtest/gtest.h>
@@ -52,10 +53,10 @@ TEST(DensityExtrapolation, ContinuesALinearTrajectoryExactly) {
     for (int order = 1; order <= 6; order++) {
         DensityExtrapolation history(DensityExtrapolation::ASPC, order);
         int used = -1;
-        EXPECT_EQ(nullptr, history.guess(10, positionsAt(10), MM_PARTICLES, used));
+        EXPECT_EQ(nullptr, history.guess(positionsAt(10), MM_PARTICLES, used));
         EXPECT_EQ(0, used);
         for (long long step = 10; step < 20; step++) {
-            unique_ptr<QM::DensityGuess> guess = history.guess(step, positionsAt(step), MM_PARTICLES, used);
+            unique_ptr<QM::DensityGuess> guess = history.guess(positionsAt(step), MM_PARTICLES, used);
             if (step > 10) {
                 ASSERT_NE(nullptr, guess);
                 EXPECT_EQ(min<int>(step - 10, order + 1), used);
@@ -63,7 +64,7 @@ TEST(DensityExtrapolation, ContinuesALinearTrajectoryExactly) {
                 const Eigen::MatrixXd expected = linearDensity(used == 1 ? step - 1 : step);
                 EXPECT_LT((guess->density - expected).cwiseAbs().maxCoeff(), 1e-12) << "order " << order << " step " << step;
             }
-            history.record(step, positionsAt(step), MM_PARTICLES, linearDensity(step));
+            history.record(positionsAt(step), MM_PARTICLES, linearDensity(step));
         }
     }
 }
@@ -72,8 +73,8 @@ TEST(DensityExtrapolation, PreviousDensityUsesTheLastOne) {
     DensityExtrapolation history(DensityExtrapolation::PreviousDensity, 3);
     int used;
     for (long long step = 0; step < 4; step++)
-        history.record(step, positionsAt(step), MM_PARTICLES, linearDensity(step));
-    unique_ptr<QM::DensityGuess> guess = history.guess(4, positionsAt(4), MM_PARTICLES, used);
+        history.record(positionsAt(step), MM_PARTICLES, linearDensity(step));
+    unique_ptr<QM::DensityGuess> guess = history.guess(positionsAt(4), MM_PARTICLES, used);
     EXPECT_EQ(1, used);
     EXPECT_LT((guess->density - linearDensity(3)).cwiseAbs().maxCoeff(), 1e-15);
 }
@@ -82,43 +83,45 @@ TEST(DensityExtrapolation, RestartsWhenTheTrajectoryIsBroken) {
     auto filled = []() {
         unique_ptr<DensityExtrapolation> history(new DensityExtrapolation(DensityExtrapolation::ASPC, 3));
         for (long long step = 0; step < 4; step++)
-            history->record(step, positionsAt(step), MM_PARTICLES, linearDensity(step));
+            history->record(positionsAt(step), MM_PARTICLES, linearDensity(step));
         return history;
     };
     int used;
     // The next step extrapolates from all four.
-    EXPECT_NE(nullptr, filled()->guess(4, positionsAt(4), MM_PARTICLES, used));
+    EXPECT_NE(nullptr, filled()->guess(positionsAt(4), MM_PARTICLES, used));
     EXPECT_EQ(4, used);
     // Not a continuation: the last density alone.
-    filled()->guess(3, positionsAt(4), MM_PARTICLES, used);  // setPositions (same step, other positions)
+    filled()->guess(positionsAt(9), MM_PARTICLES, used);  // setPositions to another geometry
     EXPECT_EQ(1, used);
-    filled()->guess(6, positionsAt(6), MM_PARTICLES, used);  // unequal spacing
+    filled()->guess(positionsAt(8), MM_PARTICLES, used);  // five steps at once (unequal spacing)
     EXPECT_EQ(1, used);
-    filled()->guess(2, positionsAt(2), MM_PARTICLES, used);  // an earlier step (a loaded checkpoint)
+    filled()->guess(positionsAt(0), MM_PARTICLES, used);  // back to an earlier state (a loaded checkpoint)
     EXPECT_EQ(1, used);
-    filled()->guess(4, positionsAt(4), {3, 4}, used);  // another set of embedded MM charges
+    filled()->guess(positionsAt(4), {3, 4}, used);  // another set of embedded MM charges
+    EXPECT_EQ(1, used);
+    filled()->guess(positionsAt(3), MM_PARTICLES, used);  // the newest point again: its own density
     EXPECT_EQ(1, used);
     vector<Vec3> far = positionsAt(4);
     far[1][2] += 2 * DensityExtrapolation::MAX_STEP_DISPLACEMENT;
-    filled()->guess(4, far, MM_PARTICLES, used);  // a jump no MD step makes
+    filled()->guess(far, MM_PARTICLES, used);  // a jump no MD step makes
     EXPECT_EQ(1, used);
 
     // Recording such an evaluation starts a new history from it.
     unique_ptr<DensityExtrapolation> history = filled();
-    history->record(3, positionsAt(7), MM_PARTICLES, linearDensity(7));
-    unique_ptr<QM::DensityGuess> guess = history->guess(4, positionsAt(8), MM_PARTICLES, used);
+    history->record(positionsAt(9), MM_PARTICLES, linearDensity(9));
+    unique_ptr<QM::DensityGuess> guess = history->guess(positionsAt(10), MM_PARTICLES, used);
     EXPECT_EQ(1, used);
-    EXPECT_LT((guess->density - linearDensity(7)).cwiseAbs().maxCoeff(), 1e-15);
+    EXPECT_LT((guess->density - linearDensity(9)).cwiseAbs().maxCoeff(), 1e-15);
 
-    // Evaluating the same point again (getState between steps) keeps the history.
+    // Evaluating the newest point again (getState between steps) keeps the history.
     history = filled();
-    history->record(3, positionsAt(3), MM_PARTICLES, linearDensity(3));
-    history->guess(4, positionsAt(4), MM_PARTICLES, used);
+    history->record(positionsAt(3), MM_PARTICLES, linearDensity(3));
+    history->guess(positionsAt(4), MM_PARTICLES, used);
     EXPECT_EQ(4, used);
 
     history = filled();
     history->clear();
-    EXPECT_EQ(nullptr, history->guess(4, positionsAt(4), MM_PARTICLES, used));
+    EXPECT_EQ(nullptr, history->guess(positionsAt(4), MM_PARTICLES, used));
 }
 
 TEST(DensityExtrapolation, RefusesBadOrders) {

@@ -43,34 +43,46 @@ double DensityExtrapolation::largestMove(const vector<Vec3>& a, const vector<Vec
     return largest;
 }
 
-bool DensityExtrapolation::continues(long long step, const vector<Vec3>& qmPositions, const vector<int>& mmParticles) const {
-    if (history.empty() || mmParticles != historyMMParticles || step <= history.front().step)
+bool DensityExtrapolation::continues(const vector<Vec3>& qmPositions, const vector<int>& mmParticles) const {
+    if (history.empty() || mmParticles != historyMMParticles)
         return false;
-    if (history.size() >= 2 && step - history.front().step != history[0].step - history[1].step)
-        return false;
-    if (largestMove(qmPositions, history.front().qmPositions) > MAX_STEP_DISPLACEMENT)
+    const double move = largestMove(qmPositions, history.front().qmPositions);
+    if (move == 0 || move > MAX_STEP_DISPLACEMENT)
         return false;
     if (history.size() >= 2) {
         // Along a trajectory the atoms continue their last step (x0 + (x0 - x1)) up to the acceleration term,
-        // which is smaller than the step itself; positions set from elsewhere (setPositions) are not.
+        // which is smaller than the step itself; positions set from elsewhere (setPositions, a checkpoint, a
+        // QM force group evaluated at another interval) are not.
         const vector<Vec3>& x0 = history[0].qmPositions;
         const vector<Vec3>& x1 = history[1].qmPositions;
         vector<Vec3> predicted(x0.size());
         for (size_t i = 0; i < x0.size(); i++)
             predicted[i] = x0[i] * 2 - x1[i];
-        if (largestMove(qmPositions, predicted) > max(MIN_PREDICTION_TOLERANCE, largestMove(x0, x1)))
+        // The deviation allowed: twice the last step, and four times its last change (near a turning point of a
+        // vibration the acceleration term is as large as the step).
+        double tolerance = max(MIN_PREDICTION_TOLERANCE, 2 * largestMove(x0, x1));
+        if (history.size() >= 3) {
+            const vector<Vec3>& x2 = history[2].qmPositions;
+            vector<Vec3> step1(x0.size()), step2(x0.size());
+            for (size_t i = 0; i < x0.size(); i++) {
+                step1[i] = x0[i] - x1[i];
+                step2[i] = x1[i] - x2[i];
+            }
+            tolerance = max(tolerance, 4 * largestMove(step1, step2));
+        }
+        if (largestMove(qmPositions, predicted) > tolerance)
             return false;
     }
     return true;
 }
 
-unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(long long step, const vector<Vec3>& qmPositions,
-                                                          const vector<int>& mmParticles, int& used) const {
+unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(const vector<Vec3>& qmPositions, const vector<int>& mmParticles,
+                                                          int& used) const {
     used = 0;
     if (history.empty())
         return nullptr;
     used = 1;
-    if (method == PreviousDensity || !continues(step, qmPositions, mmParticles))
+    if (method == PreviousDensity || !continues(qmPositions, mmParticles))
         return unique_ptr<QM::DensityGuess>(new QM::DensityGuess{history.front().density});
     const int n = min<int>(history.size(), order + 1);
     const vector<double> b = aspcCoefficients(n);
@@ -81,17 +93,18 @@ unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(long long step, const v
     return unique_ptr<QM::DensityGuess>(new QM::DensityGuess{density});
 }
 
-void DensityExtrapolation::record(long long step, const vector<Vec3>& qmPositions, const vector<int>& mmParticles,
-                                  const Eigen::MatrixXd& density) {
-    const bool sameEvaluation = !history.empty() && step == history.front().step && mmParticles == historyMMParticles &&
-                                largestMove(qmPositions, history.front().qmPositions) == 0;
-    if (sameEvaluation) {
-        history.front().density = density;  // evaluated again at the same point (getState): nothing new
+void DensityExtrapolation::record(const vector<Vec3>& qmPositions, const vector<int>& mmParticles, const Eigen::MatrixXd& density) {
+    const bool samePoint = !history.empty() && mmParticles == historyMMParticles &&
+                           largestMove(qmPositions, history.front().qmPositions) == 0;
+    if (samePoint) {
+        // Evaluated again at the same positions (getState between steps, a multiple time step integrator's
+        // next step): nothing new.
+        history.front().density = density;
         return;
     }
-    if (!continues(step, qmPositions, mmParticles))
+    if (!continues(qmPositions, mmParticles))
         clear();
-    history.push_front({step, qmPositions, density});
+    history.push_front({qmPositions, density});
     historyMMParticles = mmParticles;
     while ((int) history.size() > (method == PreviousDensity ? 1 : order + 1))
         history.pop_back();

@@ -21,47 +21,47 @@ namespace OpenMMDFT {
  * of iterations, not the converged energy. (Kolafa's corrector, for SCFs stopped after one iteration, is
  * not needed here.) PreviousDensity uses the last density alone.
  *
- * The history holds only densities of one continuous trajectory: equally spaced step counts, the same
- * embedded MM particles, QM atoms that moved less than MAX_STEP_DISPLACEMENT between entries and that are
- * where the linear continuation of the last two entries puts them (up to the size of a step). Anything
- * else (setPositions, a loaded checkpoint, a molecule entering the cutoff, updateParametersInContext via
- * clear()) restarts it from the newest density.
+ * The history holds only densities of one continuous trajectory, recognised from the QM positions alone
+ * (integrators count steps differently, and a QM force group may be evaluated once per outer step): the
+ * same embedded MM particles, QM atoms that moved less than MAX_STEP_DISPLACEMENT between entries, and,
+ * with two entries or more, that are near where the linear continuation of the last two puts them (within
+ * twice the last step, or four times its last change). Anything else (setPositions, a loaded checkpoint, a molecule entering the cutoff,
+ * updateParametersInContext via clear()) restarts it from the newest density. An evaluation at the
+ * positions of the newest entry is the same point again and starts from its density.
  */
 class DensityExtrapolation {
 public:
     enum Method { PreviousDensity = 0, ASPC = 1 };
     /** The largest move of a QM atom between recorded steps (nm) still taken as one trajectory. */
     static constexpr double MAX_STEP_DISPLACEMENT = 0.05;
-    /** Positions within max(this, the last step's largest move) nm of the linear continuation of the last two
-     * recorded steps continue the trajectory. */
+    /** Positions within max(this, twice the last step's largest move, four times its last change) nm of the
+     * linear continuation of the last two recorded steps continue the trajectory. */
     static constexpr double MIN_PREDICTION_TOLERANCE = 1e-4;
 
     DensityExtrapolation(Method method, int order);
     void clear();
     /**
-     * The starting density for an evaluation at this step and these QM positions (nm), or null when
-     * there is no history; `used` is set to the number of past densities it combines (0: none).
+     * The starting density for an evaluation at these QM positions (nm) with these embedded MM particles, or
+     * null when there is no history; `used` is set to the number of past densities it combines (0: none).
      */
-    std::unique_ptr<QM::DensityGuess> guess(long long step, const std::vector<OpenMM::Vec3>& qmPositions,
-                                            const std::vector<int>& mmParticles, int& used) const;
-    /** Record the converged density of the evaluation at this step. */
-    void record(long long step, const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles,
-                const Eigen::MatrixXd& density);
+    std::unique_ptr<QM::DensityGuess> guess(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles,
+                                            int& used) const;
+    /** Record the converged density of an evaluation. */
+    void record(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles, const Eigen::MatrixXd& density);
     /** Kolafa's coefficients B_1..B_n for n past densities. */
     static std::vector<double> aspcCoefficients(int n);
 
 private:
     struct Entry {
-        long long step;
         std::vector<OpenMM::Vec3> qmPositions;
         Eigen::MatrixXd density;
     };
-    /** Whether an evaluation at this step and geometry continues the recorded trajectory (a step further). */
-    bool continues(long long step, const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles) const;
+    /** Whether an evaluation at this geometry continues the recorded trajectory (a step further). */
+    bool continues(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles) const;
     static double largestMove(const std::vector<OpenMM::Vec3>& a, const std::vector<OpenMM::Vec3>& b);
     Method method;
     int order;
-    std::deque<Entry> history;  // newest first, equally spaced steps
+    std::deque<Entry> history;  // newest first
     std::vector<int> historyMMParticles;
 };
 

@@ -223,11 +223,10 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
         }));
     }
     // MD moves atoms a little each step: the SCF starts from the densities of the previous steps.
-    const long long step = context.getStepCount();
     int extrapolated = 0;
-    const unique_ptr<QM::DensityGuess> guess = densityHistory->guess(step, qmPositions, mmParticles, extrapolated);
+    const unique_ptr<QM::DensityGuess> guess = densityHistory->guess(qmPositions, mmParticles, extrapolated);
     QM::QMResult r = engine->compute(atoms, qmCharge, mm, guess.get());
-    densityHistory->record(step, qmPositions, mmParticles, r.density);
+    densityHistory->record(qmPositions, mmParticles, r.density);
     results.extrapolatedDensities = extrapolated;
     results.totalEnergy = r.total * KJ_PER_MOL_PER_HARTREE;
     results.oneElectronEnergy = r.oneElectron * KJ_PER_MOL_PER_HARTREE;
