@@ -19,7 +19,7 @@
  * the same precision instead (CuSolverBaseline.h; double for mixed): geqrf/ormqr/trsm for QR,
  * syrk/potrf/potrs for Cholesky and Gauss-Seidel, gemm/getrf/getrs for Gauss.
  */
-#include "../tests/PluginPaths.h"
+#include "../tests/PluginLoading.h"
 #include "openmmdft/LeastSquares.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/Platform.h"
@@ -139,35 +139,18 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    // OpenMM's own platform plugins and this build's GPU plugins, by file (so that no installed copy of
-    // openmm-dft is picked up), none linked: a program linked to OpenMM's OpenCL platform that then loads its
-    // CUDA platform binds both to one set of global kernel sources and frees them twice at exit.
-    try {
-        Platform::loadPluginLibrary(QMMMTest::openmmPluginDir() + "/libOpenMMCPU.so");
-    }
-    catch (const exception&) {
-    }
+    // OpenMM's platform plugins and this build's GPU plugins are loaded by file (no installed copy of openmm-dft
+    // is picked up; see loadPluginsByFile), the Reference/CPU kernels linked in.
+    QMMMTest::loadOpenMMPluginIfPresent("libOpenMMCPU.so");
     registerQMMMReferenceKernelFactories(); // after the CPU platform exists, so that it gets the kernels too
 #ifdef OPENMMDFT_OPENCL_PLUGIN
-    try {
-        const char* file = getenv("OPENMMDFT_OPENCL_PLUGIN_FILE");
-        Platform::loadPluginLibrary(QMMMTest::openmmPluginDir() + "/libOpenMMOpenCL.so");
-        Platform::loadPluginLibrary(file != nullptr && *file != '\0' ? file : OPENMMDFT_OPENCL_PLUGIN);
-    }
-    catch (const exception&) {
-    }
+    QMMMTest::loadPluginsByFile("libOpenMMOpenCL.so", OPENMMDFT_OPENCL_PLUGIN, "OPENMMDFT_OPENCL_PLUGIN_FILE");  // absent: no rows
 #endif
     string cudaReason = "this benchmark was built without the CUDA toolkit";
 #ifdef OPENMMDFT_BENCH_CUDA
-    // The CUDA plugin needs the driver (libcuda.so.1), so it is loaded by file, as in tests/TestCudaLeastSquares.
-    try {
-        Platform::loadPluginLibrary(QMMMTest::openmmPluginDir() + "/libOpenMMCUDA.so");
-        Platform::loadPluginLibrary(QMMMTest::cudaPluginFile());
+    cudaReason = QMMMTest::loadPluginsByFile("libOpenMMCUDA.so", OPENMMDFT_CUDA_PLUGIN, "OPENMMDFT_CUDA_PLUGIN_FILE");
+    if (cudaReason.empty())
         cudaReason = CuSolverBaseline::unavailableReason();
-    }
-    catch (const exception& e) {
-        cudaReason = e.what();
-    }
 #endif
     if (find(platformNames.begin(), platformNames.end(), "CUDA") != platformNames.end() && !cudaReason.empty())
         printf("CUDA platform and cuSOLVER baselines unavailable: %s\n", cudaReason.c_str());

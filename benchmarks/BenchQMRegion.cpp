@@ -13,7 +13,7 @@
  *   BenchQMRegion [--sizes 1,4,8] [--steps 3] [--mm-waters 60] [--platforms CPU,CUDA:double,CUDA:mixed]
  *                 [--storage precompute|recompute] [--markdown file]
  */
-#include "../tests/PluginPaths.h"
+#include "../tests/PluginLoading.h"
 #include "openmmdft/QMMMForce.h"
 #include "openmm/Context.h"
 #include "openmm/OpenMMException.h"
@@ -229,14 +229,8 @@ int main(int argc, char* argv[]) {
         }
     }
     // OpenMM's platform plugins and this build's GPU plugins are loaded by file (no installed copy of openmm-dft
-    // is picked up), none linked: a program linked to OpenMM's OpenCL platform that then loads its CUDA platform
-    // binds both to one set of global kernel sources, constructed and destroyed twice. Reference/CPU kernels are
-    // linked in.
-    try {
-        Platform::loadPluginLibrary(QMMMTest::openmmPluginDir() + "/libOpenMMCPU.so");
-    }
-    catch (const exception&) {
-    }
+    // is picked up; see loadPluginsByFile), the Reference/CPU kernels linked in.
+    QMMMTest::loadOpenMMPluginIfPresent("libOpenMMCPU.so");
     registerQMMMReferenceKernelFactories();  // after the CPU platform exists, so that it gets the kernels too
     const char* gpuPlatforms[][3] = {{"OpenCL", "libOpenMMOpenCL.so", OPENMMDFT_OPENCL_PLUGIN},
                                      {"CUDA", "libOpenMMCUDA.so", OPENMMDFT_CUDA_PLUGIN}};
@@ -244,14 +238,9 @@ int main(int argc, char* argv[]) {
         if (platforms.find(gpu[0]) == string::npos || gpu[2][0] == '\0')
             continue;
         const string variable = string("OPENMMDFT_") + (gpu[0][0] == 'O' ? "OPENCL" : "CUDA") + "_PLUGIN_FILE";
-        const char* file = getenv(variable.c_str());
-        try {
-            Platform::loadPluginLibrary(QMMMTest::openmmPluginDir() + "/" + gpu[1]);
-            Platform::loadPluginLibrary(file != nullptr && *file != '\0' ? file : gpu[2]);
-        }
-        catch (const exception& e) {
-            printf("%s platform unavailable: %s\n", gpu[0], e.what());
-        }
+        const string reason = QMMMTest::loadPluginsByFile(gpu[1], gpu[2], variable.c_str());
+        if (!reason.empty())
+            printf("%s platform unavailable: %s\n", gpu[0], reason.c_str());
     }
     printf("BenchQMRegion: (H2O)n QM in %d MM TIP3P waters, SVWN5/DZVP/def2-universal-jfit, grid (50,194), %s, %d timed steps;"
            " %u hardware threads\n", mmWaters, recompute ? "Recompute" : "Precompute", steps, thread::hardware_concurrency());

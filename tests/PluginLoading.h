@@ -8,6 +8,7 @@
 #include "PluginPaths.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/Platform.h"
+#include <cstdlib>
 #include <set>
 #include <string>
 
@@ -45,6 +46,33 @@ inline const std::string& loadCudaPluginOnce(const std::string& pluginFile) {
         }
     }
     return reason;
+}
+
+/** OpenMM's platform plugin `openmmPluginFile` from openmmPluginDir(), if it loads (the CPU platform for benchmarks). */
+inline void loadOpenMMPluginIfPresent(const std::string& openmmPluginFile) {
+    try {
+        OpenMM::Platform::loadPluginLibrary(openmmPluginDir() + "/" + openmmPluginFile);
+    }
+    catch (const OpenMM::OpenMMException&) {
+    }
+}
+
+/**
+ * OpenMM's platform plugin `openmmPluginFile` (in openmmPluginDir()), then openmm-dft's plugin for that platform by
+ * file: $environmentVariable if set, else pluginFile. Programs load the GPU plugins this way rather than linking
+ * them: one linked to OpenMM's OpenCL platform that then loads its CUDA platform binds both to one set of global
+ * kernel sources, constructed and destroyed twice. Empty once both are loaded, otherwise why not.
+ */
+inline std::string loadPluginsByFile(const std::string& openmmPluginFile, const std::string& pluginFile, const char* environmentVariable) {
+    const char* file = std::getenv(environmentVariable);
+    try {
+        OpenMM::Platform::loadPluginLibrary(openmmPluginDir() + "/" + openmmPluginFile);
+        OpenMM::Platform::loadPluginLibrary(file != nullptr && *file != '\0' ? std::string(file) : pluginFile);
+    }
+    catch (const OpenMM::OpenMMException& e) {
+        return e.what();
+    }
+    return "";
 }
 
 } // namespace QMMMTest

@@ -482,6 +482,39 @@ DEVICE double distanceTo(GLOBAL const double* RESTRICT atomXYZ, int b, double x,
     return sqrt(dx*dx+dy*dy+dz*dz);
 }
 
+/** G[atom] += (x, y, z), and the same subtracted from the parent atom's running sum gA (translational invariance). */
+DEVICE void addAgainstParent(double* G, int atom, double x, double y, double z, double* gA) {
+    G[3*atom] += x;
+    G[3*atom+1] += y;
+    G[3*atom+2] += z;
+    gA[0] -= x;
+    gA[1] -= y;
+    gA[2] -= z;
+}
+
+/** Whether cell c survives the grid's screening at a point of atom A (A's own always does): s(nu_cA) >= 1e-15. */
+DEVICE bool cellSurvives(int c, int A, int n, double dc, double dA, int ssf, double ssfA, GLOBAL const double* RESTRICT pairInvR,
+                         GLOBAL const double* RESTRICT pairA) {
+    if (c == A)
+        return true;
+    double mu = (dc-dA)*pairInvR[c*n+A];
+    mu += pairA[c*n+A]*(1-mu*mu);
+    double s, slope;
+    cellValueAndSlope(ssf, ssfA, mu, &s, &slope);
+    return s >= 1e-15;
+}
+
+/** The factor s(nu_cd) of cell c for atom d at distances dc, dd, with mu_cd and ds/dmu_cd. */
+DEVICE double cellFactor(int c, int d, int n, double dc, double dd, int ssf, double ssfA, GLOBAL const double* RESTRICT pairInvR,
+                         GLOBAL const double* RESTRICT pairA, double* mu, double* slopeMu) {
+    const double a = pairA[c*n+d], m = (dc-dd)*pairInvR[c*n+d];
+    double s, slope;
+    cellValueAndSlope(ssf, ssfA, m+a*(1-m*m), &s, &slope);
+    *mu = m;
+    *slopeMu = slope*(1-2*a*m);
+    return s;
+}
+
 KERNEL void partitionWeightGradient(int numPoints, int items, int numAtoms, int ssf, double ssfA, GLOBAL const double* RESTRICT pointX,
                                     GLOBAL const double* RESTRICT pointY, GLOBAL const double* RESTRICT pointZ,
                                     GLOBAL const double* RESTRICT pointW, GLOBAL const double* RESTRICT f,
@@ -506,24 +539,14 @@ KERNEL void partitionWeightGradient(int numPoints, int items, int numAtoms, int 
             int cells = 0;
             for (int c = 0; c < n; c++) {
                 const double dc = distanceTo(atomXYZ, c, x, y, z);
-                if (c != A) {
-                    double mu = (dc-dA)*pairInvR[c*n+A];
-                    mu += pairA[c*n+A]*(1-mu*mu);
-                    double s, slope;
-                    cellValueAndSlope(ssf, ssfA, mu, &s, &slope);
-                    if (s < 1e-15)
-                        continue;
-                }
+                if (!cellSurvives(c, A, n, dc, dA, ssf, ssfA, pairInvR, pairA))
+                    continue;
                 cells++;
                 double P = 1;
                 for (int d = 0; d < n; d++) {
-                    if (d == c)
-                        continue;
-                    double mu = (dc-distanceTo(atomXYZ, d, x, y, z))*pairInvR[c*n+d];
-                    const double nu = mu+pairA[c*n+d]*(1-mu*mu);
-                    double s, slope;
-                    cellValueAndSlope(ssf, ssfA, nu, &s, &slope);
-                    P *= s;
+                    double mu, slope;
+                    if (d != c)
+                        P *= cellFactor(c, d, n, dc, distanceTo(atomXYZ, d, x, y, z), ssf, ssfA, pairInvR, pairA, &mu, &slope);
                 }
                 Z += P;
                 if (c == A)
@@ -536,26 +559,18 @@ KERNEL void partitionWeightGradient(int numPoints, int items, int numAtoms, int 
                 continue;
             const double scale = f[pt]*pointW[pt]/W;
             // Pass 2: dP_c/dR accumulated as dW = (dP_A - W dZ) / Z, times f w / W.
-            double gAx = 0, gAy = 0, gAz = 0;
+            double gA[3] = {0, 0, 0};
             for (int c = 0; c < n; c++) {
                 const double dc = distanceTo(atomXYZ, c, x, y, z);
-                if (c != A) {
-                    double mu = (dc-dA)*pairInvR[c*n+A];
-                    mu += pairA[c*n+A]*(1-mu*mu);
-                    double s, slope;
-                    cellValueAndSlope(ssf, ssfA, mu, &s, &slope);
-                    if (s < 1e-15)
-                        continue;
-                }
+                if (!cellSurvives(c, A, n, dc, dA, ssf, ssfA, pairInvR, pairA))
+                    continue;
                 double nonzero = 1;
                 int zeros = 0, zeroAt = -1;
                 for (int d = 0; d < n; d++) {
                     if (d == c)
                         continue;
-                    double mu = (dc-distanceTo(atomXYZ, d, x, y, z))*pairInvR[c*n+d];
-                    const double nu = mu+pairA[c*n+d]*(1-mu*mu);
-                    double s, slope;
-                    cellValueAndSlope(ssf, ssfA, nu, &s, &slope);
+                    double mu, slope;
+                    const double s = cellFactor(c, d, n, dc, distanceTo(atomXYZ, d, x, y, z), ssf, ssfA, pairInvR, pairA, &mu, &slope);
                     if (s < PARTITION_ZERO) {
                         zeros++;
                         zeroAt = d;
@@ -572,15 +587,12 @@ KERNEL void partitionWeightGradient(int numPoints, int items, int numAtoms, int 
                 for (int d = 0; d < n; d++) {
                     if (d == c || (zeros == 1 && d != zeroAt))
                         continue;
-                    const double dd = distanceTo(atomXYZ, d, x, y, z);
-                    const double invR = pairInvR[c*n+d], a = pairA[c*n+d];
-                    const double mu = (dc-dd)*invR;
-                    const double nu = mu+a*(1-mu*mu);
-                    double s, slope;
-                    cellValueAndSlope(ssf, ssfA, nu, &s, &slope);
+                    const double dd = distanceTo(atomXYZ, d, x, y, z), invR = pairInvR[c*n+d];
+                    double mu, slope;
+                    const double s = cellFactor(c, d, n, dc, dd, ssf, ssfA, pairInvR, pairA, &mu, &slope);
                     if (s == 1.0)
                         continue;  // a factor exactly 1 in double has a slope below 1e-16 (as on the host)
-                    const double others = (zeros == 1 ? nonzero : nonzero/s)*slope*(1-2*a*mu);
+                    const double others = (zeros == 1 ? nonzero : nonzero/s)*slope;
                     if (others == 0)
                         continue;
                     const double udx = (dd > 0 ? (x-atomXYZ[3*d])/dd : 0.0), udy = (dd > 0 ? (y-atomXYZ[3*d+1])/dd : 0.0),
@@ -591,28 +603,15 @@ KERNEL void partitionWeightGradient(int numPoints, int items, int numAtoms, int 
                     cx += k*(-ucx-mu*ex);
                     cy += k*(-ucy-mu*ey);
                     cz += k*(-ucz-mu*ez);
-                    if (d != A) {
-                        const double tx = k*(udx+mu*ex), ty = k*(udy+mu*ey), tz = k*(udz+mu*ez);
-                        G[3*d] += tx;
-                        G[3*d+1] += ty;
-                        G[3*d+2] += tz;
-                        gAx -= tx;
-                        gAy -= ty;
-                        gAz -= tz;
-                    }
+                    if (d != A)
+                        addAgainstParent(G, d, k*(udx+mu*ex), k*(udy+mu*ey), k*(udz+mu*ez), gA);
                 }
-                if (c != A) {
-                    G[3*c] += cx;
-                    G[3*c+1] += cy;
-                    G[3*c+2] += cz;
-                    gAx -= cx;
-                    gAy -= cy;
-                    gAz -= cz;
-                }
+                if (c != A)
+                    addAgainstParent(G, c, cx, cy, cz, gA);
             }
-            G[3*A] += gAx;
-            G[3*A+1] += gAy;
-            G[3*A+2] += gAz;
+            G[3*A] += gA[0];
+            G[3*A+1] += gA[1];
+            G[3*A+2] += gA[2];
         }
         for (int k = 0; k < 3*n; k++)
             partial[k*items+item] = G[k];
