@@ -63,6 +63,7 @@ def main():
           % (modeller.topology.getNumResidues() - 1, system.getNumParticles(), platform.getName()))
 
     reference = potentialEnergy(system, modeller.positions, platform)
+    forceFieldSystem = mm.XmlSerializer.clone(system)  # for the QM/MM System below
     qmmm = openmmdft.replaceCoulomb(system, modeller.topology)
     replaced = potentialEnergy(system, modeller.positions, platform)
     print("1-4 Coulomb scale read from the force field: %.4f" % qmmm.getCoulomb14Scale())
@@ -85,20 +86,19 @@ def main():
     simulation.step(args.steps)
     print("MM MD: %d steps in %.1f s" % (simulation.currentStep, time.time() - start))
     if args.qmmm_steps > 0:
-        qmmmDynamics(system, modeller.topology, simulation.context.getState(getPositions=True, getVelocities=True),
+        qmmmDynamics(forceFieldSystem, modeller.topology, simulation.context.getState(getPositions=True, getVelocities=True),
                      args.qmmm_steps)
     return 0
 
 
 def qmmmDynamics(system, topology, state, steps):
-    """QM/MM MD in a copy of the System where the water nearest the lipid's centre is the QM region."""
-    copy = mm.XmlSerializer.clone(system)
-    qmmm = [f for f in copy.getForces() if isinstance(f, openmmdft.QMMMForce)][0]
+    """QM/MM MD in a QM/MM System made from the force field's System (createQMMMSystem): the first water is the
+    QM region. Its constraints are kept (removeConstraints=False), so it stays as rigid as the MM waters and 1 fs
+    steps conserve energy."""
     water = next(r for r in topology.residues() if r.name == "HOH")
-    for atom in water.atoms():
-        qmmm.addQMAtom(atom.index, atom.element.atomic_number)
-    qmmm.setBasisSet("6-31G*")
-    qmmm.setGrid(50, 194)
+    copy = openmmdft.createQMMMSystem(topology, system, water.atoms(), basisSet="6-31G*", removeConstraints=False,
+                                      grid=(50, 194))
+    qmmm = [f for f in copy.getForces() if isinstance(f, openmmdft.QMMMForce)][0]
     integrator = mm.VerletIntegrator(0.001 * unit.picoseconds)
     context = mm.Context(copy, integrator, mm.Platform.getPlatformByName("CPU"))
     context.setPeriodicBoxVectors(*state.getPeriodicBoxVectors())

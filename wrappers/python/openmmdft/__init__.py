@@ -10,8 +10,11 @@ import openmm as _mm
 from .core import QMMMForce, espGridPoints
 from .leastsquares import solveLeastSquares
 from .mm import coulomb14ScaleOf, replaceCoulomb
+from .builder import createQMMMSystem
+from .reporter import QMMMReporter
 
-__all__ = ["QMMMForce", "replaceCoulomb", "coulomb14ScaleOf", "solveLeastSquares", "espGridPoints"]
+__all__ = ["QMMMForce", "replaceCoulomb", "coulomb14ScaleOf", "solveLeastSquares", "espGridPoints", "createQMMMSystem",
+           "QMMMReporter"]
 __version__ = "@PROJECT_VERSION@"
 
 

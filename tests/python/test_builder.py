@@ -1,0 +1,178 @@
+"""openmmdft.createQMMMSystem against a System built by hand for the same QM/MM model (same energy and forces
+on the CPU platform, to 1e-6 kJ/mol and 1e-5 kJ/mol/nm: the same arithmetic), and its refusals.
+
+The test System: a methanol (the QM region) and two waters, with Coulomb and Lennard-Jones in a
+NonbondedForce, harmonic bonds and angles, periodic torsions, a CMAP term and a CustomBondForce term, so
+every kind of bonded Force the builder edits is present with terms inside and outside the QM region."""
+
+import numpy as np
+import openmm as mm
+import openmm.app as app
+import openmm.unit as unit
+import pytest
+
+import openmmdft
+
+KJ = unit.kilojoule_per_mole
+METHANOL = [("C", 6, (-0.0047, 0.0663, 0.0), 0.12), ("O", 8, (-0.0047, -0.0758, 0.0), -0.6),
+            ("H1", 1, (-0.1035, 0.1086, 0.0), 0.03), ("H2", 1, (0.0504, 0.1004, 0.089), 0.03),
+            ("H3", 1, (0.0504, 0.1004, -0.089), 0.03), ("HO", 1, (0.088, -0.1013, 0.0), 0.39)]
+WATER = [("O", 8, (0.0, 0.0, 0.0), -0.834), ("H1", 1, (0.0757, 0.0586, 0.0), 0.417), ("H2", 1, (-0.0757, 0.0586, 0.0), 0.417)]
+
+
+def buildSystem(method=mm.NonbondedForce.NoCutoff, qmModel=False):
+    """The MM System; with qmModel, the QM/MM System the builder should make from it for QM = the methanol,
+    built directly: no terms or constraints inside the methanol, Coulomb in a QMMMForce with the methanol
+    as its QM region, no Lennard-Jones between methanol atoms."""
+    topology = app.Topology()
+    chain = topology.addChain()
+    positions, charges, atoms = [], [], []
+    for name, molecule, offset in [("MOH", METHANOL, (0, 0, 0)), ("HOH", WATER, (0.35, 0, 0)), ("HOH", WATER, (-0.2, 0.32, 0.1))]:
+        residue = topology.addResidue(name, chain)
+        first = len(atoms)
+        for atomName, z, xyz, q in molecule:
+            atoms.append(topology.addAtom(atomName, app.Element.getByAtomicNumber(z), residue))
+            positions.append(np.array(xyz) + np.array(offset))
+            charges.append(q)
+        bonds = [(0, 1), (0, 2), (0, 3), (0, 4), (1, 5)] if name == "MOH" else [(0, 1), (0, 2)]
+        for a, b in bonds:
+            topology.addBond(atoms[first + a], atoms[first + b])
+    qm = set(range(6)) if qmModel else set()
+    keep = lambda *particles: not all(p in qm for p in particles)
+    system = mm.System()
+    for atom in atoms:
+        system.addParticle(atom.element.mass)
+    nonbonded = mm.NonbondedForce()
+    nonbonded.setNonbondedMethod(method)
+    for q, atom in zip(charges, atoms):
+        heavy = atom.element.atomic_number > 1
+        nonbonded.addParticle(0.0 if qmModel else q, 0.3 if heavy else 0.1, 0.5 if heavy else 0.05)
+    nonbonded.createExceptionsFromBonds([(a.index, b.index) for a, b in topology.bonds()], 0.8333, 0.5)
+    if qmModel:
+        for i in range(nonbonded.getNumExceptions()):
+            a, b, _, sigma, epsilon = nonbonded.getExceptionParameters(i)
+            nonbonded.setExceptionParameters(i, a, b, 0.0, sigma, epsilon)
+        for i in range(6):
+            for j in range(i + 1, 6):
+                nonbonded.addException(i, j, 0.0, 1.0, 0.0, True)
+    nonbonded.setForceGroup(2)
+    bondsForce, anglesForce, torsions = mm.HarmonicBondForce(), mm.HarmonicAngleForce(), mm.PeriodicTorsionForce()
+    for a, b in topology.bonds():
+        if keep(a.index, b.index):
+            bondsForce.addBond(a.index, b.index, 0.1, 2e5)
+    for a, b, c, theta, k in [(2, 0, 1, 1.9, 300.0), (0, 1, 5, 1.9, 300.0), (7, 6, 8, 1.82, 600.0)]:
+        if keep(a, b, c):
+            anglesForce.addAngle(a, b, c, theta, k)
+    for a, b, c, d in [(2, 0, 1, 5), (3, 0, 1, 5)]:
+        if keep(a, b, c, d):
+            torsions.addTorsion(a, b, c, d, 3, 0.0, 1.0)
+    cmap = mm.CMAPTorsionForce()
+    cmap.addMap(4, list(np.linspace(0, 3, 16)))
+    if keep(2, 0, 1, 5, 3, 0, 1, 5):
+        cmap.addTorsion(0, 2, 0, 1, 5, 3, 0, 1, 5)
+    custom = mm.CustomBondForce("k*(r-r0)^2")
+    custom.addGlobalParameter("k", 100.0)
+    custom.addPerBondParameter("r0")
+    for a, b, r0 in [(0, 5, 0.19), (1, 6, 0.3)]:  # inside the QM region, and QM-MM
+        if keep(a, b):
+            custom.addBond(a, b, [r0])
+    for group, force in enumerate([bondsForce, anglesForce, torsions, cmap, custom]):
+        force.setForceGroup(3 + group)
+        system.addForce(force)
+    system.addForce(nonbonded)
+    if keep(0, 2):
+        system.addConstraint(0, 2, 0.109)
+    system.addConstraint(6, 7, 0.09572)
+    if qmModel:
+        force = openmmdft.QMMMForce()
+        for q in charges:
+            force.addParticle(q)
+        for a, b in topology.bonds():
+            force.addBond(a.index, b.index)
+        force.setCoulomb14Scale(0.8333)
+        force.setNonbondedMethod({mm.NonbondedForce.NoCutoff: openmmdft.QMMMForce.NoCutoff,
+                                  mm.NonbondedForce.CutoffNonPeriodic: openmmdft.QMMMForce.CutoffNonPeriodic}[method])
+        for i in range(6):
+            force.addQMAtom(i, atoms[i].element.atomic_number)
+        force.setBasisSet("6-31G*")
+        applySettings(force)
+        force.setForceGroup(2)
+        system.addForce(force)
+    return topology, system, np.array(positions)
+
+
+SETTINGS = dict(grid=(30, 110), scfConvergence=1e-8)
+
+
+def applySettings(force):
+    force.setGrid(30, 110)
+    force.setSCFConvergence(1e-8)
+
+
+def energyAndForces(system, positions):
+    context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("CPU"))
+    context.setPositions(positions)
+    state = context.getState(getEnergy=True, getForces=True)
+    return state.getPotentialEnergy().value_in_unit(KJ), state.getForces(asNumpy=True).value_in_unit(KJ / unit.nanometer)
+
+
+def test_matches_a_hand_built_system():
+    topology, system, positions = buildSystem()
+    before = mm.XmlSerializer.serialize(system)
+    methanol = list(next(topology.residues()).atoms())
+    built = openmmdft.createQMMMSystem(topology, system, methanol, basisSet="6-31G*", **SETTINGS)
+    assert mm.XmlSerializer.serialize(system) == before  # the input is untouched
+    _, expected, _ = buildSystem(qmModel=True)
+    e1, f1 = energyAndForces(built, positions)
+    e2, f2 = energyAndForces(expected, positions)
+    print("QM/MM energy: builder %.8f, by hand %.8f kJ/mol" % (e1, e2))
+    assert e1 == pytest.approx(e2, abs=1e-6)
+    assert np.abs(f1 - f2).max() < 1e-5
+    # Terms inside the QM region are gone, the others kept, and so are the force groups.
+    count = lambda s, kind, getter: [getattr(f, getter)() for f in s.getForces() if type(f) is kind][0]
+    assert count(built, mm.HarmonicBondForce, "getNumBonds") == 4      # 9 bonds, 5 in methanol
+    assert count(built, mm.HarmonicAngleForce, "getNumAngles") == 1
+    assert count(built, mm.PeriodicTorsionForce, "getNumTorsions") == 0
+    assert count(built, mm.CMAPTorsionForce, "getNumTorsions") == 0
+    assert count(built, mm.CustomBondForce, "getNumBonds") == 1
+    assert built.getNumConstraints() == 1
+    groups = sorted(f.getForceGroup() for f in built.getForces())
+    assert groups == sorted(f.getForceGroup() for f in expected.getForces())
+    qm = [f for f in built.getForces() if isinstance(f, openmmdft.QMMMForce)][0]
+    assert [tuple(qm.getQMAtomParameters(i)) for i in range(qm.getNumQMAtoms())] == [(i, z) for i, z in enumerate((6, 8, 1, 1, 1, 1))]
+
+
+def test_accepts_indices_and_refuses_bad_input():
+    topology, system, positions = buildSystem()
+    built = openmmdft.createQMMMSystem(topology, system, range(6), **SETTINGS)
+    assert [f for f in built.getForces() if isinstance(f, openmmdft.QMMMForce)][0].getNumQMAtoms() == 6
+    with pytest.raises(ValueError, match="crosses the QM/MM boundary"):
+        openmmdft.createQMMMSystem(topology, system, [0, 1, 2, 3, 4])  # the hydroxyl H left out
+    with pytest.raises(ValueError, match="out of range"):
+        openmmdft.createQMMMSystem(topology, system, [0, 99])
+    with pytest.raises(ValueError, match="twice"):
+        openmmdft.createQMMMSystem(topology, system, [6, 7, 8, 6])
+    with pytest.raises(TypeError, match="no setting 'gridd'"):
+        openmmdft.createQMMMSystem(topology, system, range(6), gridd=(1, 2))
+    with pytest.raises(TypeError, match="atom indices"):
+        openmmdft.createQMMMSystem(topology, system, [0.5])
+    with pytest.raises(ValueError, match="already has a QMMMForce"):
+        openmmdft.createQMMMSystem(topology, built, range(6))
+    _, pme, _ = buildSystem(method=mm.NonbondedForce.PME)
+    pme.setDefaultPeriodicBoxVectors(mm.Vec3(2, 0, 0), mm.Vec3(0, 2, 0), mm.Vec3(0, 0, 2))
+    with pytest.raises(ValueError, match="Ewald or PME"):
+        openmmdft.createQMMMSystem(topology, pme, range(6))
+
+
+def test_qm_water_in_md():
+    """A water of the test System as the QM region runs MD (constraints inside it removed)."""
+    topology, system, positions = buildSystem()
+    waters = [r for r in topology.residues() if r.name == "HOH"]
+    built = openmmdft.createQMMMSystem(topology, system, waters[0].atoms(), **SETTINGS)
+    assert built.getNumConstraints() == 1  # the MM methanol's; the QM water's one is gone
+    integrator = mm.VerletIntegrator(0.0005)
+    context = mm.Context(built, integrator, mm.Platform.getPlatformByName("CPU"))
+    context.setPositions(positions)
+    integrator.step(3)
+    qm = [f for f in built.getForces() if isinstance(f, openmmdft.QMMMForce)][0]
+    assert qm.getQMResults(context)["scfIterations"] > 0

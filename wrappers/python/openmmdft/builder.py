@@ -1,0 +1,185 @@
+"""createQMMMSystem: a QM/MM System from an ordinary OpenMM System and the atoms of its QM region."""
+
+import operator
+
+import openmm as mm
+import openmm.app as app
+
+from .core import QMMMForce
+from .mm import replaceCoulomb
+
+# Bonded Forces whose terms are rebuilt without those inside the QM region.
+_BONDED = (mm.HarmonicBondForce, mm.HarmonicAngleForce, mm.PeriodicTorsionForce, mm.RBTorsionForce,
+           mm.CMAPTorsionForce, mm.CustomBondForce, mm.CustomAngleForce, mm.CustomTorsionForce)
+
+
+def _qmIndices(qmAtoms, numParticles):
+    indices = []
+    for atom in qmAtoms:
+        try:
+            index = atom.index if isinstance(atom, app.topology.Atom) else operator.index(atom)
+        except TypeError:
+            raise TypeError("createQMMMSystem: qmAtoms must hold atom indices or app.Atom objects, not %r" % (atom,)) from None
+        if index < 0 or index >= numParticles:
+            raise ValueError("createQMMMSystem: QM atom index %d is out of range [0, %d)" % (index, numParticles))
+        indices.append(index)
+    if not indices:
+        raise ValueError("createQMMMSystem: qmAtoms is empty")
+    if len(set(indices)) != len(indices):
+        raise ValueError("createQMMMSystem: qmAtoms lists an atom twice")
+    return sorted(indices)
+
+
+def _bondTerms(force):
+    """(particles, parameters) of every term of a bonded Force, in order."""
+    if isinstance(force, (mm.HarmonicBondForce, mm.CustomBondForce)):
+        count, get = force.getNumBonds(), force.getBondParameters
+        split = 2
+    elif isinstance(force, (mm.HarmonicAngleForce, mm.CustomAngleForce)):
+        count, get = force.getNumAngles(), force.getAngleParameters
+        split = 3
+    elif isinstance(force, mm.CMAPTorsionForce):
+        count, get = force.getNumTorsions(), force.getTorsionParameters
+        split = None
+    else:
+        count, get = force.getNumTorsions(), force.getTorsionParameters
+        split = 4
+    for i in range(count):
+        values = get(i)
+        if split is None:  # CMAP: (map, a1, a2, a3, a4, b1, b2, b3, b4)
+            yield tuple(values[1:]), (values[0],)
+        else:
+            yield tuple(values[:split]), tuple(values[split:])
+
+
+def _withoutQMTerms(force, qm):
+    """A copy of a bonded Force without the terms whose atoms are all QM atoms (None: nothing to remove)."""
+    terms = list(_bondTerms(force))
+    keep = [(p, q) for p, q in terms if not all(i in qm for i in p)]
+    if len(keep) == len(terms):
+        return None
+    if isinstance(force, mm.CMAPTorsionForce):
+        rebuilt = mm.CMAPTorsionForce()
+        for m in range(force.getNumMaps()):
+            rebuilt.addMap(*force.getMapParameters(m))
+        for particles, (mapIndex,) in keep:
+            rebuilt.addTorsion(mapIndex, *particles)
+    else:
+        rebuilt = type(force)(*([force.getEnergyFunction()] if hasattr(force, "getEnergyFunction") else []))
+        if hasattr(force, "getNumGlobalParameters"):
+            for g in range(force.getNumGlobalParameters()):
+                rebuilt.addGlobalParameter(force.getGlobalParameterName(g), force.getGlobalParameterDefaultValue(g))
+            for p in range(force.getNumPerBondParameters() if isinstance(force, mm.CustomBondForce)
+                           else force.getNumPerAngleParameters() if isinstance(force, mm.CustomAngleForce)
+                           else force.getNumPerTorsionParameters()):
+                name = (force.getPerBondParameterName(p) if isinstance(force, mm.CustomBondForce)
+                        else force.getPerAngleParameterName(p) if isinstance(force, mm.CustomAngleForce)
+                        else force.getPerTorsionParameterName(p))
+                (rebuilt.addPerBondParameter if isinstance(force, mm.CustomBondForce)
+                 else rebuilt.addPerAngleParameter if isinstance(force, mm.CustomAngleForce)
+                 else rebuilt.addPerTorsionParameter)(name)
+            for d in range(force.getNumEnergyParameterDerivatives()):
+                rebuilt.addEnergyParameterDerivative(force.getEnergyParameterDerivativeName(d))
+        add = (rebuilt.addBond if hasattr(rebuilt, "addBond") else
+               rebuilt.addAngle if hasattr(rebuilt, "addAngle") else rebuilt.addTorsion)
+        for particles, parameters in keep:
+            if hasattr(force, "getEnergyFunction"):
+                add(*particles, list(parameters[0]))
+            else:
+                add(*particles, *parameters)
+    rebuilt.setForceGroup(force.getForceGroup())
+    rebuilt.setName(force.getName())
+    rebuilt.setUsesPeriodicBoundaryConditions(force.usesPeriodicBoundaryConditions())
+    return rebuilt
+
+
+def createQMMMSystem(topology, system, qmAtoms, qmCharge=0, basisSet="6-31G*", removeConstraints=True, **settings):
+    """A new System (``system`` is not changed) in which the atoms ``qmAtoms`` (indices or ``app.Atom`` objects
+    of ``topology``) are the QM region of a QMMMForce:
+
+    - the QMMMForce carries every charge and the bonds of ``topology`` (as ``replaceCoulomb``), and the QM
+      atoms with their elements from ``topology``, the total charge ``qmCharge`` and ``basisSet``;
+    - the NonbondedForce keeps Lennard-Jones between MM atoms and between QM and MM atoms; between QM atoms
+      it is removed;
+    - bonds, angles, torsions and CMAP terms (standard and Custom{Bond,Angle,Torsion}Force) whose atoms are
+      all QM are removed, terms that touch an MM atom are kept;
+    - constraints between QM atoms are removed when ``removeConstraints`` (the QM forces move those atoms);
+    - the Forces keep their force groups.
+
+    ``settings`` are QMMMForce settings by name, matched to the setters without regard to case:
+    ``grid=(50, 194)`` calls ``setGrid(50, 194)``, ``scfConvergence=1e-8`` calls ``setSCFConvergence(1e-8)``.
+
+    Raises ValueError for a covalent bond between a QM and an MM atom (link atoms are not implemented yet),
+    for a NonbondedForce with Ewald or PME (long-range embedding is not implemented yet: use NoCutoff,
+    CutoffNonPeriodic or CutoffPeriodic), and for QM atoms that are virtual sites.
+    """
+    if topology.getNumAtoms() != system.getNumParticles():
+        raise ValueError("createQMMMSystem: the Topology has %d atoms but the System %d particles"
+                         % (topology.getNumAtoms(), system.getNumParticles()))
+    qm = set(_qmIndices(qmAtoms, system.getNumParticles()))
+    atoms = list(topology.atoms())
+    for a, b in topology.bonds():
+        if (a.index in qm) != (b.index in qm):
+            inside, outside = (a, b) if a.index in qm else (b, a)
+            raise ValueError("createQMMMSystem: the bond between QM atom %d (%s %s) and MM atom %d (%s %s) crosses the "
+                             "QM/MM boundary; link atoms are not implemented yet, so the QM region must consist of whole "
+                             "molecules" % (inside.index, inside.residue.name, inside.name, outside.index,
+                                            outside.residue.name, outside.name))
+    for i in sorted(qm):
+        if system.isVirtualSite(i):
+            raise ValueError("createQMMMSystem: QM atom %d is a virtual site" % i)
+        if atoms[i].element is None:
+            raise ValueError("createQMMMSystem: QM atom %d (%s) has no element in the Topology" % (i, atoms[i].name))
+    if any(isinstance(f, QMMMForce) for f in system.getForces()):
+        raise ValueError("createQMMMSystem: the System already has a QMMMForce; pass the System as the force field made "
+                         "it (with its Coulomb interactions in the NonbondedForce)")
+    nonbonded = [f for f in system.getForces() if isinstance(f, mm.NonbondedForce)]
+    if len(nonbonded) != 1:
+        raise ValueError("createQMMMSystem needs exactly one NonbondedForce in the System, found %d" % len(nonbonded))
+    method = nonbonded[0].getNonbondedMethod()
+    if method not in (mm.NonbondedForce.NoCutoff, mm.NonbondedForce.CutoffNonPeriodic, mm.NonbondedForce.CutoffPeriodic):
+        raise ValueError("createQMMMSystem: the NonbondedForce uses Ewald or PME, which QMMMForce does not support yet "
+                         "(long-range embedding is not implemented); create the System with nonbondedMethod NoCutoff, "
+                         "CutoffNonPeriodic or CutoffPeriodic")
+
+    copy = mm.XmlSerializer.clone(system)
+    # Bonded terms inside the QM region go; each Force is replaced where it was, so indices and groups stay.
+    for index in range(copy.getNumForces()):
+        force = copy.getForce(index)
+        if isinstance(force, _BONDED):
+            rebuilt = _withoutQMTerms(force, qm)
+            if rebuilt is not None:
+                # System has no replaceForce: remove everything from this index on and add it back.
+                tail = [mm.XmlSerializer.clone(copy.getForce(i)) for i in range(index + 1, copy.getNumForces())]
+                for _ in range(copy.getNumForces() - index):
+                    copy.removeForce(index)
+                copy.addForce(rebuilt)
+                for f in tail:
+                    copy.addForce(f)
+    if removeConstraints:
+        for i in reversed(range(copy.getNumConstraints())):
+            p1, p2, _ = copy.getConstraintParameters(i)
+            if p1 in qm and p2 in qm:
+                copy.removeConstraint(i)
+
+    nb = [f for f in copy.getForces() if isinstance(f, mm.NonbondedForce)][0]
+    force = replaceCoulomb(copy, topology)
+    force.setForceGroup(nb.getForceGroup())
+    # Lennard-Jones between QM atoms is part of the QM energy: zero it (and any exception) for every QM pair.
+    qmList = sorted(qm)
+    for k, i in enumerate(qmList):
+        for j in qmList[k + 1:]:
+            nb.addException(i, j, 0.0, 1.0, 0.0, True)
+    for i in qmList:
+        force.addQMAtom(i, atoms[i].element.atomic_number)
+    force.setQMCharge(qmCharge)
+    force.setBasisSet(basisSet)
+    # Setting names match the setters without regard to case: scfConvergence -> setSCFConvergence.
+    setters = {attribute.lower(): attribute for attribute in dir(force) if attribute.startswith("set")}
+    for name, value in settings.items():
+        if ("set" + name).lower() not in setters:
+            raise TypeError("createQMMMSystem: QMMMForce has no setting '%s' (no method set%s%s)"
+                            % (name, name[:1].upper(), name[1:]))
+        setter = getattr(force, setters[("set" + name).lower()])
+        setter(*value) if isinstance(value, (tuple, list)) else setter(value)
+    return copy
