@@ -4,14 +4,15 @@
  *
  * System: (H2O)n on a cubic lattice (2.9 Å spacing, random orientations) as the QM region (SVWN5, DZVP,
  * density fitting with def2-universal-jfit, grid (50, 194), SCF convergence 1e-8), inside a shell of rigid
- * MM TIP3P waters 3.5-8 Å outside the cluster, no cutoff; velocity Verlet at 0.5 fs, each step starting its
+ * MM TIP3P waters from 3.5 Å outside the cluster (a shell 4.5 Å thick, thicker for more than ~60 waters),
+ * no cutoff; velocity Verlet at 0.5 fs, each step starting its
  * SCF from the previous step's density. Per platform: seconds per MD step (after one untimed step, which
  * builds the SAD guess and compiles the kernels), SCF iterations per step, seconds per SCF iteration (step
  * time over iterations, gradient included), where the XC work ran, the basis values kept, and the ratio of
  * the first platform's step time to this one's (> 1: faster than the first).
  *
  *   BenchQMRegion [--sizes 1,4,8] [--steps 3] [--mm-waters 60] [--platforms CPU,CUDA:double,CUDA:mixed]
- *                 [--storage precompute|recompute] [--markdown file]
+ *                 [--storage precompute|recompute] [--basis DZVP] [--markdown file]
  */
 #include "../tests/PluginLoading.h"
 #include "openmmdft/QMMMForce.h"
@@ -82,7 +83,7 @@ struct Benchmark {
 };
 
 /** (H2O)n as the QM region in a shell of mmWaters rigid MM TIP3P waters (deterministic for given n). */
-Benchmark* buildSystem(int n, int mmWaters, bool recompute) {
+Benchmark* buildSystem(int n, int mmWaters, bool recompute, const string& basis) {
     Benchmark* b = new Benchmark();
     b->force = new QMMMForce();
     mt19937 rng(7);
@@ -110,11 +111,13 @@ Benchmark* buildSystem(int n, int mmWaters, bool recompute) {
     for (const Vec3& p : b->positions)
         radius = max(radius, sqrt((p - centre).dot(p - centre)));
     normal_distribution<double> normal;
-    uniform_real_distribution<double> shell(0.35, 0.8);
+    // Beyond 60 MM waters the shell grows with their number (about liquid density), so any number fits.
+    const double outer = cbrt(pow(radius + 0.35, 3) + mmWaters * 0.03 * 3 / (4 * M_PI) * 1.6);
+    uniform_real_distribution<double> shellRadius(radius + 0.35, mmWaters > 60 ? max(radius + 0.8, outer) : radius + 0.8);
     for (int placed = 0; placed < mmWaters;) {
         Vec3 direction(normal(rng), normal(rng), normal(rng));
         direction /= sqrt(direction.dot(direction));
-        const Vec3 o = centre + direction * (radius + shell(rng));
+        const Vec3 o = centre + direction * shellRadius(rng);
         bool clash = false;
         for (const Vec3& other : oxygens)
             clash = clash || sqrt((o - other).dot(o - other)) < 0.28;
@@ -137,7 +140,7 @@ Benchmark* buildSystem(int n, int mmWaters, bool recompute) {
         oxygens.push_back(o);
         placed++;
     }
-    b->force->setBasisSet("DZVP");
+    b->force->setBasisSet(basis);
     b->force->setAuxiliaryBasisSet("def2-universal-jfit");
     b->force->setGrid(50, 194);
     b->force->setSCFConvergence(1e-8);
@@ -157,9 +160,9 @@ struct Row {
     map<string, double> timings;  // of the last timed step
 };
 
-Row measure(int n, int mmWaters, bool recompute, const string& platformName, const string& precision, int steps) {
+Row measure(int n, int mmWaters, bool recompute, const string& basis, const string& platformName, const string& precision, int steps) {
     Row row{n, platformName, precision, 0, 0, 0, "", 0, ""};
-    unique_ptr<Benchmark> b(buildSystem(n, mmWaters, recompute));
+    unique_ptr<Benchmark> b(buildSystem(n, mmWaters, recompute, basis));
     try {
         Platform& platform = Platform::getPlatformByName(platformName);
         map<string, string> properties;
@@ -206,7 +209,7 @@ vector<string> split(const string& text) {
 } // namespace
 
 int main(int argc, char* argv[]) {
-    string sizes = "1,4,8", platforms = "CPU,CUDA:double,CUDA:mixed", markdown;
+    string sizes = "1,4,8", platforms = "CPU,CUDA:double,CUDA:mixed", markdown, basis = "DZVP";
     int steps = 3, mmWaters = 60;
     bool recompute = false;
     for (int i = 1; i < argc; i++) {
@@ -223,6 +226,8 @@ int main(int argc, char* argv[]) {
             recompute = string(argv[++i]) == "recompute";
         else if (a == "--markdown" && i + 1 < argc)
             markdown = argv[++i];
+        else if (a == "--basis" && i + 1 < argc)
+            basis = argv[++i];
         else {
             fprintf(stderr, "unknown argument %s\n", a.c_str());
             return 2;
@@ -242,8 +247,8 @@ int main(int argc, char* argv[]) {
         if (!reason.empty())
             printf("%s platform unavailable: %s\n", gpu[0], reason.c_str());
     }
-    printf("BenchQMRegion: (H2O)n QM in %d MM TIP3P waters, SVWN5/DZVP/def2-universal-jfit, grid (50,194), %s, %d timed steps;"
-           " %u hardware threads\n", mmWaters, recompute ? "Recompute" : "Precompute", steps, thread::hardware_concurrency());
+    printf("BenchQMRegion: (H2O)n QM in %d MM TIP3P waters, SVWN5/%s/def2-universal-jfit, grid (50,194), %s, %d timed steps;"
+           " %u hardware threads\n", mmWaters, basis.c_str(), recompute ? "Recompute" : "Precompute", steps, thread::hardware_concurrency());
     const char* header = "| n | platform | precision | first step (s) | s per step | SCF iter per step | s per SCF iter | XC | basis MiB | first platform / this |";
     printf("%s\n", header);
     vector<string> table{header, "|---|---|---|---|---|---|---|---|---|---|"}, phaseLines;
@@ -253,7 +258,7 @@ int main(int argc, char* argv[]) {
         for (const string& entry : split(platforms)) {
             const size_t colon = entry.find(':');
             const string name = entry.substr(0, colon), precision = colon == string::npos ? "" : entry.substr(colon + 1);
-            Row row = measure(n, mmWaters, recompute, name, precision, steps);
+            Row row = measure(n, mmWaters, recompute, basis, name, precision, steps);
             char line[512];
             if (!row.error.empty())
                 snprintf(line, sizeof(line), "| %d | %s | %s | unavailable: %s |", n, name.c_str(), precision.c_str(), row.error.c_str());
