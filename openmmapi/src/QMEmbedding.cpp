@@ -92,6 +92,14 @@ void QMEmbedding::setParameters(const QMMMForce& force) {
         force.getParticleParameters(i, charges[i]);
     method = force.getNonbondedMethod();
     cutoff = force.getCutoffDistance();
+    useSwitching = force.getUseEmbeddingSwitchingFunction() && method != QMMMForce::NoCutoff;
+    switchingDistance = force.getEmbeddingSwitchingDistance();
+    if (useSwitching && !(switchingDistance < cutoff)) {
+        stringstream msg;
+        msg << "QMMMForce: the embedding switching distance (" << switchingDistance << " nm) must be smaller than the cutoff ("
+            << cutoff << " nm)";
+        throw OpenMMException(msg.str());
+    }
 }
 
 vector<Vec3> QMEmbedding::wholeMolecule(const Molecule& mol, const vector<Vec3>& positions, const Vec3* box) const {
@@ -172,10 +180,10 @@ QMEmbedding::Placement QMEmbedding::place(const vector<Vec3>& positions, const V
             << "or a smaller QM region (QM extent + 2 x cutoff <= smallest box width)";
         throw OpenMMException(msg.str());
     }
-    auto add = [&](const Vec3& p, int particle) {
+    auto add = [&](const Vec3& p, int particle, double scale) {
         if (charges[particle] != 0.0) {
             out.mmPositions.push_back(p);
-            out.mmCharges.push_back(charges[particle]);
+            out.mmCharges.push_back(scale * charges[particle]);
             out.mmParticles.push_back(particle);
         }
     };
@@ -183,46 +191,58 @@ QMEmbedding::Placement QMEmbedding::place(const vector<Vec3>& positions, const V
     for (const Molecule& mol : mmMolecules) {
         if (method == QMMMForce::NoCutoff) {
             for (int p : mol.particles)
-                add(positions[p], p);
+                add(positions[p], p, 1.0);
             continue;
         }
-        if (!periodic) {
-            bool within = false;
-            for (size_t k = 0; k < mol.particles.size() && !within; k++)
-                for (const Vec3& q : qm) {
-                    Vec3 d = positions[mol.particles[k]] - q;
-                    if (d.dot(d) < cutoff2) {
-                        within = true;
-                        break;
-                    }
-                }
-            if (within)
-                for (int p : mol.particles)
-                    add(positions[p], p);
-            continue;
-        }
-        // Periodic: the closest minimum-image pair within the cutoff fixes the molecule's image
-        // (unique under the fit condition above).
-        vector<Vec3> whole = wholeMolecule(mol, positions, box);
+        // The closest pair of a molecule atom and a QM atom (by minimum image when periodic) decides whether the
+        // molecule is embedded, where it is placed (periodic: that image, unique under the fit condition above),
+        // and its switching scale.
+        vector<Vec3> whole = periodic ? wholeMolecule(mol, positions, box) : vector<Vec3>();
         double best = cutoff2;
-        Vec3 shift;
-        bool within = false;
-        for (const Vec3& a : whole)
-            for (const Vec3& q : qm) {
-                Vec3 d = minimumImage(q, a, box);
+        Vec3 shift, delta;
+        int closestAtom = -1, closestQM = -1;
+        for (size_t k = 0; k < mol.particles.size(); k++) {
+            const Vec3& a = periodic ? whole[k] : positions[mol.particles[k]];
+            for (size_t j = 0; j < qm.size(); j++) {
+                Vec3 d = periodic ? minimumImage(qm[j], a, box) : a - qm[j];
                 double r2 = d.dot(d);
                 if (r2 < best) {
                     best = r2;
-                    shift = q + d - a;
-                    within = true;
+                    shift = qm[j] + d - a;
+                    delta = d;
+                    closestAtom = k;
+                    closestQM = j;
                 }
             }
-        if (within)
-            for (size_t k = 0; k < whole.size(); k++)
-                add(whole[k] + shift, mol.particles[k]);
+        }
+        if (closestAtom < 0)
+            continue;
+        double scale = 1.0, slope = 0.0;
+        if (useSwitching)
+            switchingFunction(sqrt(best), scale, slope);
+        const int firstCharge = out.mmCharges.size();
+        for (size_t k = 0; k < mol.particles.size(); k++)
+            add(periodic ? whole[k] + shift : positions[mol.particles[k]], mol.particles[k], scale);
+        if (slope != 0.0)
+            out.switched.push_back({firstCharge, (int) out.mmCharges.size(), mol.particles[closestAtom], closestQM, delta, scale, slope});
     }
     checkSeparation(out);
     return out;
+}
+
+void QMEmbedding::switchingFunction(double r, double& scale, double& slope) const {
+    // OpenMM's switching polynomial (as NonbondedForce::setUseSwitchingFunction): C2-continuous at both ends.
+    scale = 1.0;
+    slope = 0.0;
+    if (r <= switchingDistance)
+        return;
+    const double width = cutoff - switchingDistance, x = (r - switchingDistance) / width;
+    scale = 1 + x * x * x * (-10 + x * (15 - 6 * x));
+    slope = x * x * (-30 + x * (60 - 30 * x)) / width;
+}
+
+double QMEmbedding::getCharge(int particle) const {
+    return charges[particle];
 }
 
 void QMEmbedding::checkSeparation(const Placement& placement) const {

@@ -15,7 +15,7 @@ QMMMForce::QMMMForce() : coulomb14Scale(0.5), cutoffDistance(1.0), reactionField
         angularFunctions(BasisSetDefault), coulombMethod(DensityFitting), radialPoints(75), angularPoints(302),
         radialScheme(TreutlerAhlrichs), atomicPartition(Becke), cubeEdge(0.15875), sphereShellFraction(0.6),
         significanceThreshold(25.0), basisFunctionStorage(Precompute), basisStorageLimit(2048.0), scfConvergence(1e-7), maxSCFIterations(100),
-        diisSubspaceSize(8), densityExtrapolation(ASPC), densityExtrapolationOrder(3), qmForceGroup(-1), qmEnergyOnly(false), espChargeMethod(NoESPCharges) {
+        diisSubspaceSize(8), densityExtrapolation(ASPC), densityExtrapolationOrder(3), qmForceGroup(-1), useEmbeddingSwitching(false), embeddingSwitchingDistance(0.8), qmEnergyOnly(false), espChargeMethod(NoESPCharges) {
     // Grid-grouping defaults are those measured for the engine (qmengine/README.md): cubes of 3 bohr
     // (0.15875 nm), spheres over the inner 60% of the radial shells, screening exponent 25.
 }
@@ -235,6 +235,12 @@ void QMMMForce::setDensityExtrapolation(DensityExtrapolation method, int order) 
         throw OpenMMException("QMMMForce: the density extrapolation order must be between 1 and 6, not " + std::to_string(order));
     densityExtrapolation = method;
     densityExtrapolationOrder = order;
+}
+
+void QMMMForce::setEmbeddingSwitchingDistance(double distance) {
+    if (!(distance >= 0) || !std::isfinite(distance))
+        throw OpenMMException("QMMMForce: the embedding switching distance must be a non-negative number of nm");
+    embeddingSwitchingDistance = distance;
 }
 
 void QMMMForce::setQMForceGroup(int group) {

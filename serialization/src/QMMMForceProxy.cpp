@@ -64,6 +64,8 @@ void QMMMForceProxy::serialize(const void* object, SerializationNode& node) cons
     qm.setDoubleProperty("scfConvergence", force.getSCFConvergence());
     qm.setIntProperty("maxSCFIterations", force.getMaxSCFIterations());
     qm.setIntProperty("diisSubspaceSize", force.getDIISSubspaceSize());
+    qm.setIntProperty("embeddingSwitching", force.getUseEmbeddingSwitchingFunction() ? 1 : 0);
+    qm.setDoubleProperty("embeddingSwitchingDistance", force.getEmbeddingSwitchingDistance());
     qm.setIntProperty("densityExtrapolation", (int) force.getDensityExtrapolation());
     qm.setIntProperty("densityExtrapolationOrder", force.getDensityExtrapolationOrder());
     qm.setIntProperty("energyOnly", force.getQMEnergyOnly() ? 1 : 0);
@@ -213,7 +215,7 @@ void readQMRegion(const SerializationNode& qm, QMMMForce& force, int version) {
                          "radialPoints", "angularPoints", "radialScheme", "atomicPartition", "cubeEdge",
                          "sphereShellFraction", "significanceThreshold", "basisFunctionStorage", "basisStorageLimit", "scfConvergence",
                          "maxSCFIterations", "diisSubspaceSize", "densityExtrapolation", "densityExtrapolationOrder", "energyOnly",
-                         "espChargeMethod"}, where, version);
+                         "espChargeMethod", "embeddingSwitching", "embeddingSwitchingDistance"}, where, version);
     checkChildren(qm, {"Atoms"}, where);
     force.setQMCharge(intProperty(qm, "charge", where));
     force.setBasisSet(text(qm, "basis", where));
@@ -235,6 +237,10 @@ void readQMRegion(const SerializationNode& qm, QMMMForce& force, int version) {
     force.setESPChargeMethod((QMMMForce::ESPChargeMethod) enumProperty(qm, "espChargeMethod", where, 2, 0));
     if (qm.hasProperty("basisStorageLimit"))
         force.setBasisStorageLimit(doubleProperty(qm, "basisStorageLimit", where));
+    // Absent in earlier files: no switching (what those files meant).
+    force.setUseEmbeddingSwitchingFunction(enumProperty(qm, "embeddingSwitching", where, 1, 0) != 0);
+    if (qm.hasProperty("embeddingSwitchingDistance"))
+        force.setEmbeddingSwitchingDistance(doubleProperty(qm, "embeddingSwitchingDistance", where));
     // Absent in earlier files: the current default (the converged results do not depend on it).
     if (qm.hasProperty("densityExtrapolation") || qm.hasProperty("densityExtrapolationOrder"))
         force.setDensityExtrapolation((QMMMForce::DensityExtrapolation) enumProperty(qm, "densityExtrapolation", where, 1),

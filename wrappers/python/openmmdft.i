@@ -178,6 +178,10 @@ public:
     void setDensityExtrapolation(DensityExtrapolation method, int order = 3);
     DensityExtrapolation getDensityExtrapolation() const;
     int getDensityExtrapolationOrder() const;
+    void setUseEmbeddingSwitchingFunction(bool use);
+    bool getUseEmbeddingSwitchingFunction() const;
+    void setEmbeddingSwitchingDistance(double distance);
+    double getEmbeddingSwitchingDistance() const;
     void setQMForceGroup(int group);
     int getQMForceGroup() const;
     void setDIISSubspaceSize(int size);
@@ -285,6 +289,7 @@ def _withUnit(method, unitOf):
 
 QMMMForce.getParticleParameters = _withUnit(QMMMForce.getParticleParameters, lambda q: q * unit.elementary_charge)
 QMMMForce.getCutoffDistance = _withUnit(QMMMForce.getCutoffDistance, lambda d: d * unit.nanometer)
+QMMMForce.getEmbeddingSwitchingDistance = _withUnit(QMMMForce.getEmbeddingSwitchingDistance, lambda d: d * unit.nanometer)
 QMMMForce.getGridGrouping = _withUnit(QMMMForce.getGridGrouping, lambda g: [g[0] * unit.nanometer, g[1]])
 
 

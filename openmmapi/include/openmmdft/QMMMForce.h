@@ -307,6 +307,25 @@ public:
         return espChargeMethod;
     }
     /**
+     * Smooth embedding with a cutoff (CutoffNonPeriodic, CutoffPeriodic): the charges of an MM molecule enter the QM
+     * Hamiltonian scaled by S(R), R the shortest distance between an atom of the molecule and a QM atom, S = 1 up to
+     * the switching distance and falling to 0 at the cutoff as OpenMM's switching function does,
+     * S = 1 - 10x^3 + 15x^4 - 6x^5 with x = (R - switchingDistance) / (cutoff - switchingDistance). A molecule entering
+     * or leaving the embedding then changes the energy continuously, and the forces (including -dE/dS dS/dR on the
+     * closest pair) are its exact derivative wherever the closest pair does not change. Default off (a molecule is
+     * embedded whole or not at all). The switching distance must be below the cutoff.
+     */
+    void setUseEmbeddingSwitchingFunction(bool use) {
+        useEmbeddingSwitching = use;
+    }
+    bool getUseEmbeddingSwitchingFunction() const {
+        return useEmbeddingSwitching;
+    }
+    void setEmbeddingSwitchingDistance(double distance);
+    double getEmbeddingSwitchingDistance() const {
+        return embeddingSwitchingDistance;
+    }
+    /**
      * The force group of the QM region's energy and forces (-1, the default: the Force's own group), so that
      * multiple time step integrators (MTSIntegrator, MTSLangevinIntegrator) can evaluate the QM region less
      * often than the MM terms, as NonbondedForce::setReciprocalSpaceForceGroup does for reciprocal space.
@@ -357,6 +376,8 @@ private:
     DensityExtrapolation densityExtrapolation;
     int densityExtrapolationOrder;
     int qmForceGroup;
+    bool useEmbeddingSwitching;
+    double embeddingSwitchingDistance;
     bool qmEnergyOnly;
     ESPChargeMethod espChargeMethod;
 };

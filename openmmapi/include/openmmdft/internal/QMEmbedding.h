@@ -40,6 +40,10 @@ OPENMM_EXPORT_DFT void checkPositionsAreFinite(const std::vector<OpenMM::Vec3>& 
  * the cutoff of some QM atom, would be less than that apart, and no lattice vector is shorter than
  * the smallest width). A box that violates it is refused: a non-periodic QM region in it would see
  * some MM charges twice or not at all.
+ *
+ * With the embedding switching function the molecule's charges are scaled by S(R) of its closest distance R
+ * to the QM region (QMMMForce::setUseEmbeddingSwitchingFunction), and Placement::switched lists the molecules
+ * whose scale is between 0 and 1, for the force term dE/dS dS/dR.
  */
 class OPENMM_EXPORT_DFT QMEmbedding {
 public:
@@ -51,9 +55,18 @@ public:
     struct Placement {
         std::vector<OpenMM::Vec3> qmPositions;   ///< QM-atom order, whole, nm
         std::vector<OpenMM::Vec3> mmPositions;   ///< the embedded charges, each molecule whole, nm
-        std::vector<double> mmCharges;           ///< e, nonzero only
+        std::vector<double> mmCharges;           ///< e, nonzero only (scaled by S with the switching function)
         std::vector<int> mmParticles;            ///< the particle of each embedded charge
         double qmExtent = 0;                     ///< largest QM-QM distance, nm
+        /** A molecule inside the switching shell (0 < S < 1): its charges' range in the lists above, the closest
+         * pair (an MM particle, a QM atom), their displacement mm - qm (nm, as placed) and dS/dR (1/nm). */
+        struct Switched {
+            int firstCharge, endCharge;
+            int mmParticle, qmAtom;
+            OpenMM::Vec3 delta;
+            double scale, slope;
+        };
+        std::vector<Switched> switched;
     };
     /**
      * The QM region and the MM charges it sees at these positions. boxVectors (OpenMM's reduced
@@ -73,6 +86,8 @@ public:
     const std::vector<int>& getQMAtomicNumbers() const {
         return qmAtomicNumbers;
     }
+    /** A particle's MM charge (e), unscaled. */
+    double getCharge(int particle) const;
 private:
     /** One molecule: its particles in breadth-first order, and the position in that list of each one's tree parent (-1: root). */
     struct Molecule {
@@ -82,6 +97,8 @@ private:
     /** The molecule made whole from its root's position as given. */
     std::vector<OpenMM::Vec3> wholeMolecule(const Molecule& mol, const std::vector<OpenMM::Vec3>& positions,
                                             const OpenMM::Vec3* box) const;
+    /** S(r) and dS/dr (1/nm) of the embedding switching function. */
+    void switchingFunction(double r, double& scale, double& slope) const;
     /** Throws OpenMMException when an embedded charge is closer than 0.01 nm to a QM nucleus. */
     void checkSeparation(const Placement& placement) const;
     std::vector<OpenMM::Vec3> placeQMRegion(const std::vector<OpenMM::Vec3>& positions, const OpenMM::Vec3* box) const;
@@ -91,6 +108,8 @@ private:
     std::vector<double> charges;
     QMMMForce::NonbondedMethod method;
     double cutoff;
+    bool useSwitching;
+    double switchingDistance;
 };
 
 } // namespace OpenMMDFT
