@@ -76,10 +76,6 @@ static void validateQMRegion(const QMMMForce& force) {
             << "); open-shell systems are not supported (restricted Kohn-Sham only)";
         throw OpenMMException(msg.str());
     }
-    if (force.getCoulombMethod() == QMMMForce::Exact && !force.getQMEnergyOnly())
-        throw OpenMMException("QMMMForce: analytic QM forces need density fitting of the Coulomb term "
-                              "(setCoulombMethod(DensityFitting), the default); exact Coulomb gives energies only "
-                              "(setQMEnergyOnly(true))");
     for (int i = 0; i < force.getNumBonds(); i++) {
         int p1, p2;
         force.getBondParameters(i, p1, p2);

@@ -166,8 +166,6 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
     if (!last_)
         throw OpenMM::OpenMMException("QM: no computation has been done yet");
     const System& sys = *last_;
-    if (!sys.fitted)
-        throw OpenMM::OpenMMException("QM: analytic gradients need density fitting of the Coulomb term (exact Coulomb has no gradient yet)");
     const Eigen::MatrixXd& D = result.density;
     if (D.rows() != sys.basis.size())
         throw OpenMM::OpenMMException("QM: the result passed to gradient() is not from the last compute()");
@@ -224,10 +222,14 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
         g.mm += chargePart;
     }
     lap("gradient.pointCharges");
-    // Coulomb: the fit of this density (the SCF's last fit may belong to the previous iteration's density).
-    sys.fitted->compute(D);
-    g.atoms += densityFittedCoulombGradient(sys.basis, sys.aux, D, sys.fitted->fitCoefficients(), na, settings_.integralThreshold,
-                                            threads);
+    if (sys.fitted) {
+        // Coulomb: the fit of this density (the SCF's last fit may belong to the previous iteration's density).
+        sys.fitted->compute(D);
+        g.atoms += densityFittedCoulombGradient(sys.basis, sys.aux, D, sys.fitted->fitCoefficients(), na, settings_.integralThreshold,
+                                                threads);
+    }
+    else
+        g.atoms += exactCoulombGradient(sys.basis, D, na, settings_.integralThreshold, threads);
     lap("gradient.coulomb");
     g.atoms += sys.xc->gradient(D, gridResponse);
     lap("gradient.xc");

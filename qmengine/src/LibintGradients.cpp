@@ -258,5 +258,86 @@ Eigen::MatrixXd densityFittedCoulombGradient(const BasisSet& basis, const BasisS
     return G;
 }
 
+Eigen::MatrixXd exactCoulombGradient(const BasisSet& basis, const Eigen::MatrixXd& density, int numAtoms, double threshold,
+                                     int threads) {
+    ensureLibintInitialized();
+    const auto shells = toLibint(basis);
+    const int ns = (int) shells.size();
+    const Eigen::MatrixXd T = basisTransform(basis);
+    const Eigen::MatrixXd D = T.transpose() * density * T;
+    // Schwarz factors sqrt((ab|ab)) per shell pair and the largest density element per shell pair, for screening.
+    Eigen::MatrixXd Q = Eigen::MatrixXd::Zero(ns, ns), Dmax(ns, ns);
+    {
+        libint2::Engine engine(libint2::Operator::coulomb, maxNprim(shells), maxL(shells), 0);
+        engine.set_precision(0.);
+        const auto& buf = engine.results();
+        for (int a = 0; a < ns; a++)
+            for (int b = 0; b <= a; b++) {
+                engine.compute(shells[a], shells[b], shells[a], shells[b]);
+                double largest = 0;
+                const int na = (int) shells[a].size(), nb = (int) shells[b].size();
+                if (buf[0] != nullptr)
+                    for (int i = 0; i < na * nb; i++)
+                        largest = std::max(largest, std::abs(buf[0][i * na * nb + i]));
+                Q(a, b) = Q(b, a) = std::sqrt(largest);
+            }
+    }
+    for (int a = 0; a < ns; a++)
+        for (int b = 0; b < ns; b++)
+            Dmax(a, b) = D.block(basis.cartesianOffset(a), basis.cartesianOffset(b), shells[a].size(), shells[b].size())
+                             .cwiseAbs().maxCoeff();
+    const double Qmax = Q.maxCoeff();
+    libint2::Engine prototype(libint2::Operator::coulomb, maxNprim(shells), maxL(shells), 1);
+    prototype.set_precision(std::min(threshold, 1e-12) * 1e-3);
+    threads = std::max(1, std::min(resolveThreads(threads), ns));
+    std::vector<libint2::Engine> engines(threads, prototype);
+    std::vector<Eigen::MatrixXd> partial(threads, Eigen::MatrixXd::Zero(numAtoms, 3));
+    // Unique quartets s1>=s2, s3>=s4, (s1s2)>=(s3s4) with the degeneracy of ExactCoulomb::compute; each of the four
+    // centres gets 1/2 deg sum D_ij D_kl d(ij|kl)/dR (Libint gives the twelve centre derivatives).
+    parallelFor(ns, threads, [&](int row, int t) {
+        const int s1 = ns - 1 - row;
+        libint2::Engine& engine = engines[t];
+        const auto& buf = engine.results();
+        for (int s2 = 0; s2 <= s1; s2++) {
+            const double q12 = Q(s1, s2);
+            if (q12 * Qmax < threshold)
+                continue;
+            for (int s3 = 0; s3 <= s1; s3++)
+                for (int s4 = 0; s4 <= (s3 == s1 ? s2 : s3); s4++) {
+                    if (q12 * Q(s3, s4) * std::max(Dmax(s1, s2), Dmax(s3, s4)) * std::max(Dmax(s1, s2), Dmax(s3, s4)) < threshold)
+                        continue;
+                    engine.compute(shells[s1], shells[s2], shells[s3], shells[s4]);
+                    const double deg = (s1 == s2 ? 1.0 : 2.0) * (s3 == s4 ? 1.0 : 2.0) * (s1 == s3 ? (s2 == s4 ? 1.0 : 2.0) : 2.0);
+                    const int o1 = basis.cartesianOffset(s1), o2 = basis.cartesianOffset(s2);
+                    const int o3 = basis.cartesianOffset(s3), o4 = basis.cartesianOffset(s4);
+                    const int n1 = (int) shells[s1].size(), n2 = (int) shells[s2].size();
+                    const int n3 = (int) shells[s3].size(), n4 = (int) shells[s4].size();
+                    const int atoms[4] = {basis.shells()[s1].atom, basis.shells()[s2].atom, basis.shells()[s3].atom,
+                                          basis.shells()[s4].atom};
+                    for (int derivative = 0; derivative < 12; derivative++) {
+                        const double* v = buf[derivative];
+                        if (v == nullptr)
+                            continue;
+                        double sum = 0;
+                        for (int i = 0, idx = 0; i < n1; i++)
+                            for (int j = 0; j < n2; j++) {
+                                const double dij = D(o1 + i, o2 + j);
+                                double inner = 0;
+                                for (int k = 0; k < n3; k++)
+                                    for (int l = 0; l < n4; l++, idx++)
+                                        inner += v[idx] * D(o3 + k, o4 + l);
+                                sum += dij * inner;
+                            }
+                        partial[t](atoms[derivative / 3], derivative % 3) += 0.5 * deg * sum;
+                    }
+                }
+        }
+    });
+    Eigen::MatrixXd G = Eigen::MatrixXd::Zero(numAtoms, 3);
+    for (const auto& p : partial)
+        G += p;
+    return G;
+}
+
 } // namespace QM
 } // namespace OpenMMDFT

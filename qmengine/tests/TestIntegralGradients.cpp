@@ -150,6 +150,27 @@ TEST(IntegralGradients, DensityFittedCoulombMatchesFiniteDifferences) {
     }
 }
 
+// The exact Coulomb energy E_J = 1/2 tr(D J(D)) at fixed D, from Libint2's four-centre derivatives, against five-point
+// differences, in cartesian and pure d functions (the same tolerance).
+TEST(IntegralGradients, ExactCoulombMatchesFiniteDifferences) {
+    const auto atoms = molecule();
+    const BasisDefinition def = loadBasisDefinition("def2-SVP", QMENGINE_DATA_DIR);
+    const int na = (int) atoms.size();
+    for (bool pure : {false, true}) {
+        BasisSet basis(def, atoms, pure);
+        const Eigen::MatrixXd C = randomSymmetric(basis.size(), 17).leftCols(5);
+        const Eigen::MatrixXd D = C * C.transpose() * 0.1;
+        auto energy = [&](const std::vector<QMAtom>& at) {
+            BasisSet b(def, at, pure);
+            return 0.5 * contract(D, ExactCoulomb(b, 0.0).compute(D));
+        };
+        const Eigen::MatrixXd g = exactCoulombGradient(basis, D, na, 0.0, 2);
+        const Eigen::MatrixXd f = finiteDifference(atoms, energy);
+        EXPECT_LT((g - f).cwiseAbs().maxCoeff(), TOL) << (pure ? "pure" : "cartesian") << "\n" << g << "\n" << f;
+        EXPECT_LT(g.colwise().sum().cwiseAbs().maxCoeff(), 1e-9);
+    }
+}
+
 // The assembled gradient (KohnShamLDA::gradient, grid response included) is the derivative of the energy the
 // engine computes: five-point differences of the SCF energy of water among three MM charges, on the QM atoms
 // and the charges, for the Becke partition and for SSF with Treutler's size adjustment. SCF converged to

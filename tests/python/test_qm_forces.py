@@ -55,6 +55,19 @@ def test_forces_match_finite_differences(platformName):
     assert np.abs(forces.sum(axis=0)).max() < 1e-6
 
 
+def test_exact_coulomb_forces_match_finite_differences():
+    """Exact (non-fitted) Coulomb, through the Context: the QM atoms and an MM water, five-point differences."""
+    system, force, positions = buildSystem(watersAround([(0.29, 0.05, 0.0)]), exact=True, energyOnly=False, grid=(40, 110))
+    force.setSCFConvergence(1e-10)
+    context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("CPU"))
+    context.setPositions(positions)
+    forces = context.getState(getForces=True).getForces(asNumpy=True).value_in_unit(KJ / unit.nanometer)
+    worst = max(abs(-fivePoint(context, positions, particle, axis) - forces[particle, axis])
+                for particle in range(len(positions)) for axis in range(3))
+    print("max |F - F_fd| = %.2e kJ/mol/nm" % worst)
+    assert worst < 2e-3
+
+
 def mdSystem():
     """A QM water among four MM waters (flexible: harmonic bonds and angles for the MM waters, TIP3P
     Lennard-Jones on the oxygens, QM-MM too, as QM/MM codes do)."""

@@ -237,11 +237,8 @@ def test_qm_errors_name_the_problem():
         contextFor(lambda f: f.setBasisSet("no-such-basis"))
     with pytest.raises(mm.OpenMMException, match="Lebedev"):
         contextFor(lambda f: f.setGrid(50, 7))
-    # Exact Coulomb has no analytic forces: it needs energy-only mode, said when the Context is made.
-    system, force, positions = buildSystem(watersAround([(0.3, 0, 0)]), energyOnly=False)
-    with pytest.raises(mm.OpenMMException, match="need density fitting"):
-        mm.Context(system, mm.VerletIntegrator(0.001), reference)
-    force.setQMEnergyOnly(True)
+    # Energy-only mode refuses integrator steps (with exact Coulomb too, which has forces otherwise).
+    system, force, positions = buildSystem(watersAround([(0.3, 0, 0)]), energyOnly=True)
     context = mm.Context(system, mm.VerletIntegrator(0.001), reference)
     context.setPositions(positions)
     context.getState(getEnergy=True)
@@ -285,3 +282,28 @@ def test_qm_settings_round_trip_through_xml():
     assert copy.getCoulombMethod() == openmmdft.QMMMForce.DensityFitting
     assert copy.getBasisSet() == force.getBasisSet()
     assert copy.getQMEnergyOnly()
+
+
+def test_exact_coulomb_forces_match_pyscf_gradient():
+    """Exact (non-fitted) Coulomb: the QM atoms' forces against PySCF's RKS gradient with the grid response, the
+    same model as test_embedded_water_matches_pyscf (no MM charges here). Tolerance 1e-6 Eh/bohr."""
+    system, force, positions = buildSystem([], exact=True, energyOnly=False)
+    context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
+    context.setPositions(positions)
+    forces = context.getState(getForces=True).getForces(asNumpy=True).value_in_unit(unit.kilojoule_per_mole / unit.nanometer)
+    mol = gto.Mole()
+    mol.atom = [(z, tuple(p / NM_PER_BOHR)) for z, p in zip((8, 1, 1), positions)]
+    mol.unit = "Bohr"
+    mol.cart = True
+    path = os.path.join(BASIS_DIR, "6-31gs.nw")
+    mol.basis = {el: gto.basis.load(path, el) for el in ("O", "H")}
+    mol.verbose = 0
+    mol.build()
+    mf = matchingRKS(mol)
+    mf.kernel()
+    gradient = mf.nuc_grad_method()
+    gradient.grid_response = True
+    reference = gradient.kernel()  # Eh/bohr
+    ours = -forces[:3] / KJ_PER_HARTREE * NM_PER_BOHR
+    print("largest |gradient - PySCF| = %.2e Eh/bohr" % np.abs(ours - reference).max())
+    assert np.abs(ours - reference).max() < 1e-6

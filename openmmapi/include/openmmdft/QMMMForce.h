@@ -293,7 +293,6 @@ public:
      * when the integrator's kinetic energy needs them (Verlet): such evaluations get the energy and NaN
      * forces on the QM atoms (on the GPU platforms, whose fixed-point force buffers have no NaN,
      * -2^31 kJ/mol/nm); see docs/QMMM-MD.md.
-     * Exact (non-fitted) Coulomb has no forces and needs energy-only mode.
      */
     void setQMEnergyOnly(bool energyOnly) {
         qmEnergyOnly = energyOnly;

@@ -34,5 +34,11 @@ void pointChargeGradient(const BasisSet& basis, const std::vector<PointCharge>& 
 Eigen::MatrixXd densityFittedCoulombGradient(const BasisSet& basis, const BasisSet& auxiliary, const Eigen::MatrixXd& D,
                                              const Eigen::VectorXd& c, int numAtoms, double threshold, int threads = 1);
 
+/// d/dR of the exact Coulomb energy E_J = 1/2 sum_{uvls} D_uv D_ls (uv|ls), from Libint2's four-centre first
+/// derivatives over the unique shell quartets (Schwarz bound times the largest density element below threshold
+/// skipped, as in ExactCoulomb::compute).
+Eigen::MatrixXd exactCoulombGradient(const BasisSet& basis, const Eigen::MatrixXd& D, int numAtoms, double threshold,
+                                     int threads = 1);
+
 } // namespace QM
 } // namespace OpenMMDFT
