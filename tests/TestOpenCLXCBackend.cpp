@@ -2,12 +2,14 @@
  * OpenCL platform against the host back end, through the QM engine itself: the same SCF energy and the
  * same analytic gradient (grid response included), with the basis values kept on the device, recomputed,
  * and recomputed in many small chunks (a tiny memory budget), for spherical and cartesian d and f shells,
- * Becke's and SSF's partitions (their weight derivatives run on the device too).
+ * Becke's and SSF's partitions (their weights and weight derivatives run on the device too).
  * Bounds: 1e-9 Eh and 1e-8 Eh/bohr (the same arithmetic in another summation order). */
 #include "PluginLoading.h"
 #include "CommonXCBackend.h"
 #include "OpenCLQMMMKernelFactory.h"
 #include "openmmdft/internal/ContextImplAccess.h"
+#include "openmmdft/qm/Basis.h"
+#include "openmmdft/qm/Grid.h"
 #include "openmmdft/qm/KohnShamLDA.h"
 #include "openmm/Context.h"
 #include "openmm/System.h"
@@ -89,6 +91,21 @@ TEST_P(OpenCLXCBackend, MatchesTheHostThroughTheEngine) {
     EXPECT_LT((fd.atoms - fh.atoms).cwiseAbs().maxCoeff(), 1e-8);
     const bool kept = GetParam().storage == BasisFunctionStorage::Precompute && GetParam().budgetMiB > 1;
     EXPECT_EQ(d.storedBasisBytes > 0, kept);
+
+    // The grid's partition weights computed on the device equal the host's point by point (the same arithmetic;
+    // 1e-14 relative), so the grids hold the same points in the same batches.
+    CommonXCBackendFactory factory(cc);
+    const BasisSet basis(loadBasisDefinition(s.basisSet, QMSettings().dataDirectory), methanol(), true);
+    const MolecularGrid onHost(methanol(), basis, s.grid, 2), onDevice(methanol(), basis, s.grid, 2, factory.partitionWeights());
+    ASSERT_EQ(onHost.numPoints(), onDevice.numPoints());
+    ASSERT_EQ(onHost.batches().size(), onDevice.batches().size());
+    double worst = 0;
+    for (size_t b = 0; b < onHost.batches().size(); b++) {
+        ASSERT_EQ(onHost.batches()[b].size(), onDevice.batches()[b].size());
+        for (size_t p = 0; p < onHost.batches()[b].size(); p++)
+            worst = std::max(worst, std::abs(onDevice.batches()[b].w[p] / onHost.batches()[b].w[p] - 1));
+    }
+    EXPECT_LT(worst, 1e-14);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, OpenCLXCBackend,

@@ -87,7 +87,7 @@ struct KohnShamLDA::System {
         X = overlapVectors.rightCols(keep) * overlapValues.tail(keep).cwiseSqrt().cwiseInverse().asDiagonal();
         timings["setup.integrals"] = seconds() - t;
         t = seconds();
-        grid.reset(new MolecularGrid(atoms, basis, s.grid, s.threads));
+        grid.reset(new MolecularGrid(atoms, basis, s.grid, s.threads, xcFactory.partitionWeights()));
         timings["setup.grid"] = seconds() - t;
         t = seconds();
         xc = xcFactory.create(XCGeometry{basis, *grid, atoms, s});

@@ -261,7 +261,7 @@ double partitionWeight(const std::vector<QMAtom>& atoms, int A, const double r[3
 }
 
 MolecularGrid::MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& basis, const GridSettings& s,
-                             int threads) {
+                             int threads, const PartitionWeightEvaluator* evaluator) {
     const int natoms = (int) atoms.size();
     const AngularGrid& ang = lebedevGrid(s.angularPoints);
     PartitionData pd(atoms, s);
@@ -276,15 +276,18 @@ MolecularGrid::MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& b
     std::vector<double> partition((size_t) natoms * s.radialPoints * nang);
     threads = std::max(1, resolveThreads(threads));
     std::vector<std::vector<double>> scratch(threads, std::vector<double>(natoms));
-    parallelFor(natoms * s.radialPoints, threads, [&](int shell, int t) {
-        const int A = shell / s.radialPoints, i = shell % s.radialPoints;
-        for (int j = 0; j < nang; j++) {
-            double p[3];
-            for (int k = 0; k < 3; k++)
-                p[k] = atoms[A].xyz[k] + radial[A].r[i] * ang.xyz[j][k];
-            partition[(size_t) shell * nang + j] = weightOf(atoms, pd, A, p, s, scratch[t]);
-        }
-    });
+    if (evaluator != nullptr)
+        evaluator->weights(atoms, s, radial, ang, partition);
+    else
+        parallelFor(natoms * s.radialPoints, threads, [&](int shell, int t) {
+            const int A = shell / s.radialPoints, i = shell % s.radialPoints;
+            for (int j = 0; j < nang; j++) {
+                double p[3];
+                for (int k = 0; k < 3; k++)
+                    p[k] = atoms[A].xyz[k] + radial[A].r[i] * ang.xyz[j][k];
+                partition[(size_t) shell * nang + j] = weightOf(atoms, pd, A, p, s, scratch[t]);
+            }
+        });
 
     // 1. Points with weights; each either goes to its atom's sphere or waits for a cube.
     std::vector<GridBatch> spheres(natoms);

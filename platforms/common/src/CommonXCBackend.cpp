@@ -506,8 +506,7 @@ bool CommonXCBackendFactory::supported(ComputeContext& cc) {
     return cc.getSupportsDoublePrecision();
 }
 
-unique_ptr<QM::XCBackend> CommonXCBackendFactory::create(const QM::XCGeometry& geometry) const {
-    const int index = geometry.settings.functional == QM::Functional::SVWN5 ? 0 : 1;
+ComputeProgram CommonXCBackendFactory::programFor(int index) const {
     if (!program[index]) {
         ContextSelector selector(cc);
         // VWN's paramagnetic fits (Vosko, Wilk, Nusair 1980): VWN5 and the RPA parametrization.
@@ -526,5 +525,45 @@ unique_ptr<QM::XCBackend> CommonXCBackendFactory::create(const QM::XCGeometry& g
         defines["VWN_C"] = literal(parameters[index][3]);
         program[index] = cc.compileProgram(CommonQMMMKernelSources::qmXC, defines);
     }
-    return unique_ptr<QM::XCBackend>(new CommonXCBackend(cc, program[index], geometry));
+    return program[index];
+}
+
+unique_ptr<QM::XCBackend> CommonXCBackendFactory::create(const QM::XCGeometry& geometry) const {
+    const int index = geometry.settings.functional == QM::Functional::SVWN5 ? 0 : 1;
+    return unique_ptr<QM::XCBackend>(new CommonXCBackend(cc, programFor(index), geometry));
+}
+
+void CommonXCBackendFactory::weights(const vector<QM::QMAtom>& atoms, const QM::GridSettings& settings,
+                                     const vector<QM::RadialGrid>& radial, const QM::AngularGrid& angular,
+                                     vector<double>& partition) const {
+    ContextSelector selector(cc);
+    const int numAtoms = atoms.size(), numRadial = settings.radialPoints, numAngular = angular.w.size();
+    vector<double> atomXYZ, radialR, angularXYZ, invR, sizeAdjustment, nearest;
+    for (int a = 0; a < numAtoms; a++) {
+        atomXYZ.insert(atomXYZ.end(), atoms[a].xyz, atoms[a].xyz + 3);
+        radialR.insert(radialR.end(), radial[a].r.begin(), radial[a].r.end());
+    }
+    for (const auto& u : angular.xyz)
+        angularXYZ.insert(angularXYZ.end(), u.begin(), u.end());
+    QM::partitionPairData(atoms, settings, invR, sizeAdjustment, nearest);
+    for (double& d : nearest)
+        d = min(d, 1e300);  // one atom: no neighbour
+    ComputeArray atomArray, radialArray, angularArray, invRArray, sizeArray, nearestArray, weightArray;
+    uploadArray(cc, atomArray, atomXYZ, "qmGridAtoms");
+    uploadArray(cc, radialArray, radialR, "qmGridRadial");
+    uploadArray(cc, angularArray, angularXYZ, "qmGridAngular");
+    uploadArray(cc, invRArray, invR, "qmGridPairInverseDistance");
+    uploadArray(cc, sizeArray, sizeAdjustment, "qmGridPairSizeAdjustment");
+    uploadArray(cc, nearestArray, nearest, "qmGridNearestNeighbour");
+    const size_t numPoints = (size_t) numAtoms * numRadial * numAngular;
+    weightArray.initialize<double>(cc, max<size_t>(numPoints, 1), "qmGridPartitionWeights");
+    ComputeKernel kernel = programFor(0)->createKernel("partitionWeights");
+    for (int value : {numAtoms, numRadial, numAngular, settings.partition == QM::AtomicPartition::StratmannScuseriaFrisch ? 1 : 0})
+        kernel->addArg(value);
+    kernel->addArg(QM::ssfHalfWidth());
+    for (ComputeArray* a : {&radialArray, &angularArray, &atomArray, &invRArray, &sizeArray, &nearestArray, &weightArray})
+        kernel->addArg(*a);
+    kernel->execute(numPoints);
+    weightArray.download(partition);
+    partition.resize(numPoints);
 }

@@ -21,18 +21,28 @@ namespace OpenMMDFT {
  * otherwise (and with Recompute) batches are evaluated in chunks within that budget every iteration.
  * The XC gradient: basis values and gradients, X = Phi D, rho and the functional per point, and the
  * basis-function and point-motion terms on the device (chunks within a fifth of the budget); the
- * per-function and per-point sums and f = rho eps_xc per point come back once per gradient, and the
- * partition-weight derivatives are added on the host (xcPartitionWeightGradient), where the grid is built.
+ * per-function and per-point sums come back once per gradient; the partition-weight derivatives run on the
+ * device too (up to 128 atoms; beyond, on the host from f = rho eps_xc per point).
+ *
+ * The factory also computes the raw grid's partition weights on the device for MolecularGrid
+ * (PartitionWeightEvaluator): only the atoms, radial and angular grids go up and the weights come down.
  */
-class CommonXCBackendFactory : public QM::XCBackendFactory {
+class CommonXCBackendFactory : public QM::XCBackendFactory, public QM::PartitionWeightEvaluator {
 public:
     explicit CommonXCBackendFactory(OpenMM::ComputeContext& cc);
     std::unique_ptr<QM::XCBackend> create(const QM::XCGeometry& geometry) const override;
+    const QM::PartitionWeightEvaluator* partitionWeights() const override {
+        return this;
+    }
+    void weights(const std::vector<QM::QMAtom>& atoms, const QM::GridSettings& settings, const std::vector<QM::RadialGrid>& radial,
+                 const QM::AngularGrid& angular, std::vector<double>& partition) const override;
     /** Whether the device can run it (double precision); otherwise use the host back end. */
     static bool supported(OpenMM::ComputeContext& cc);
 private:
+    /** The kernels of kernels/qmXC.cc for one functional (0: SVWN5, 1: SVWN_RPA), compiled on first use. */
+    OpenMM::ComputeProgram programFor(int index) const;
     OpenMM::ComputeContext& cc;
-    mutable OpenMM::ComputeProgram program[2];  // compiled on first use, per functional (SVWN5, SVWN_RPA)
+    mutable OpenMM::ComputeProgram program[2];
 };
 
 } // namespace OpenMMDFT

@@ -627,3 +627,42 @@ KERNEL void sumPartialGradients(int count, int items, GLOBAL const double* RESTR
         gradient[k] = sum;
     }
 }
+
+/**
+ * The partition weights W_A of the raw molecular grid (MolecularGrid's weightOf, the same screening and the same
+ * order of products): point (A, i, j) = R_A + radialR[A numRadial + i] angular[j], one work item per point.
+ */
+KERNEL void partitionWeights(int numAtoms, int numRadial, int numAngular, int ssf, double ssfA, GLOBAL const double* RESTRICT radialR,
+                             GLOBAL const double* RESTRICT angularXYZ, GLOBAL const double* RESTRICT atomXYZ,
+                             GLOBAL const double* RESTRICT pairInvR, GLOBAL const double* RESTRICT pairA,
+                             GLOBAL const double* RESTRICT nearest, GLOBAL double* RESTRICT weights) {
+    const int n = numAtoms;
+    const int numPoints = numAtoms*numRadial*numAngular;
+    for (int index = GLOBAL_ID; index < numPoints; index += GLOBAL_SIZE) {
+        const int A = index/(numRadial*numAngular), i = (index/numAngular)%numRadial, j = index%numAngular;
+        const double r = radialR[A*numRadial+i];
+        const double x = atomXYZ[3*A]+r*angularXYZ[3*j], y = atomXYZ[3*A+1]+r*angularXYZ[3*j+1], z = atomXYZ[3*A+2]+r*angularXYZ[3*j+2];
+        double weight = 1;
+        const double dA = distanceTo(atomXYZ, A, x, y, z);
+        if (n > 1 && !(ssf && dA <= 0.5*(1-ssfA)*nearest[A])) {
+            double total = 0, own = 0;
+            for (int b = 0; b < n; b++) {
+                const double db = distanceTo(atomXYZ, b, x, y, z);
+                double p = 1, mu, slope;
+                if (b != A) {
+                    p = cellFactor(b, A, n, db, dA, ssf, ssfA, pairInvR, pairA, &mu, &slope);
+                    if (p < 1e-15)
+                        continue;
+                }
+                for (int c = 0; c < n && p > 1e-300; c++)
+                    if (c != b && (b == A || c != A))
+                        p *= cellFactor(b, c, n, db, distanceTo(atomXYZ, c, x, y, z), ssf, ssfA, pairInvR, pairA, &mu, &slope);
+                total += p;
+                if (b == A)
+                    own = p;
+            }
+            weight = (total > 0 ? own/total : 0.0);
+        }
+        weights[index] = weight;
+    }
+}

@@ -47,10 +47,23 @@ struct GridBatch {
     size_t size() const { return w.size(); }
 };
 
+/**
+ * Where the partition weights of the raw grid are computed: MolecularGrid's own host threads unless one of these
+ * is given (the GPU platforms evaluate them on the device). partition receives W_A(R_A + r_i u_j) for every
+ * atom A, radial point i (radial[A].r) and angular point j (angular.xyz), in that order, with the same cell
+ * screening as the host's.
+ */
+class PartitionWeightEvaluator {
+public:
+    virtual ~PartitionWeightEvaluator() = default;
+    virtual void weights(const std::vector<QMAtom>& atoms, const GridSettings& settings, const std::vector<RadialGrid>& radial,
+                         const AngularGrid& angular, std::vector<double>& partition) const = 0;
+};
+
 class MolecularGrid {
 public:
     MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& basis, const GridSettings& settings,
-                  int threads = 1);
+                  int threads = 1, const PartitionWeightEvaluator* evaluator = nullptr);
     const std::vector<GridBatch>& batches() const { return batches_; }
     size_t numPoints() const { return numPoints_; }
     /// Average number of significant functions per point (a screening statistic).

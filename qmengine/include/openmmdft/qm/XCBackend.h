@@ -49,6 +49,10 @@ class XCBackendFactory {
 public:
     virtual ~XCBackendFactory() = default;
     virtual std::unique_ptr<XCBackend> create(const XCGeometry& geometry) const = 0;
+    /** Where the grid's partition weights are computed (null: on the host, by MolecularGrid itself). */
+    virtual const PartitionWeightEvaluator* partitionWeights() const {
+        return nullptr;
+    }
 };
 
 /// The host back end: XCIntegrator for energy and matrix (grouped points, significant shells,
