@@ -109,11 +109,13 @@ ACCEPTED = {
     "diis subspace": lambda f: f.setDIISSubspaceSize(4),
     "energy-only mode": lambda f: f.setQMEnergyOnly(True),
     "esp charges": lambda f: f.setESPChargeMethod(QMMMForce.CHELPG),
+    "exact coulomb": lambda f: f.setCoulombMethod(QMMMForce.Exact),
+    "density extrapolation": lambda f: f.setDensityExtrapolation(QMMMForce.PreviousDensity),
 }
 
 # Settings that change the energy (the others change how it is computed, not what it is).
 CHANGE_THE_ENERGY = ("mm charge", "qm charge", "basis set", "angular functions", "auxiliary basis", "functional", "grid",
-                     "radial scheme", "atomic partition")
+                     "radial scheme", "atomic partition", "exact coulomb")
 
 REFUSED = {
     "nonbonded method": (lambda f: (f.setNonbondedMethod(QMMMForce.CutoffNonPeriodic), f.setCutoffDistance(0.6)),
@@ -124,7 +126,6 @@ REFUSED = {
     "qm atom": (lambda f: f.addQMAtom(6, 8), "QM atoms have changed"),
     "particle": (lambda f: f.addParticle(0.0), "number of particles"),
     "odd electron count": (lambda f: f.setQMCharge(1), "odd number of electrons"),
-    "exact coulomb with forces": (lambda f: f.setCoulombMethod(QMMMForce.Exact), "need density fitting"),
     "unknown basis with a new charge": (lambda f: (f.setParticleParameters(MM_O, -0.9), f.setBasisSet("no-such-basis")),
                                         "no-such-basis"),
     "unknown auxiliary basis with energy-only mode": (lambda f: (f.setQMEnergyOnly(True),
