@@ -2,8 +2,9 @@
 on the CPU platform, to 1e-6 kJ/mol and 1e-5 kJ/mol/nm: the same arithmetic), and its refusals.
 
 The test System: a methanol (the QM region) and two waters, with Coulomb and Lennard-Jones in a
-NonbondedForce, harmonic bonds and angles, periodic torsions, a CMAP term and a CustomBondForce term, so
-every kind of bonded Force the builder edits is present with terms inside and outside the QM region."""
+NonbondedForce, harmonic bonds and angles, periodic torsions, a CMAP term and a CustomBondForce term, and RB,
+custom angle and custom torsion terms, so every kind of bonded Force the builder edits is present with terms
+inside and outside the QM region."""
 
 import numpy as np
 import openmm as mm
@@ -76,7 +77,21 @@ def buildSystem(method=mm.NonbondedForce.NoCutoff, qmModel=False):
     for a, b, r0 in [(0, 5, 0.19), (1, 6, 0.3)]:  # inside the QM region, and QM-MM
         if keep(a, b):
             custom.addBond(a, b, [r0])
-    for group, force in enumerate([bondsForce, anglesForce, torsions, cmap, custom]):
+    rb = mm.RBTorsionForce()
+    if keep(2, 0, 1, 5):
+        rb.addTorsion(2, 0, 1, 5, 1.0, 0.5, 0.0, 0.0, 0.0, 0.0)
+    customAngle = mm.CustomAngleForce("ka*(theta-t0)^2")
+    customAngle.addGlobalParameter("ka", 50.0)
+    customAngle.addPerAngleParameter("t0")
+    for a, b, c in [(3, 0, 1), (0, 1, 6)]:  # inside the QM region, and QM-QM-MM
+        if keep(a, b, c):
+            customAngle.addAngle(a, b, c, [1.9])
+    customTorsion = mm.CustomTorsionForce("kt*(1+cos(theta))")
+    customTorsion.addPerTorsionParameter("kt")
+    if keep(4, 0, 1, 5):
+        customTorsion.addTorsion(4, 0, 1, 5, [2.0])
+    customTorsion.addTorsion(7, 6, 8, 1, [0.5])  # MM-MM-MM-QM: kept
+    for group, force in enumerate([bondsForce, anglesForce, torsions, cmap, custom, rb, customAngle, customTorsion]):
         force.setForceGroup(3 + group)
         system.addForce(force)
     system.addForce(nonbonded)
@@ -135,6 +150,9 @@ def test_matches_a_hand_built_system():
     assert count(built, mm.PeriodicTorsionForce, "getNumTorsions") == 0
     assert count(built, mm.CMAPTorsionForce, "getNumTorsions") == 0
     assert count(built, mm.CustomBondForce, "getNumBonds") == 1
+    assert count(built, mm.RBTorsionForce, "getNumTorsions") == 0
+    assert count(built, mm.CustomAngleForce, "getNumAngles") == 1
+    assert count(built, mm.CustomTorsionForce, "getNumTorsions") == 1
     assert built.getNumConstraints() == 1
     groups = sorted(f.getForceGroup() for f in built.getForces())
     assert groups == sorted(f.getForceGroup() for f in expected.getForces())

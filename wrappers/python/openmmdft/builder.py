@@ -8,9 +8,12 @@ import openmm.app as app
 from .core import QMMMForce
 from .mm import replaceCoulomb
 
-# Bonded Forces whose terms are rebuilt without those inside the QM region.
-_BONDED = (mm.HarmonicBondForce, mm.HarmonicAngleForce, mm.PeriodicTorsionForce, mm.RBTorsionForce,
-           mm.CMAPTorsionForce, mm.CustomBondForce, mm.CustomAngleForce, mm.CustomTorsionForce)
+# Bonded Forces whose terms are rebuilt without those inside the QM region, with the noun of their terms
+# (getNumBonds, addAngle, getPerTorsionParameterName, ...).
+_BONDED = {mm.HarmonicBondForce: "Bond", mm.HarmonicAngleForce: "Angle", mm.PeriodicTorsionForce: "Torsion",
+           mm.RBTorsionForce: "Torsion", mm.CMAPTorsionForce: "Torsion", mm.CustomBondForce: "Bond",
+           mm.CustomAngleForce: "Angle", mm.CustomTorsionForce: "Torsion"}
+_PARTICLES = {"Bond": 2, "Angle": 3, "Torsion": 4}
 
 
 def _qmIndices(qmAtoms, numParticles):
@@ -30,63 +33,44 @@ def _qmIndices(qmAtoms, numParticles):
     return sorted(indices)
 
 
-def _bondTerms(force):
-    """(particles, parameters) of every term of a bonded Force, in order."""
-    if isinstance(force, (mm.HarmonicBondForce, mm.CustomBondForce)):
-        count, get = force.getNumBonds(), force.getBondParameters
-        split = 2
-    elif isinstance(force, (mm.HarmonicAngleForce, mm.CustomAngleForce)):
-        count, get = force.getNumAngles(), force.getAngleParameters
-        split = 3
-    elif isinstance(force, mm.CMAPTorsionForce):
-        count, get = force.getNumTorsions(), force.getTorsionParameters
-        split = None
-    else:
-        count, get = force.getNumTorsions(), force.getTorsionParameters
-        split = 4
-    for i in range(count):
+def _terms(force, noun):
+    """(particles, the rest of the term's arguments) of every term of a bonded Force, in order."""
+    get = getattr(force, "get%sParameters" % noun)
+    for i in range(getattr(force, "getNum%ss" % noun)()):
         values = get(i)
-        if split is None:  # CMAP: (map, a1, a2, a3, a4, b1, b2, b3, b4)
+        if isinstance(force, mm.CMAPTorsionForce):  # (map, a1, a2, a3, a4, b1, b2, b3, b4)
             yield tuple(values[1:]), (values[0],)
         else:
-            yield tuple(values[:split]), tuple(values[split:])
+            yield tuple(values[:_PARTICLES[noun]]), tuple(values[_PARTICLES[noun]:])
 
 
 def _withoutQMTerms(force, qm):
     """A copy of a bonded Force without the terms whose atoms are all QM atoms (None: nothing to remove)."""
-    terms = list(_bondTerms(force))
-    keep = [(p, q) for p, q in terms if not all(i in qm for i in p)]
+    noun = _BONDED[type(force)]
+    terms = list(_terms(force, noun))
+    keep = [(p, rest) for p, rest in terms if not all(i in qm for i in p)]
     if len(keep) == len(terms):
         return None
+    custom = hasattr(force, "getEnergyFunction")
+    rebuilt = type(force)(force.getEnergyFunction()) if custom else type(force)()
     if isinstance(force, mm.CMAPTorsionForce):
-        rebuilt = mm.CMAPTorsionForce()
         for m in range(force.getNumMaps()):
             rebuilt.addMap(*force.getMapParameters(m))
-        for particles, (mapIndex,) in keep:
-            rebuilt.addTorsion(mapIndex, *particles)
-    else:
-        rebuilt = type(force)(*([force.getEnergyFunction()] if hasattr(force, "getEnergyFunction") else []))
-        if hasattr(force, "getNumGlobalParameters"):
-            for g in range(force.getNumGlobalParameters()):
-                rebuilt.addGlobalParameter(force.getGlobalParameterName(g), force.getGlobalParameterDefaultValue(g))
-            for p in range(force.getNumPerBondParameters() if isinstance(force, mm.CustomBondForce)
-                           else force.getNumPerAngleParameters() if isinstance(force, mm.CustomAngleForce)
-                           else force.getNumPerTorsionParameters()):
-                name = (force.getPerBondParameterName(p) if isinstance(force, mm.CustomBondForce)
-                        else force.getPerAngleParameterName(p) if isinstance(force, mm.CustomAngleForce)
-                        else force.getPerTorsionParameterName(p))
-                (rebuilt.addPerBondParameter if isinstance(force, mm.CustomBondForce)
-                 else rebuilt.addPerAngleParameter if isinstance(force, mm.CustomAngleForce)
-                 else rebuilt.addPerTorsionParameter)(name)
-            for d in range(force.getNumEnergyParameterDerivatives()):
-                rebuilt.addEnergyParameterDerivative(force.getEnergyParameterDerivativeName(d))
-        add = (rebuilt.addBond if hasattr(rebuilt, "addBond") else
-               rebuilt.addAngle if hasattr(rebuilt, "addAngle") else rebuilt.addTorsion)
-        for particles, parameters in keep:
-            if hasattr(force, "getEnergyFunction"):
-                add(*particles, list(parameters[0]))
-            else:
-                add(*particles, *parameters)
+    if custom:
+        for g in range(force.getNumGlobalParameters()):
+            rebuilt.addGlobalParameter(force.getGlobalParameterName(g), force.getGlobalParameterDefaultValue(g))
+        for p in range(getattr(force, "getNumPer%sParameters" % noun)()):
+            getattr(rebuilt, "addPer%sParameter" % noun)(getattr(force, "getPer%sParameterName" % noun)(p))
+        for d in range(force.getNumEnergyParameterDerivatives()):
+            rebuilt.addEnergyParameterDerivative(force.getEnergyParameterDerivativeName(d))
+    add = getattr(rebuilt, "add" + noun)
+    for particles, rest in keep:
+        if isinstance(force, mm.CMAPTorsionForce):
+            add(rest[0], *particles)
+        elif custom:
+            add(*particles, list(rest[0]))
+        else:
+            add(*particles, *rest)
     rebuilt.setForceGroup(force.getForceGroup())
     rebuilt.setName(force.getName())
     rebuilt.setUsesPeriodicBoundaryConditions(force.usesPeriodicBoundaryConditions())
@@ -146,7 +130,7 @@ def createQMMMSystem(topology, system, qmAtoms, qmCharge=0, basisSet="6-31G*", r
     # Bonded terms inside the QM region go; each Force is replaced where it was, so indices and groups stay.
     for index in range(copy.getNumForces()):
         force = copy.getForce(index)
-        if isinstance(force, _BONDED):
+        if type(force) in _BONDED:
             rebuilt = _withoutQMTerms(force, qm)
             if rebuilt is not None:
                 # System has no replaceForce: remove everything from this index on and add it back.
