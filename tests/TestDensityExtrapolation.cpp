@@ -127,4 +127,39 @@ TEST(DensityExtrapolation, RestartsWhenTheTrajectoryIsBroken) {
 TEST(DensityExtrapolation, RefusesBadOrders) {
     EXPECT_THROW(DensityExtrapolation(DensityExtrapolation::ASPC, 0), OpenMMException);
     EXPECT_THROW(DensityExtrapolation(DensityExtrapolation::ASPC, 7), OpenMMException);
+    EXPECT_THROW(DensityExtrapolation(DensityExtrapolation::XLBOMD, 2), OpenMMException);
+    EXPECT_THROW(DensityExtrapolation(DensityExtrapolation::XLBOMD, 8), OpenMMException);
+}
+
+// XL-BOMD's auxiliary density: started from the first density, it stays there while the density does not change
+// (sum c_k = 0), and for a linearly changing density it approaches the trajectory with a lag that the
+// dissipation damps; whatever K, the guess is a finite, close continuation (within two steps' change here).
+TEST(DensityExtrapolation, XLBOMDFollowsTheDensity) {
+    for (int K = 3; K <= 7; K++) {
+        DensityExtrapolation still(DensityExtrapolation::XLBOMD, K);
+        int used;
+        for (long long step = 0; step < 12; step++) {
+            if (step > 0) {
+                unique_ptr<QM::DensityGuess> guess = still.guess(positionsAt(step), MM_PARTICLES, used);
+                EXPECT_LT((guess->density - linearDensity(0)).cwiseAbs().maxCoeff(), 1e-13) << "K " << K;
+                EXPECT_EQ(K, used);
+            }
+            still.record(positionsAt(step), MM_PARTICLES, linearDensity(0));
+        }
+        DensityExtrapolation moving(DensityExtrapolation::XLBOMD, K);
+        double worst = 0;
+        for (long long step = 0; step < 40; step++) {
+            if (step > 0) {
+                unique_ptr<QM::DensityGuess> guess = moving.guess(positionsAt(step), MM_PARTICLES, used);
+                worst = max(worst, (guess->density - linearDensity(step)).cwiseAbs().maxCoeff());
+            }
+            moving.record(positionsAt(step), MM_PARTICLES, linearDensity(step));
+        }
+        const double oneStep = (linearDensity(1) - linearDensity(0)).cwiseAbs().maxCoeff();
+        EXPECT_LT(worst, 2 * oneStep) << "K " << K;
+        // A broken trajectory restarts it from the newest density.
+        unique_ptr<QM::DensityGuess> guess = moving.guess(positionsAt(100), MM_PARTICLES, used);
+        EXPECT_EQ(1, used);
+        EXPECT_LT((guess->density - linearDensity(39)).cwiseAbs().maxCoeff(), 1e-15);
+    }
 }

@@ -229,10 +229,11 @@ void QMMMForce::setBasisFunctionStorage(BasisFunctionStorage storage) {
 }
 
 void QMMMForce::setDensityExtrapolation(DensityExtrapolation method, int order) {
-    if (method != PreviousDensity && method != ASPC)
+    if (method != PreviousDensity && method != ASPC && method != XLBOMD)
         throw OpenMMException("QMMMForce: unknown density extrapolation method");
-    if (order < 1 || order > 6)
-        throw OpenMMException("QMMMForce: the density extrapolation order must be between 1 and 6, not " + std::to_string(order));
+    if (method == XLBOMD ? (order < 3 || order > 7) : (order < 1 || order > 6))
+        throw OpenMMException("QMMMForce: the density extrapolation order must be between " +
+                              std::string(method == XLBOMD ? "3 and 7 for XLBOMD" : "1 and 6 for ASPC") + ", not " + std::to_string(order));
     densityExtrapolation = method;
     densityExtrapolationOrder = order;
 }

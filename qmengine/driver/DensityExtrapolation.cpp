@@ -9,14 +9,36 @@ using namespace std;
 
 namespace OpenMMDFT {
 
+namespace {
+
+/** Niklasson et al., J. Chem. Phys. 130, 214109 (2009), Table 1: kappa, alpha and c_0..c_K for K = 3..7. */
+struct XLBOMDCoefficients {
+    double kappa, alpha;
+    vector<double> c;
+};
+
+const XLBOMDCoefficients& xlbomdCoefficients(int K) {
+    static const XLBOMDCoefficients table[] = {
+        {1.69, 0.08, {-2, 3, 0, -1}},
+        {1.75, 0.057, {-3, 6, -2, -2, 1}},
+        {1.82, 0.018, {-6, 14, -8, -3, 4, -1}},
+        {1.84, 0.0055, {-14, 36, -27, -2, 12, -6, 1}},
+        {1.86, 0.0016, {-36, 99, -88, 11, 32, -25, 8, -1}}};
+    return table[K - 3];
+}
+
+} // namespace
+
 DensityExtrapolation::DensityExtrapolation(Method method, int order) : method(method), order(order) {
-    if (order < 1 || order > 6)
-        throw OpenMMException("QMMMForce: the density extrapolation order must be between 1 and 6, not " + to_string(order));
+    if (method == XLBOMD ? (order < 3 || order > 7) : (order < 1 || order > 6))
+        throw OpenMMException("QMMMForce: the density extrapolation order must be between " + string(method == XLBOMD ? "3 and 7" : "1 and 6") +
+                              " for " + (method == XLBOMD ? "XLBOMD" : "ASPC") + ", not " + to_string(order));
 }
 
 void DensityExtrapolation::clear() {
     history.clear();
     historyMMParticles.clear();
+    auxiliary.clear();
 }
 
 vector<double> DensityExtrapolation::aspcCoefficients(int n) {
@@ -84,6 +106,10 @@ unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(const vector<Vec3>& qmP
     used = 1;
     if (method == PreviousDensity || !continues(qmPositions, mmParticles))
         return unique_ptr<QM::DensityGuess>(new QM::DensityGuess{history.front().density});
+    if (method == XLBOMD) {
+        used = auxiliary.size() - 1;  // the past auxiliary densities the propagation combined
+        return unique_ptr<QM::DensityGuess>(new QM::DensityGuess{auxiliary.front()});
+    }
     const int n = min<int>(history.size(), order + 1);
     const vector<double> b = aspcCoefficients(n);
     Eigen::MatrixXd density = b[0] * history[0].density;
@@ -106,8 +132,20 @@ void DensityExtrapolation::record(const vector<Vec3>& qmPositions, const vector<
         clear();
     history.push_front({qmPositions, density});
     historyMMParticles = mmParticles;
-    while ((int) history.size() > (method == PreviousDensity ? 1 : order + 1))
+    while ((int) history.size() > (method == ASPC ? order + 1 : 3))  // three positions to recognise the trajectory
         history.pop_back();
+    if (method == XLBOMD) {
+        // auxiliary[0] was this step's guess P(t); start from D when the history (re)starts.
+        if (auxiliary.empty())
+            auxiliary.assign(order + 1, density);
+        const XLBOMDCoefficients& x = xlbomdCoefficients(order);
+        Eigen::MatrixXd next = 2 * auxiliary[0] - auxiliary[1] + x.kappa * (density - auxiliary[0]);
+        for (int k = 0; k <= order; k++)
+            next += x.alpha * x.c[k] * auxiliary[k];
+        auxiliary.push_front(next);
+        while ((int) auxiliary.size() > order + 1)
+            auxiliary.pop_back();
+    }
 }
 
 } // namespace OpenMMDFT

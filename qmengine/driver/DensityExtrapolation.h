@@ -21,6 +21,12 @@ namespace OpenMMDFT {
  * of iterations, not the converged energy. (Kolafa's corrector, for SCFs stopped after one iteration, is
  * not needed here.) PreviousDensity uses the last density alone.
  *
+ * XLBOMD: the guess is an auxiliary density propagated by extended-Lagrangian Born-Oppenheimer dynamics with
+ * dissipation (A. M. N. Niklasson et al., J. Chem. Phys. 130, 214109 (2009)): P(t+dt) = 2P(t) - P(t-dt)
+ * + kappa (D(t) - P(t)) + alpha sum_{k=0..K} c_k P(t-k dt), with K = order (3 to 7) and kappa, alpha, c_k from
+ * their Table 1. The SCF still converges fully from it, so this is a time-reversible guess, not XL-BOMD's
+ * energy-conserving shadow dynamics with a single SCF step.
+ *
  * The history holds only densities of one continuous trajectory, recognised from the QM positions alone
  * (integrators count steps differently, and a QM force group may be evaluated once per outer step): the
  * same embedded MM particles, QM atoms that moved less than MAX_STEP_DISPLACEMENT between entries, and,
@@ -31,7 +37,7 @@ namespace OpenMMDFT {
  */
 class DensityExtrapolation {
 public:
-    enum Method { PreviousDensity = 0, ASPC = 1 };
+    enum Method { PreviousDensity = 0, ASPC = 1, XLBOMD = 2 };
     /** The largest move of a QM atom between recorded steps (nm) still taken as one trajectory. */
     static constexpr double MAX_STEP_DISPLACEMENT = 0.05;
     /** Positions within max(this, twice the last step's largest move, four times its last change) nm of the
@@ -62,6 +68,7 @@ private:
     Method method;
     int order;
     std::deque<Entry> history;  // newest first
+    std::deque<Eigen::MatrixXd> auxiliary;  // XLBOMD: P(t+dt) (the next guess), P(t), ..., newest first
     std::vector<int> historyMMParticles;
 };
 

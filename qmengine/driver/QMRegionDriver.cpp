@@ -83,7 +83,9 @@ void QMRegionDriver::setParameters(const QMMMForce& force) {
     newSettings.threads = threads;
     unique_ptr<QM::KohnShamLDA> newEngine(new QM::KohnShamLDA(newSettings, xcFactory));
     unique_ptr<DensityExtrapolation> newHistory(new DensityExtrapolation(
-        force.getDensityExtrapolation() == QMMMForce::ASPC ? DensityExtrapolation::ASPC : DensityExtrapolation::PreviousDensity,
+        force.getDensityExtrapolation() == QMMMForce::ASPC     ? DensityExtrapolation::ASPC
+        : force.getDensityExtrapolation() == QMMMForce::XLBOMD ? DensityExtrapolation::XLBOMD
+                                                               : DensityExtrapolation::PreviousDensity,
         force.getDensityExtrapolationOrder()));
     unique_ptr<ESPChargeFit> newESP(force.getESPChargeMethod() == QMMMForce::NoESPCharges ? nullptr
                                     : new ESPChargeFit(force.getESPChargeMethod(), threads));

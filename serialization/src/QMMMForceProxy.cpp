@@ -243,7 +243,7 @@ void readQMRegion(const SerializationNode& qm, QMMMForce& force, int version) {
         force.setEmbeddingSwitchingDistance(doubleProperty(qm, "embeddingSwitchingDistance", where));
     // Absent in earlier files: the current default (the converged results do not depend on it).
     if (qm.hasProperty("densityExtrapolation") || qm.hasProperty("densityExtrapolationOrder"))
-        force.setDensityExtrapolation((QMMMForce::DensityExtrapolation) enumProperty(qm, "densityExtrapolation", where, 1),
+        force.setDensityExtrapolation((QMMMForce::DensityExtrapolation) enumProperty(qm, "densityExtrapolation", where, 2),
                                       intProperty(qm, "densityExtrapolationOrder", where));
     const vector<SerializationNode>& atoms = items(child(qm, "Atoms", where), "Atom", {"particle", "Z"}, version);
     for (size_t i = 0; i < atoms.size(); i++) {

@@ -46,6 +46,8 @@ def test_default_and_validation():
     for order in (0, 7):
         with pytest.raises(mm.OpenMMException, match="order must be between 1 and 6"):
             force.setDensityExtrapolation(QMMMForce.ASPC, order)
+    with pytest.raises(mm.OpenMMException, match="between 3 and 7 for XLBOMD"):
+        force.setDensityExtrapolation(QMMMForce.XLBOMD, 2)
     force.setDensityExtrapolation(QMMMForce.ASPC, 5)
     copy = mm.XmlSerializer.deserialize(mm.XmlSerializer.serialize(force))
     assert (copy.getDensityExtrapolation(), copy.getDensityExtrapolationOrder()) == (QMMMForce.ASPC, 5)
@@ -62,6 +64,14 @@ def test_aspc_takes_fewer_iterations_and_gives_the_same_energies():
     assert aspcUsed[:6] == [1, 1, 2, 3, 4, 4]
     # The first steps are alike (one past density); afterwards ASPC saves iterations.
     assert sum(aspcIterations[3:]) < sum(previousIterations[3:])
+
+
+def test_xlbomd_gives_the_same_energies():
+    previous, previousIterations, _, _ = run(QMMMForce.PreviousDensity)
+    xlbomd, xlbomdIterations, used, _ = run(QMMMForce.XLBOMD, 5)
+    print("SCF iterations per step: PreviousDensity %s, XLBOMD(5) %s" % (previousIterations, xlbomdIterations))
+    assert np.abs(xlbomd - previous).max() < 1e-6
+    assert used[-1] == 5
 
 
 def test_history_restarts_where_the_trajectory_breaks():

@@ -98,7 +98,8 @@ public:
     };
     enum DensityExtrapolation {
         PreviousDensity = 0,
-        ASPC = 1
+        ASPC = 1,
+        XLBOMD = 2
     };
     enum ESPChargeMethod {
         NoESPCharges = 0,

@@ -119,7 +119,8 @@ public:
     /** How each MD step's SCF starts: see setDensityExtrapolation. */
     enum DensityExtrapolation {
         PreviousDensity = 0,
-        ASPC = 1
+        ASPC = 1,
+        XLBOMD = 2
     };
     enum ESPChargeMethod {
         /** No ESP charges (the default: sampling the potential costs time). */
@@ -267,9 +268,11 @@ public:
      * last converged density. ASPC (Kolafa's always-stable predictor-corrector, J. Comput. Chem. 25, 335
      * (2004)) extrapolates the AO density matrices of the last order + 1 steps, which typically saves a
      * third of the SCF iterations; the SCF still converges to setSCFConvergence, so energies and forces
-     * are the same to that accuracy. The history restarts after setPositions, a loaded checkpoint,
-     * updateParametersInContext, a change of the embedded MM charges, or unequal step spacing.
-     * order: 1 to 6 (ignored by PreviousDensity).
+     * are the same to that accuracy. XLBOMD propagates an auxiliary density by Niklasson's extended-Lagrangian
+     * dynamics with dissipation (J. Chem. Phys. 130, 214109 (2009)) as the guess, K = order from 3 to 7. The
+     * history restarts after setPositions, a loaded checkpoint, updateParametersInContext, a change of the
+     * embedded MM charges, or unequal step spacing. order: 1 to 6 for ASPC, 3 to 7 for XLBOMD (ignored by
+     * PreviousDensity).
      */
     void setDensityExtrapolation(DensityExtrapolation method, int order = 3);
     DensityExtrapolation getDensityExtrapolation() const {
