@@ -8,7 +8,6 @@
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
 #include <climits>
-#include <initializer_list>
 #include <map>
 #include <sstream>
 #include <string>
@@ -339,8 +338,7 @@ private:
             for (int i = 0; i < geometry.basis.shells()[s].size(); i++)
                 atomOf[geometry.basis.offset(s) + i] = geometry.basis.shells()[s].atom;
 
-        gradientBasisKernel = program->createKernel("evaluateBasisGradients");
-        addBasisArguments(gradientBasisKernel, {&gradientPhi, &basisGradient[0], &basisGradient[1], &basisGradient[2]});
+        gradientBasisKernel = basisKernelFor(gradientPhi, basisGradient);
 
         gradientPointsKernel = program->createKernel("gradientPoints");
         gradientPointsKernel->addArg(0);
@@ -406,9 +404,10 @@ private:
         chunks = chunkBatches(budget, keepBasisValues, largestChunk);
     }
 
-    /** The arguments evaluateBasis and evaluateBasisGradients share (firstPoint, numPoints and phiBase, argument 9, are set
-     * per chunk), then the output arrays. */
-    void addBasisArguments(ComputeKernel& kernel, std::initializer_list<ComputeArray*> outputs) {
+    /** An evaluateBasis kernel writing values to phi and, when gradients are given, gradients to them too
+     * (firstPoint, numPoints and phiBase, argument 9, are set per chunk). */
+    ComputeKernel basisKernelFor(ComputeArray& phi, ComputeArray* gradients) {
+        ComputeKernel kernel = program->createKernel("evaluateBasis");
         kernel->addArg(0);  // firstPoint
         kernel->addArg(0);  // numPoints
         for (ComputeArray* a : {&pointX, &pointY, &pointZ, &pointBatch, &batchPointStart, &batchNumFunctions, &batchPhiStart})
@@ -417,14 +416,16 @@ private:
         for (ComputeArray* a : {&batchShellStart, &batchNumShells, &batchShells, &batchShellColumn, &shellCenter, &shellL, &shellPure,
                                 &shellPrimStart, &shellNumPrim, &primExponent, &primCoefficient, &cartPowersArray, &pureMatrixArray})
             kernel->addArg(*a);
-        for (ComputeArray* a : outputs)
-            kernel->addArg(*a);
+        kernel->addArg(gradients != nullptr ? 1 : 0);
+        kernel->addArg(phi);
+        for (int c = 0; c < 3; c++)
+            kernel->addArg(gradients != nullptr ? gradients[c] : phi);  // not touched without gradients
+        return kernel;
     }
 
     void createKernels(ComputeProgram program) {
         this->program = program;
-        basisKernel = program->createKernel("evaluateBasis");
-        addBasisArguments(basisKernel, {&phi});
+        basisKernel = basisKernelFor(phi, nullptr);
 
         densityKernel = program->createKernel("densityBlocks");
         densityKernel->addArg(0);  // firstBlock

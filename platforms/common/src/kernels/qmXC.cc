@@ -12,47 +12,66 @@
 
 #define PI_QM 3.14159265358979323846
 
-/** A shell's values at (dx, dy, dz) from its centre, written to out[0 .. size). */
+/**
+ * A shell's values at (dx, dy, dz) from its centre, written to value[0 .. size); withGradients (a uniform flag):
+ * also their gradients d/dx, d/dy, d/dz at the point, written to gradX, gradY, gradZ (not touched otherwise).
+ */
 DEVICE void shellValues(int s, double dx, double dy, double dz, GLOBAL const int* RESTRICT shellL,
                         GLOBAL const int* RESTRICT shellPure, GLOBAL const int* RESTRICT shellPrimStart,
                         GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const double* RESTRICT primExponent,
                         GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT cartPowers,
-                        GLOBAL const double* RESTRICT pureMatrix, GLOBAL double* RESTRICT out) {
+                        GLOBAL const double* RESTRICT pureMatrix, int withGradients, GLOBAL double* RESTRICT value,
+                        GLOBAL double* RESTRICT gradX, GLOBAL double* RESTRICT gradY, GLOBAL double* RESTRICT gradZ) {
     const int l = shellL[s];
     const double r2 = dx*dx + dy*dy + dz*dz;
-    double radial = 0;
-    for (int k = shellPrimStart[s]; k < shellPrimStart[s] + shellNumPrim[s]; k++)
-        radial += primCoefficient[k]*exp(-primExponent[k]*r2);
-    double px[4], py[4], pz[4];
+    double radial = 0, radialDerivative = 0;  // sum c e^(-a r2), and sum c a e^(-a r2)
+    for (int k = shellPrimStart[s]; k < shellPrimStart[s] + shellNumPrim[s]; k++) {
+        const double term = primCoefficient[k]*exp(-primExponent[k]*r2);
+        radial += term;
+        radialDerivative += primExponent[k]*term;
+    }
+    double px[5], py[5], pz[5];
     px[0] = py[0] = pz[0] = 1;
-    for (int k = 1; k <= l; k++) {
+    for (int k = 1; k <= l+1; k++) {
         px[k] = px[k-1]*dx;
         py[k] = py[k-1]*dy;
         pz[k] = pz[k-1]*dz;
     }
     // Cartesian components of shell l start at component l(l+1)(l+2)/6 of the table (libint's order).
     const int first = l*(l+1)*(l+2)/6, nc = (l+1)*(l+2)/2;
-    double cart[10];
+    double cart[4][10];
     for (int c = 0; c < nc; c++) {
-        const int k = 3*(first+c);
-        cart[c] = radial*px[cartPowers[k]]*py[cartPowers[k+1]]*pz[cartPowers[k+2]];
-    }
-    if (shellPure[s] && l >= 2) {
-        // Rows m = -l..l of the cartesian -> real solid harmonic matrix (d at 0, f after d's 5 x 6).
-        GLOBAL const double* M = pureMatrix + (l == 2 ? 0 : 30);
-        for (int m = 0; m < 2*l+1; m++) {
-            double v = 0;
-            for (int c = 0; c < nc; c++)
-                v += M[m*nc+c]*cart[c];
-            out[m] = v;
+        const int a = cartPowers[3*(first+c)], b = cartPowers[3*(first+c)+1], e = cartPowers[3*(first+c)+2];
+        cart[0][c] = radial*px[a]*py[b]*pz[e];
+        if (withGradients) {
+            // d/dx [R(r) x^a y^b z^e] = (a x^(a-1) R - 2 x^(a+1) sum c alpha e^(-alpha r2)) y^b z^e, and likewise.
+            cart[1][c] = ((a > 0 ? a*px[a-1]*radial : 0.0) - 2.0*px[a+1]*radialDerivative)*py[b]*pz[e];
+            cart[2][c] = ((b > 0 ? b*py[b-1]*radial : 0.0) - 2.0*py[b+1]*radialDerivative)*px[a]*pz[e];
+            cart[3][c] = ((e > 0 ? e*pz[e-1]*radial : 0.0) - 2.0*pz[e+1]*radialDerivative)*px[a]*py[b];
         }
     }
-    else
-        for (int c = 0; c < nc; c++)
-            out[c] = cart[c];
+    GLOBAL double* out[4] = {value, gradX, gradY, gradZ};
+    for (int q = 0; q < (withGradients ? 4 : 1); q++) {
+        if (shellPure[s] && l >= 2) {
+            // Rows m = -l..l of the cartesian -> real solid harmonic matrix (d at 0, f after d's 5 x 6).
+            GLOBAL const double* M = pureMatrix + (l == 2 ? 0 : 30);
+            for (int m = 0; m < 2*l+1; m++) {
+                double v = 0;
+                for (int c = 0; c < nc; c++)
+                    v += M[m*nc+c]*cart[q][c];
+                out[q][m] = v;
+            }
+        }
+        else
+            for (int c = 0; c < nc; c++)
+                out[q][c] = cart[q][c];
+    }
 }
 
-/** Basis values of the points [firstPoint, firstPoint + numPoints), each point's row of its batch's matrix. */
+/**
+ * Basis values of the points [firstPoint, firstPoint + numPoints), each point's row of its batch's matrix in phi,
+ * and with withGradients their gradients in dphiX, dphiY, dphiZ (the same layout; not touched otherwise).
+ */
 KERNEL void evaluateBasis(int firstPoint, int numPoints, GLOBAL const double* RESTRICT pointX, GLOBAL const double* RESTRICT pointY,
                           GLOBAL const double* RESTRICT pointZ, GLOBAL const int* RESTRICT pointBatch,
                           GLOBAL const int* RESTRICT batchPointStart, GLOBAL const int* RESTRICT batchNumFunctions,
@@ -62,17 +81,17 @@ KERNEL void evaluateBasis(int firstPoint, int numPoints, GLOBAL const double* RE
                           GLOBAL const int* RESTRICT shellL, GLOBAL const int* RESTRICT shellPure,
                           GLOBAL const int* RESTRICT shellPrimStart, GLOBAL const int* RESTRICT shellNumPrim,
                           GLOBAL const double* RESTRICT primExponent, GLOBAL const double* RESTRICT primCoefficient,
-                          GLOBAL const int* RESTRICT cartPowers, GLOBAL const double* RESTRICT pureMatrix,
-                          GLOBAL double* RESTRICT phi) {
+                          GLOBAL const int* RESTRICT cartPowers, GLOBAL const double* RESTRICT pureMatrix, int withGradients,
+                          GLOBAL double* RESTRICT phi, GLOBAL double* RESTRICT dphiX, GLOBAL double* RESTRICT dphiY,
+                          GLOBAL double* RESTRICT dphiZ) {
     for (int pt = firstPoint+GLOBAL_ID; pt < firstPoint+numPoints; pt += GLOBAL_SIZE) {
         const int b = pointBatch[pt];
-        const int nf = batchNumFunctions[b];
-        GLOBAL double* row = phi + (batchPhiStart[b]-phiBase) + (pt-batchPointStart[b])*nf;
+        const int row = (batchPhiStart[b]-phiBase) + (pt-batchPointStart[b])*batchNumFunctions[b];
         for (int k = batchShellStart[b]; k < batchShellStart[b]+batchNumShells[b]; k++) {
-            const int s = batchShells[k];
-            shellValues(s, pointX[pt]-shellCenter[3*s], pointY[pt]-shellCenter[3*s+1], pointZ[pt]-shellCenter[3*s+2],
-                        shellL, shellPure, shellPrimStart, shellNumPrim, primExponent, primCoefficient, cartPowers, pureMatrix,
-                        row + batchShellColumn[k]);
+            const int s = batchShells[k], col = row + batchShellColumn[k];
+            shellValues(s, pointX[pt]-shellCenter[3*s], pointY[pt]-shellCenter[3*s+1], pointZ[pt]-shellCenter[3*s+2], shellL, shellPure,
+                        shellPrimStart, shellNumPrim, primExponent, primCoefficient, cartPowers, pureMatrix, withGradients, phi+col,
+                        dphiX+col, dphiY+col, dphiZ+col);
         }
     }
 }
@@ -301,82 +320,8 @@ KERNEL void batchSums(int numBatches, GLOBAL const int* RESTRICT batchPointStart
 /* ---- The XC gradient: basis-function and point-motion terms on the device ----------------------------
  * With X = Phi D (per point, the batch's functions): rho = sum_u phi_u X_u, and with M_u^d = 2 w v dphi_u^d X_u
  * the functions on atom C get -sum_p M_u^d, and on the moving grid each point's parent atom gets
- * +sum_u M_u^d. The partition-weight terms need only f = rho eps_xc per point (computed here) and run
- * on the host. Chunk buffers (phi, dphi, X) hold the batches [firstBatch, lastBatch) from phiBase. */
-
-/** A shell's values and gradients (d/dx, d/dy, d/dz at the point) at (dx, dy, dz) from its centre. */
-DEVICE void shellValuesAndGradients(int s, double dx, double dy, double dz, GLOBAL const int* RESTRICT shellL,
-                                    GLOBAL const int* RESTRICT shellPure, GLOBAL const int* RESTRICT shellPrimStart,
-                                    GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const double* RESTRICT primExponent,
-                                    GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT cartPowers,
-                                    GLOBAL const double* RESTRICT pureMatrix, GLOBAL double* RESTRICT value,
-                                    GLOBAL double* RESTRICT gradX, GLOBAL double* RESTRICT gradY, GLOBAL double* RESTRICT gradZ) {
-    const int l = shellL[s];
-    const double r2 = dx*dx + dy*dy + dz*dz;
-    double radial = 0, radialDerivative = 0;  // sum c e^(-a r2), and sum c a e^(-a r2)
-    for (int k = shellPrimStart[s]; k < shellPrimStart[s] + shellNumPrim[s]; k++) {
-        const double term = primCoefficient[k]*exp(-primExponent[k]*r2);
-        radial += term;
-        radialDerivative += primExponent[k]*term;
-    }
-    double px[5], py[5], pz[5];
-    px[0] = py[0] = pz[0] = 1;
-    for (int k = 1; k <= l+1; k++) {
-        px[k] = px[k-1]*dx;
-        py[k] = py[k-1]*dy;
-        pz[k] = pz[k-1]*dz;
-    }
-    const int first = l*(l+1)*(l+2)/6, nc = (l+1)*(l+2)/2;
-    double cart[4][10];
-    for (int c = 0; c < nc; c++) {
-        const int a = cartPowers[3*(first+c)], b = cartPowers[3*(first+c)+1], e = cartPowers[3*(first+c)+2];
-        // d/dx [R(r) x^a y^b z^e] = (a x^(a-1) R - 2 x^(a+1) sum c alpha e^(-alpha r2)) y^b z^e, and likewise.
-        cart[0][c] = radial*px[a]*py[b]*pz[e];
-        cart[1][c] = ((a > 0 ? a*px[a-1]*radial : 0.0) - 2.0*px[a+1]*radialDerivative)*py[b]*pz[e];
-        cart[2][c] = ((b > 0 ? b*py[b-1]*radial : 0.0) - 2.0*py[b+1]*radialDerivative)*px[a]*pz[e];
-        cart[3][c] = ((e > 0 ? e*pz[e-1]*radial : 0.0) - 2.0*pz[e+1]*radialDerivative)*px[a]*py[b];
-    }
-    GLOBAL double* out[4] = {value, gradX, gradY, gradZ};
-    for (int q = 0; q < 4; q++) {
-        if (shellPure[s] && l >= 2) {
-            GLOBAL const double* M = pureMatrix + (l == 2 ? 0 : 30);
-            for (int m = 0; m < 2*l+1; m++) {
-                double v = 0;
-                for (int c = 0; c < nc; c++)
-                    v += M[m*nc+c]*cart[q][c];
-                out[q][m] = v;
-            }
-        }
-        else
-            for (int c = 0; c < nc; c++)
-                out[q][c] = cart[q][c];
-    }
-}
-
-/** Basis values and gradients of the points [firstPoint, firstPoint + numPoints). */
-KERNEL void evaluateBasisGradients(int firstPoint, int numPoints, GLOBAL const double* RESTRICT pointX, GLOBAL const double* RESTRICT pointY,
-                                   GLOBAL const double* RESTRICT pointZ, GLOBAL const int* RESTRICT pointBatch,
-                                   GLOBAL const int* RESTRICT batchPointStart, GLOBAL const int* RESTRICT batchNumFunctions,
-                                   GLOBAL const int* RESTRICT batchPhiStart, int phiBase, GLOBAL const int* RESTRICT batchShellStart,
-                                   GLOBAL const int* RESTRICT batchNumShells, GLOBAL const int* RESTRICT batchShells,
-                                   GLOBAL const int* RESTRICT batchShellColumn, GLOBAL const double* RESTRICT shellCenter,
-                                   GLOBAL const int* RESTRICT shellL, GLOBAL const int* RESTRICT shellPure,
-                                   GLOBAL const int* RESTRICT shellPrimStart, GLOBAL const int* RESTRICT shellNumPrim,
-                                   GLOBAL const double* RESTRICT primExponent, GLOBAL const double* RESTRICT primCoefficient,
-                                   GLOBAL const int* RESTRICT cartPowers, GLOBAL const double* RESTRICT pureMatrix,
-                                   GLOBAL double* RESTRICT phi, GLOBAL double* RESTRICT dphiX, GLOBAL double* RESTRICT dphiY,
-                                   GLOBAL double* RESTRICT dphiZ) {
-    for (int pt = firstPoint+GLOBAL_ID; pt < firstPoint+numPoints; pt += GLOBAL_SIZE) {
-        const int b = pointBatch[pt];
-        const int row = (batchPhiStart[b]-phiBase) + (pt-batchPointStart[b])*batchNumFunctions[b];
-        for (int k = batchShellStart[b]; k < batchShellStart[b]+batchNumShells[b]; k++) {
-            const int s = batchShells[k], col = row + batchShellColumn[k];
-            shellValuesAndGradients(s, pointX[pt]-shellCenter[3*s], pointY[pt]-shellCenter[3*s+1], pointZ[pt]-shellCenter[3*s+2],
-                                    shellL, shellPure, shellPrimStart, shellNumPrim, primExponent, primCoefficient, cartPowers,
-                                    pureMatrix, phi+col, dphiX+col, dphiY+col, dphiZ+col);
-        }
-    }
-}
+ * +sum_u M_u^d. The partition-weight terms need only f = rho eps_xc per point (computed here). Chunk buffers
+ * (phi, dphi from evaluateBasis with gradients, X) hold the batches [firstBatch, lastBatch) from phiBase. */
 
 /** Per point: X = Phi D, rho, the functional; f = rho eps_xc, wv = w v_xc, and the point's sum_u M_u^d. */
 KERNEL void gradientPoints(int firstPoint, int numPoints, GLOBAL const double* RESTRICT pointW, GLOBAL const int* RESTRICT pointBatch,
