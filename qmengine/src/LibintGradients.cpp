@@ -265,27 +265,8 @@ Eigen::MatrixXd exactCoulombGradient(const BasisSet& basis, const Eigen::MatrixX
     const int ns = (int) shells.size();
     const Eigen::MatrixXd T = basisTransform(basis);
     const Eigen::MatrixXd D = T.transpose() * density * T;
-    // Schwarz factors sqrt((ab|ab)) per shell pair and the largest density element per shell pair, for screening.
-    Eigen::MatrixXd Q = Eigen::MatrixXd::Zero(ns, ns), Dmax(ns, ns);
-    {
-        libint2::Engine engine(libint2::Operator::coulomb, maxNprim(shells), maxL(shells), 0);
-        engine.set_precision(0.);
-        const auto& buf = engine.results();
-        for (int a = 0; a < ns; a++)
-            for (int b = 0; b <= a; b++) {
-                engine.compute(shells[a], shells[b], shells[a], shells[b]);
-                double largest = 0;
-                const int na = (int) shells[a].size(), nb = (int) shells[b].size();
-                if (buf[0] != nullptr)
-                    for (int i = 0; i < na * nb; i++)
-                        largest = std::max(largest, std::abs(buf[0][i * na * nb + i]));
-                Q(a, b) = Q(b, a) = std::sqrt(largest);
-            }
-    }
-    for (int a = 0; a < ns; a++)
-        for (int b = 0; b < ns; b++)
-            Dmax(a, b) = D.block(basis.cartesianOffset(a), basis.cartesianOffset(b), shells[a].size(), shells[b].size())
-                             .cwiseAbs().maxCoeff();
+    // Schwarz factors and the largest density element per shell pair, for screening (as ExactCoulomb::compute).
+    const Eigen::MatrixXd Q = schwarz(shells), Dmax = shellPairMaxima(basis, shells, D);
     const double Qmax = Q.maxCoeff();
     libint2::Engine prototype(libint2::Operator::coulomb, maxNprim(shells), maxL(shells), 1);
     prototype.set_precision(std::min(threshold, 1e-12) * 1e-3);

@@ -49,7 +49,13 @@ Eigen::MatrixXd oneBody(const BasisSet& basis, const libint2::Engine& prototype,
     return congruence(M, T.transpose());
 }
 
-// Schwarz factors sqrt(max |(ab|ab)|) per shell pair.
+} // namespace
+
+void ensureLibintInitialized() {
+    static std::once_flag flag;
+    std::call_once(flag, []() { libint2::initialize(); });
+}
+
 Eigen::MatrixXd schwarz(const std::vector<libint2::Shell>& shells) {
     const int ns = (int) shells.size();
     libint2::Engine engine(libint2::Operator::coulomb, maxNprim(shells), maxL(shells), 0);
@@ -70,11 +76,13 @@ Eigen::MatrixXd schwarz(const std::vector<libint2::Shell>& shells) {
     return Q;
 }
 
-} // namespace
-
-void ensureLibintInitialized() {
-    static std::once_flag flag;
-    std::call_once(flag, []() { libint2::initialize(); });
+Eigen::MatrixXd shellPairMaxima(const BasisSet& basis, const std::vector<libint2::Shell>& shells, const Eigen::MatrixXd& D) {
+    const int ns = (int) shells.size();
+    Eigen::MatrixXd M(ns, ns);
+    for (int a = 0; a < ns; a++)
+        for (int b = 0; b < ns; b++)
+            M(a, b) = D.block(basis.cartesianOffset(a), basis.cartesianOffset(b), shells[a].size(), shells[b].size()).cwiseAbs().maxCoeff();
+    return M;
 }
 
 libint2::Shell toLibint(const Shell& s) {
@@ -164,11 +172,7 @@ Eigen::MatrixXd ExactCoulomb::compute(const Eigen::MatrixXd& density) const {
     const int ns = (int) shells.size();
     const Eigen::MatrixXd D = congruence(density, d.T);
     // Largest density element per shell pair, for screening by |(ab|cd)| D_cd <= Q_ab Q_cd D_cd.
-    Eigen::MatrixXd Dmax(ns, ns);
-    for (int a = 0; a < ns; a++)
-        for (int b = 0; b < ns; b++)
-            Dmax(a, b) = D.block(basis.cartesianOffset(a), basis.cartesianOffset(b), shells[a].size(), shells[b].size())
-                             .cwiseAbs().maxCoeff();
+    const Eigen::MatrixXd Dmax = shellPairMaxima(basis, shells, D);
     libint2::Engine prototype(libint2::Operator::coulomb, maxNprim(shells), maxL(shells), 0);
     prototype.set_precision(std::min(d.threshold, 1e-12) * 1e-3);
     const int threads = std::max(1, std::min(d.threads, ns));

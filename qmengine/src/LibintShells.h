@@ -14,6 +14,10 @@ libint2::Shell toLibint(const Shell& shell);
 std::vector<libint2::Shell> toLibint(const BasisSet& basis);
 int maxNprim(const std::vector<libint2::Shell>& shells);
 int maxL(const std::vector<libint2::Shell>& shells);
+/// Schwarz factors sqrt(max |(ab|ab)|) per shell pair.
+Eigen::MatrixXd schwarz(const std::vector<libint2::Shell>& shells);
+/// The largest |D| element of every shell pair's block of a cartesian AO matrix D, for screening.
+Eigen::MatrixXd shellPairMaxima(const BasisSet& basis, const std::vector<libint2::Shell>& shells, const Eigen::MatrixXd& D);
 /// Upper bound of |<a|b>|-like products for a shell pair (most diffuse primitives), for screening.
 double pairOverlapBound(const Shell& a, const Shell& b);
 
