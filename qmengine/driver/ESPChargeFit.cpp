@@ -49,23 +49,21 @@ vector<double> ESPChargeFit::compute(LeastSquaresSolver& solver, const vector<Ve
     const int m = grid.size();
     if (m < n)
         throw OpenMMException("QMMMForce: the ESP grid has fewer points than the QM region has atoms");
-    vector<Vec3> atoms(n);
-    for (int k = 0; k < n; k++)
-        atoms[k] = qmPositions[k] * BOHR_PER_NM;
+    vector<QM::QMAtom> atoms(n);
+    for (int k = 0; k < n; k++) {
+        const Vec3 r = qmPositions[k] * BOHR_PER_NM;
+        atoms[k] = {atomicNumbers[k], {r[0], r[1], r[2]}};
+    }
     vector<double> A((size_t) m * n), V(m);
-    // One unit charge per point: pointChargeMatrix gives M = -(u|1/|r-C||v), so tr(D M) is the electrons' potential.
     // Points are independent, so threads take points and each integral call runs on one thread.
     auto potentialAt = [&](int p) {
-        Vec3 r = grid[p] * BOHR_PER_NM;
-        QM::PointCharge unit = {{r[0], r[1], r[2]}, 1.0};
-        double v = density.cwiseProduct(QM::pointChargeMatrix(basis, {unit}, 1e-14, 1)).sum();
+        const Vec3 r = grid[p] * BOHR_PER_NM;
+        const double point[3] = {r[0], r[1], r[2]};
         for (int k = 0; k < n; k++) {
-            Vec3 d = r - atoms[k];
-            double inverse = 1.0 / sqrt(d.dot(d));
-            A[(size_t) p * n + k] = inverse;
-            v += atomicNumbers[k] * inverse;
+            const Vec3 d = r - Vec3(atoms[k].xyz[0], atoms[k].xyz[1], atoms[k].xyz[2]);
+            A[(size_t) p * n + k] = 1.0 / sqrt(d.dot(d));
         }
-        V[p] = v;
+        V[p] = QM::electrostaticPotential(basis, density, atoms, point);
     };
     potentialAt(0);  // first call on this thread: any one-time initialization of the integral library happens here
     int workers = (threads > 0 ? threads : (int) max(1u, thread::hardware_concurrency()));

@@ -161,24 +161,17 @@ LeastSquaresSolver& QMRegionDriver::solver(ContextImpl& context) {
     return *fitSolver;
 }
 
-void QMRegionDriver::addSwitchingForces(const QMEmbedding::Placement& placement, const Eigen::MatrixXd& density,
-                                        vector<Vec3>& forces) const {
+void QMRegionDriver::addSwitchingForces(const QMEmbedding::Placement& placement, const vector<QM::QMAtom>& atoms,
+                                        const Eigen::MatrixXd& density, vector<Vec3>& forces) const {
     // A molecule in the switching shell has its charges scaled by S(R): E depends on R through S as well, with
     // dE/dS = sum of its (unscaled) charges times the QM region's potential there (nuclei and electrons; the SCF
     // energy is stationary in the density, so no response term), and R on the closest MM-QM pair.
-    const vector<int>& atomicNumbers = embedding.getQMAtomicNumbers();
     for (const QMEmbedding::Placement::Switched& sw : placement.switched) {
         double dEdS = 0;  // hartree
         for (int c = sw.firstCharge; c < sw.endCharge; c++) {
-            const Vec3 point = placement.mmPositions[c] * BOHR_PER_NM;
-            const QM::PointCharge unit = {{point[0], point[1], point[2]}, 1.0};
-            // pointChargeMatrix is -(u|1/|r-C||v) for a unit charge: tr(D M) is the electrons' potential.
-            double potential = density.cwiseProduct(QM::pointChargeMatrix(engine->basis(), {unit}, 1e-14, 1)).sum();
-            for (size_t k = 0; k < atomicNumbers.size(); k++) {
-                const Vec3 d = point - placement.qmPositions[k] * BOHR_PER_NM;
-                potential += atomicNumbers[k] / sqrt(d.dot(d));
-            }
-            dEdS += embedding.getCharge(placement.mmParticles[c]) * potential;
+            const Vec3 r = placement.mmPositions[c] * BOHR_PER_NM;
+            const double point[3] = {r[0], r[1], r[2]};
+            dEdS += embedding.getCharge(placement.mmParticles[c]) * QM::electrostaticPotential(engine->basis(), density, atoms, point);
         }
         const double distance = sqrt(sw.delta.dot(sw.delta));
         const Vec3 force = sw.delta * (dEdS * sw.slope * KJ_PER_MOL_PER_HARTREE / distance);  // dE/dr_mm, kJ/mol/nm
@@ -291,7 +284,7 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
             (*forces)[qmParticles[i]] -= Vec3(g.atoms(i, 0), g.atoms(i, 1), g.atoms(i, 2)) * KJ_PER_MOL_NM_PER_HARTREE_BOHR;
         for (size_t c = 0; c < mmParticles.size(); c++)
             (*forces)[mmParticles[c]] -= Vec3(g.mm(c, 0), g.mm(c, 1), g.mm(c, 2)) * KJ_PER_MOL_NM_PER_HARTREE_BOHR;
-        addSwitchingForces(placement, r.density, *forces);
+        addSwitchingForces(placement, atoms, r.density, *forces);
     }
     results.timings["total"] = since(start);
     return results.totalEnergy;

@@ -80,8 +80,8 @@ private:
                           const OpenMM::Vec3* boxVectors, std::vector<OpenMM::Vec3>* forces);
     LeastSquaresSolver& solver(OpenMM::ContextImpl& context);
     /** The forces of the embedding switching function (QMMMForce::setUseEmbeddingSwitchingFunction), kJ/mol/nm. */
-    void addSwitchingForces(const QMEmbedding::Placement& placement, const Eigen::MatrixXd& density,
-                            std::vector<OpenMM::Vec3>& forces) const;
+    void addSwitchingForces(const QMEmbedding::Placement& placement, const std::vector<QM::QMAtom>& atoms,
+                            const Eigen::MatrixXd& density, std::vector<OpenMM::Vec3>& forces) const;
     void setNaNForces(std::vector<OpenMM::Vec3>& forces, const std::string& why);
     QMEmbedding embedding;
     int threads;

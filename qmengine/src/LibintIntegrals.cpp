@@ -150,6 +150,18 @@ Eigen::MatrixXd pointChargeMatrix(const BasisSet& basis, const std::vector<Point
     return oneBody(basis, engine, threshold, threads);
 }
 
+double electrostaticPotential(const BasisSet& basis, const Eigen::MatrixXd& density, const std::vector<QMAtom>& atoms,
+                              const double point[3]) {
+    // pointChargeMatrix of a unit charge is -(u|1/|r-C||v): tr(D M) is the electrons' potential.
+    const PointCharge unit = {{point[0], point[1], point[2]}, 1.0};
+    double potential = density.cwiseProduct(pointChargeMatrix(basis, {unit}, 1e-14, 1)).sum();
+    for (const QMAtom& atom : atoms) {
+        const double d[3] = {point[0] - atom.xyz[0], point[1] - atom.xyz[1], point[2] - atom.xyz[2]};
+        potential += atom.Z / std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    }
+    return potential;
+}
+
 // ---------------------------------------------------------------------------------
 struct ExactCoulomb::Impl {
     const BasisSet& basis;

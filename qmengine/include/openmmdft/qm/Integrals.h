@@ -20,6 +20,10 @@ Eigen::MatrixXd kineticMatrix(const BasisSet& basis);
 /// is below threshold are skipped.
 Eigen::MatrixXd pointChargeMatrix(const BasisSet& basis, const std::vector<PointCharge>& charges,
                                   double threshold, int threads = 1);
+/// The electrostatic potential (hartree per unit charge) at point (bohr) of the nuclei and of the electron density D:
+/// sum_A Z_A / |r - R_A| - sum_uv D_uv <u| 1/|r' - r| |v>. Its integrals run on the calling thread.
+double electrostaticPotential(const BasisSet& basis, const Eigen::MatrixXd& density, const std::vector<QMAtom>& atoms,
+                              const double point[3]);
 
 /// Exact (four-center) Coulomb matrix J_uv = sum_ls (uv|ls) D_ls, integral-direct with
 /// Schwarz and density screening; D is the total (alpha+beta) density.
