@@ -15,7 +15,7 @@ import openmm.unit as unit
 import pytest
 
 import openmmdft
-from test_qm_region import BASIS_DIR, NM_PER_BOHR, TIP3P, WATER_NM, matchingRKS, watersAround
+from test_qm_region import BASIS_DIR, NM_PER_BOHR, TIP3P, WATER_NM, addWaters, matchingRKS, watersAround
 
 pyscf = pytest.importorskip("pyscf")
 from pyscf import df, gto, qmmm  # noqa: E402
@@ -46,13 +46,7 @@ def buildSystem(name, mmWaters, method, charge=0):
         force.addQMAtom(i, z)
     for a, b in bonds:
         force.addBond(a, b)
-    for water in range(len(mmWaters)):
-        first = system.getNumParticles()
-        for atom in range(3):
-            system.addParticle(1.0)
-            force.addParticle(TIP3P[atom])
-        force.addBond(first, first + 1)
-        force.addBond(first, first + 2)
+    addWaters(system, force, len(mmWaters))
     force.setQMCharge(charge)
     force.setBasisSet(os.path.join(BASIS_DIR, "6-31gs.nw"))
     force.setCoulombMethod(openmmdft.QMMMForce.Exact)

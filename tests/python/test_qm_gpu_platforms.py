@@ -20,13 +20,12 @@ import pytest
 
 import openmmdft
 from test_qm_forces import mdSystem
-from test_qm_region import WATER_NM, watersAround
+from test_qm_region import WATER_NM, addWaters, watersAround
 
 KJ = unit.kilojoule_per_mole
 KJ_PER_HARTREE = 2625.4996394798254
 KJ_NM_PER_HARTREE_BOHR = KJ_PER_HARTREE / 0.0529177210903
 TOLERANCE = {"double": (1e-8, 1e-7), "mixed": (1e-6, 1e-5)}  # (Eh, Eh/bohr)
-TIP3P = (-0.834, 0.417, 0.417)
 
 METHANOL_NM = np.array([[-0.0047, 0.0663, 0.0], [-0.0047, -0.0758, 0.0], [-1.0354e-1, 0.1086, 0.0],
                         [0.0504, 0.1004, 0.0890], [0.0504, 0.1004, -0.0890], [0.0880, -0.1013, 0.0]])
@@ -73,15 +72,8 @@ def qmSystem(molecule, basis, mmCenters, method=openmmdft.QMMMForce.NoCutoff, bo
         force.addQMAtom(i, z)
     for a, b in bonds:
         force.addBond(a, b)
-    positions = [qmPositions]
-    for water in watersAround(mmCenters):
-        first = system.getNumParticles()
-        for atom in range(3):
-            system.addParticle(1.0)
-            force.addParticle(TIP3P[atom])
-        force.addBond(first, first + 1)
-        force.addBond(first, first + 2)
-        positions.append(water)
+    positions = [qmPositions] + watersAround(mmCenters)
+    addWaters(system, force, len(mmCenters))
     force.setBasisSet(basis)
     force.setGrid(40, 110)
     force.setSCFConvergence(1e-10)
@@ -100,17 +92,10 @@ def waterTetramer(box):
     waters = watersAround(centers, seed=9)
     system = mm.System()
     force = openmmdft.QMMMForce()
-    positions = []
-    for w, water in enumerate(waters + watersAround([(0.6, 0.1, 0.2), (-0.3, 0.2, -0.3), (0.1, -0.4, 0.3)], seed=3)):
-        first = system.getNumParticles()
-        for atom in range(3):
-            system.addParticle(1.0)
-            force.addParticle(TIP3P[atom])
-            if w < 4:
-                force.addQMAtom(first + atom, (8, 1, 1)[atom])
-        force.addBond(first, first + 1)
-        force.addBond(first, first + 2)
-        positions.append(water)
+    positions = waters + watersAround([(0.6, 0.1, 0.2), (-0.3, 0.2, -0.3), (0.1, -0.4, 0.3)], seed=3)
+    addWaters(system, force, len(positions))
+    for particle in range(12):  # the first four waters are the QM region
+        force.addQMAtom(particle, (8, 1, 1)[particle % 3])
     force.setBasisSet("6-31G*")
     force.setGrid(40, 110)
     force.setSCFConvergence(1e-10)

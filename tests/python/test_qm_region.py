@@ -41,20 +41,25 @@ def watersAround(centers, seed=4):
     return [np.asarray(c) + WATER_NM @ rotation(rng).T for c in centers]
 
 
+def addWaters(system, force, count):
+    """count TIP3P-charged waters (O, H, H; particles of mass 1) with their two bonds, after the particles there."""
+    for _ in range(count):
+        first = system.getNumParticles()
+        for atom in range(3):
+            system.addParticle(1.0)
+            force.addParticle(TIP3P[atom])
+        force.addBond(first, first + 1)
+        force.addBond(first, first + 2)
+
+
 def buildSystem(mmWaters, method=openmmdft.QMMMForce.NoCutoff, cutoff=1.0, box=None, basis="6-31gs", exact=True,
                 energyOnly=True, grid=(60, 302)):
     """QM water (particles 0-2) plus MM TIP3P-like waters; returns (system, force, positions in nm).
     energyOnly (the default here): the comparisons with PySCF need energies only, which skips the QM forces."""
     system = mm.System()
     force = openmmdft.QMMMForce()
-    positions = [WATER_NM]
-    for molecule in range(1 + len(mmWaters)):
-        for atom in range(3):
-            system.addParticle(1.0)
-            force.addParticle(TIP3P[atom])
-        force.addBond(3 * molecule, 3 * molecule + 1)
-        force.addBond(3 * molecule, 3 * molecule + 2)
-    positions += mmWaters
+    positions = [WATER_NM] + list(mmWaters)
+    addWaters(system, force, 1 + len(mmWaters))  # the QM water first
     for particle, z in enumerate((8, 1, 1)):
         force.addQMAtom(particle, z)
     force.setBasisSet(os.path.join(BASIS_DIR, basis + ".nw"))
