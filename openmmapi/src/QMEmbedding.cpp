@@ -224,7 +224,7 @@ QMEmbedding::Placement QMEmbedding::place(const vector<Vec3>& positions, const V
         for (size_t k = 0; k < mol.particles.size(); k++)
             add(periodic ? whole[k] + shift : positions[mol.particles[k]], mol.particles[k], scale);
         if (slope != 0.0)
-            out.switched.push_back({firstCharge, (int) out.mmCharges.size(), mol.particles[closestAtom], closestQM, delta, scale, slope});
+            out.switched.push_back({firstCharge, (int) out.mmCharges.size(), mol.particles[closestAtom], closestQM, delta, slope});
     }
     checkSeparation(out);
     return out;

@@ -275,10 +275,10 @@ MolecularGrid::MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& b
     const int nang = (int) ang.w.size();
     std::vector<double> partition((size_t) natoms * s.radialPoints * nang);
     threads = std::max(1, resolveThreads(threads));
-    std::vector<std::vector<double>> scratch(threads, std::vector<double>(natoms));
     if (evaluator != nullptr)
         evaluator->weights(atoms, s, radial, ang, partition);
-    else
+    else {
+        std::vector<std::vector<double>> scratch(threads, std::vector<double>(natoms));
         parallelFor(natoms * s.radialPoints, threads, [&](int shell, int t) {
             const int A = shell / s.radialPoints, i = shell % s.radialPoints;
             for (int j = 0; j < nang; j++) {
@@ -288,6 +288,7 @@ MolecularGrid::MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& b
                 partition[(size_t) shell * nang + j] = weightOf(atoms, pd, A, p, s, scratch[t]);
             }
         });
+    }
 
     // 1. Points with weights; each either goes to its atom's sphere or waits for a cube.
     std::vector<GridBatch> spheres(natoms);

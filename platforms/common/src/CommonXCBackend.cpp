@@ -126,6 +126,24 @@ void uploadArray(ComputeContext& cc, ComputeArray& array, const vector<T>& data,
         array.upload(data);
 }
 
+/** The atoms and the pair data of the atomic partition on the device (kernels partitionWeights and
+ * partitionWeightGradient): positions (bohr), 1/R_ij, size adjustments a_ij and nearest-neighbour distances. */
+struct PartitionArrays {
+    ComputeArray atoms, invR, sizeAdjustment, nearest;
+    void upload(ComputeContext& cc, const vector<QM::QMAtom>& qmAtoms, const QM::GridSettings& settings) {
+        vector<double> xyz, inverse, adjustment, neighbour;
+        for (const QM::QMAtom& atom : qmAtoms)
+            xyz.insert(xyz.end(), atom.xyz, atom.xyz + 3);
+        QM::partitionPairData(qmAtoms, settings, inverse, adjustment, neighbour);
+        for (double& d : neighbour)
+            d = min(d, 1e300);  // one atom: no neighbour (the kernels never read it then)
+        uploadArray(cc, atoms, xyz, "qmPartitionAtoms");
+        uploadArray(cc, invR, inverse, "qmPartitionPairInverseDistance");
+        uploadArray(cc, sizeAdjustment, adjustment, "qmPartitionPairSizeAdjustment");
+        uploadArray(cc, nearest, neighbour, "qmPartitionNearestNeighbour");
+    }
+};
+
 class CommonXCBackend : public QM::XCBackend {
 public:
     CommonXCBackend(ComputeContext& cc, ComputeProgram program, const QM::XCGeometry& geometry)
@@ -367,17 +385,8 @@ private:
         if (partitionKernel)
             return;
         const int numAtoms = geometry.atoms.size(), numPoints = layout.w.size();
-        vector<double> atomXYZ, invR, sizeAdjustment, nearest;
-        for (const QM::QMAtom& atom : geometry.atoms)
-            atomXYZ.insert(atomXYZ.end(), atom.xyz, atom.xyz + 3);
-        QM::partitionPairData(geometry.atoms, geometry.settings.grid, invR, sizeAdjustment, nearest);
-        for (double& d : nearest)
-            d = min(d, 1e300);  // one atom: no neighbour (the kernel never reads it then)
         uploadArray(cc, pointParentAtom, layout.parentAtom, "qmXCPointParentAtom");
-        uploadArray(cc, atomPositions, atomXYZ, "qmXCAtomPositions");
-        uploadArray(cc, pairInvR, invR, "qmXCPairInverseDistance");
-        uploadArray(cc, pairSizeAdjustment, sizeAdjustment, "qmXCPairSizeAdjustment");
-        uploadArray(cc, nearestNeighbour, nearest, "qmXCNearestNeighbour");
+        partition.upload(cc, geometry.atoms, geometry.settings.grid);
         partitionItems = max(1, min(numPoints, PARTITION_ITEMS));
         partialGradients.initialize<double>(cc, (size_t) 3 * numAtoms * partitionItems, "qmXCPartialWeightGradients");
         partitionGradient.initialize<double>(cc, 3 * numAtoms, "qmXCWeightGradient");
@@ -387,8 +396,8 @@ private:
         partitionKernel->addArg(numAtoms);
         partitionKernel->addArg(geometry.settings.grid.partition == QM::AtomicPartition::StratmannScuseriaFrisch ? 1 : 0);
         partitionKernel->addArg(QM::ssfHalfWidth());
-        for (ComputeArray* a : {&pointX, &pointY, &pointZ, &pointW, &pointF, &pointParentAtom, &atomPositions, &pairInvR,
-                                &pairSizeAdjustment, &nearestNeighbour, &partialGradients})
+        for (ComputeArray* a : {&pointX, &pointY, &pointZ, &pointW, &pointF, &pointParentAtom, &partition.atoms, &partition.invR,
+                                &partition.sizeAdjustment, &partition.nearest, &partialGradients})
             partitionKernel->addArg(*a);
         partitionSumKernel = program->createKernel("sumPartialGradients");
         partitionSumKernel->addArg(3 * numAtoms);
@@ -494,7 +503,8 @@ private:
     // The partition-weight derivatives (kernels/qmXC.cc: PARTITION_MAX_ATOMS, and the columns of partial sums).
     static const int PARTITION_MAX_ATOMS = 128, PARTITION_ITEMS = 32768;
     int partitionItems = 0;
-    ComputeArray pointParentAtom, atomPositions, pairInvR, pairSizeAdjustment, nearestNeighbour, partialGradients, partitionGradient;
+    ComputeArray pointParentAtom, partialGradients, partitionGradient;
+    PartitionArrays partition;
     ComputeKernel partitionKernel, partitionSumKernel;
 };
 
@@ -539,30 +549,23 @@ void CommonXCBackendFactory::weights(const vector<QM::QMAtom>& atoms, const QM::
                                      vector<double>& partition) const {
     ContextSelector selector(cc);
     const int numAtoms = atoms.size(), numRadial = settings.radialPoints, numAngular = angular.w.size();
-    vector<double> atomXYZ, radialR, angularXYZ, invR, sizeAdjustment, nearest;
-    for (int a = 0; a < numAtoms; a++) {
-        atomXYZ.insert(atomXYZ.end(), atoms[a].xyz, atoms[a].xyz + 3);
+    vector<double> radialR, angularXYZ;
+    for (int a = 0; a < numAtoms; a++)
         radialR.insert(radialR.end(), radial[a].r.begin(), radial[a].r.end());
-    }
     for (const auto& u : angular.xyz)
         angularXYZ.insert(angularXYZ.end(), u.begin(), u.end());
-    QM::partitionPairData(atoms, settings, invR, sizeAdjustment, nearest);
-    for (double& d : nearest)
-        d = min(d, 1e300);  // one atom: no neighbour
-    ComputeArray atomArray, radialArray, angularArray, invRArray, sizeArray, nearestArray, weightArray;
-    uploadArray(cc, atomArray, atomXYZ, "qmGridAtoms");
+    PartitionArrays pairs;
+    pairs.upload(cc, atoms, settings);
+    ComputeArray radialArray, angularArray, weightArray;
     uploadArray(cc, radialArray, radialR, "qmGridRadial");
     uploadArray(cc, angularArray, angularXYZ, "qmGridAngular");
-    uploadArray(cc, invRArray, invR, "qmGridPairInverseDistance");
-    uploadArray(cc, sizeArray, sizeAdjustment, "qmGridPairSizeAdjustment");
-    uploadArray(cc, nearestArray, nearest, "qmGridNearestNeighbour");
     const size_t numPoints = (size_t) numAtoms * numRadial * numAngular;
     weightArray.initialize<double>(cc, max<size_t>(numPoints, 1), "qmGridPartitionWeights");
     ComputeKernel kernel = programFor(0)->createKernel("partitionWeights");
     for (int value : {numAtoms, numRadial, numAngular, settings.partition == QM::AtomicPartition::StratmannScuseriaFrisch ? 1 : 0})
         kernel->addArg(value);
     kernel->addArg(QM::ssfHalfWidth());
-    for (ComputeArray* a : {&radialArray, &angularArray, &atomArray, &invRArray, &sizeArray, &nearestArray, &weightArray})
+    for (ComputeArray* a : {&radialArray, &angularArray, &pairs.atoms, &pairs.invR, &pairs.sizeAdjustment, &pairs.nearest, &weightArray})
         kernel->addArg(*a);
     kernel->execute(numPoints);
     weightArray.download(partition);

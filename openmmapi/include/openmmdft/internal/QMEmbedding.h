@@ -64,7 +64,7 @@ public:
             int firstCharge, endCharge;
             int mmParticle, qmAtom;
             OpenMM::Vec3 delta;
-            double scale, slope;
+            double slope;
         };
         std::vector<Switched> switched;
     };
