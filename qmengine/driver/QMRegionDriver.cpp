@@ -97,6 +97,13 @@ void QMRegionDriver::setParameters(const QMMMForce& force) {
     espCharges = move(newESP);
     // A new basis or grid makes the old densities meaningless; a new charge makes them the wrong size.
     densityHistory = move(newHistory);
+    last.valid = false;
+}
+
+bool QMRegionDriver::LastEvaluation::matches(const vector<Vec3>& positions, const Vec3* boxVectors, bool needForces) const {
+    if (!valid || (needForces && !hasForces) || positions != this->positions || (boxVectors != nullptr) != periodic)
+        return false;
+    return boxVectors == nullptr || (boxVectors[0] == box[0] && boxVectors[1] == box[1] && boxVectors[2] == box[2]);
 }
 
 void QMRegionDriver::checkPositionsAreFinite(const vector<Vec3>& positions) const {
@@ -194,8 +201,36 @@ double QMRegionDriver::compute(ContextImpl& context, const vector<Vec3>& positio
     // Results are valid only for the positions of a computation that succeeded.
     computed = false;
     lastFailure.clear();
+    // The QM energy and forces are a function of the positions and parameters alone. An evaluation at the
+    // positions of the last one (a reporter's getState after a step, an MTS integrator's slow group) reuses
+    // it: it costs nothing, and getQMResults keeps describing the step (its SCF iterations, its timings)
+    // instead of a second SCF that restarts from the converged density.
+    if (last.matches(positions, boxVectors, forces != nullptr)) {
+        if (forces)
+            for (const auto& f : last.forces)
+                (*forces)[f.first] += f.second;
+        computed = true;
+        return last.energy;
+    }
+    last.valid = false;
     try {
-        double energy = computeOrThrow(context, positions, boxVectors, forces);
+        vector<Vec3> added;
+        if (forces)
+            added.assign(forces->size(), Vec3());
+        double energy = computeOrThrow(context, positions, boxVectors, forces ? &added : nullptr);
+        last.forces.clear();
+        for (size_t i = 0; i < added.size(); i++)
+            if (added[i] != Vec3()) {
+                (*forces)[i] += added[i];
+                last.forces.emplace_back((int) i, added[i]);
+            }
+        last.positions = positions;
+        last.periodic = boxVectors != nullptr;
+        for (int k = 0; k < 3 && boxVectors != nullptr; k++)
+            last.box[k] = boxVectors[k];
+        last.energy = energy;
+        last.hasForces = forces != nullptr;
+        last.valid = true;
         computed = true;
         return energy;
     }

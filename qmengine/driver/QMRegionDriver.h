@@ -95,6 +95,15 @@ private:
     std::unique_ptr<LeastSquaresSolver> fitSolver;  // density-fitting metric and ESP fit (created on first use)
     std::unique_ptr<ESPChargeFit> espCharges;       // absent unless an ESP charge method is set
     QMResults results;
+    /** The last successful evaluation, reused at the same positions (and parameters: setParameters clears it). */
+    struct LastEvaluation {
+        bool valid = false, hasForces = false, periodic = false;
+        std::vector<OpenMM::Vec3> positions;
+        OpenMM::Vec3 box[3];
+        double energy = 0;
+        std::vector<std::pair<int, OpenMM::Vec3>> forces;  // the QM forces it added, by particle (kJ/mol/nm)
+        bool matches(const std::vector<OpenMM::Vec3>& positions, const OpenMM::Vec3* boxVectors, bool needForces) const;
+    } last;
     bool computed = false;
     std::string lastFailure;       // why the last computation failed (empty: it did not)
     bool rejected = false;         // the last energy was +infinity: the SCF did not converge at a trial step

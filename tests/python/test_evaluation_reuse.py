@@ -1,0 +1,62 @@
+"""An evaluation at the positions of the last one (a reporter's getState after a step) reuses it: the same
+energy and forces, and getQMResults still describes the step's SCF instead of a second one."""
+
+import numpy as np
+import openmm as mm
+import openmm.unit as unit
+import pytest
+
+import openmmdft
+from test_builder import SETTINGS, buildSystem
+
+KJ = unit.kilojoule_per_mole
+FORCE = KJ / unit.nanometer
+
+
+def qmmmContext(integrator):
+    topology, system, positions = buildSystem()
+    built = openmmdft.createQMMMSystem(topology, system, range(6), **SETTINGS)
+    qm = [f for f in built.getForces() if isinstance(f, openmmdft.QMMMForce)][0]
+    context = mm.Context(built, integrator, mm.Platform.getPlatformByName("CPU"))
+    context.setPositions(positions)
+    return built, qm, context
+
+
+def test_state_and_the_next_step_reuse_the_evaluation_at_the_same_positions():
+    built, qm, context = qmmmContext(mm.VerletIntegrator(0.0005))
+    context.getIntegrator().step(3)
+    # Verlet's step ends by moving the atoms: this getState (a reporter's) is the first evaluation here.
+    first = context.getState(getEnergy=True, getForces=True)
+    computed = qm.getQMResults(context)
+    assert computed["scfIterations"] > 2 and computed["extrapolatedDensities"] > 1
+    second = context.getState(getEnergy=True, getForces=True)
+    assert qm.getQMResults(context)["timings"]["total"] == computed["timings"]["total"]
+    # The reused forces are the QM forces once, not twice or not at all.
+    assert second.getPotentialEnergy() == first.getPotentialEnergy()
+    assert np.array_equal(second.getForces(asNumpy=True).value_in_unit(FORCE), first.getForces(asNumpy=True).value_in_unit(FORCE))
+    # The next step starts at these positions: it reuses the evaluation, so getQMResults still describes it.
+    context.getIntegrator().step(1)
+    assert qm.getQMResults(context)["timings"]["total"] == computed["timings"]["total"]
+    # ...and the step after that computes again, at new positions.
+    context.getIntegrator().step(1)
+    assert qm.getQMResults(context)["timings"]["total"] != computed["timings"]["total"]
+
+
+def test_new_positions_parameters_or_forces_are_computed_again():
+    # Langevin's kinetic energy needs no forces, so getState(getEnergy=True) evaluates the energy alone.
+    built, qm, context = qmmmContext(mm.LangevinMiddleIntegrator(300, 1, 0.0005))
+    first = context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(KJ)
+    before = qm.getQMResults(context)["timings"]
+    assert "gradient.total" not in before
+    # That energy-only evaluation had no forces: asking for them computes again.
+    context.getState(getForces=True)
+    assert "gradient.total" in qm.getQMResults(context)["timings"]
+    positions = context.getState(getPositions=True).getPositions(asNumpy=True).value_in_unit(unit.nanometer)
+    positions[0] += [0.002, 0, 0]
+    context.setPositions(positions)
+    moved = context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(KJ)
+    assert moved != pytest.approx(first, abs=1e-6)
+    # A new MM charge changes the QM energy at the same positions (updateParametersInContext clears the reuse).
+    qm.setParticleParameters(6, 0.5 * qm.getParticleParameters(6))
+    qm.updateParametersInContext(context)
+    assert context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(KJ) != pytest.approx(moved, abs=1e-3)
