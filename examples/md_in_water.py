@@ -5,12 +5,15 @@ The molecule comes from OpenMM's own data files (openmm/app/data/POPC.pdb), the 
 field is Amber14 (lipid17) with TIP3P. The script
   1. checks that the energy with QMMMForce equals the energy with NonbondedForce alone,
   2. runs Langevin MD with QMMMForce carrying the electrostatics (MM only, any platform), and
-  3. continues from there with QM/MM MD on the CPU platform: one water becomes a Kohn-Sham LDA
-     region (6-31G*, density fitting) embedded in the MM charges of the whole molecules within
-     1 nm, with analytic QM forces, integrated at constant energy (velocity Verlet, 1 fs) so that
-     the conservation of the total energy shows that the forces are the energy's derivative.
+  3. continues from there with QM/MM MD on the CPU platform, in a System made by
+     openmmdft.createQMMMSystem: one water becomes a Kohn-Sham LDA region (6-31G*, density fitting)
+     embedded in the MM charges of the whole molecules within 1 nm, with analytic QM forces; first
+     Langevin dynamics at 300 K, then constant energy (velocity Verlet, 1 fs), recorded by
+     openmmdft.QMMMReporter (qmmm.csv) and plotted (qmmm.png, examples/plot_qmmm.py), so that the
+     conservation of the total energy shows that the forces are the energy's derivative.
 
-    python examples/md_in_water.py [--steps N] [--qmmm-steps M] [--platform NAME]
+    python examples/md_in_water.py [--steps N] [--qmmm-nvt-steps K] [--qmmm-steps M] [--output-dir DIR]
+                                   [--platform NAME]
 """
 
 import argparse
@@ -52,7 +55,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--platform", default=None, help="OpenMM platform (default: CUDA if it works here, else CPU)")
-    parser.add_argument("--qmmm-steps", type=int, default=50, help="QM/MM MD steps after the MM run (0: none)")
+    parser.add_argument("--qmmm-nvt-steps", type=int, default=20, help="QM/MM Langevin steps after the MM run")
+    parser.add_argument("--qmmm-steps", type=int, default=60, help="QM/MM constant-energy steps after those (0: no QM/MM)")
+    parser.add_argument("--output-dir", default="qmmm-demo", help="where qmmm.csv and qmmm.png go")
     args = parser.parse_args()
 
     modeller, forcefield = buildSolvatedLipid(0.8 * unit.nanometer)
@@ -87,43 +92,59 @@ def main():
     print("MM MD: %d steps in %.1f s" % (simulation.currentStep, time.time() - start))
     if args.qmmm_steps > 0:
         qmmmDynamics(forceFieldSystem, modeller.topology, simulation.context.getState(getPositions=True, getVelocities=True),
-                     args.qmmm_steps)
+                     args.qmmm_nvt_steps, args.qmmm_steps, args.output_dir)
     return 0
 
 
-def qmmmDynamics(system, topology, state, steps):
+def qmmmDynamics(system, topology, state, nvtSteps, nveSteps, outputDir):
     """QM/MM MD in a QM/MM System made from the force field's System (createQMMMSystem): the first water is the
     QM region. Its constraints are kept (removeConstraints=False), so it stays as rigid as the MM waters and 1 fs
-    steps conserve energy."""
+    steps conserve energy. First Langevin dynamics at 300 K (NVT), then velocity Verlet at constant energy (NVE),
+    recorded by QMMMReporter into qmmm.csv and plotted into qmmm.png (examples/plot_qmmm.py)."""
     water = next(r for r in topology.residues() if r.name == "HOH")
     copy = openmmdft.createQMMMSystem(topology, system, water.atoms(), basisSet="6-31G*", removeConstraints=False,
                                       grid=(50, 194))
-    qmmm = [f for f in copy.getForces() if isinstance(f, openmmdft.QMMMForce)][0]
-    integrator = mm.VerletIntegrator(0.001 * unit.picoseconds)
-    context = mm.Context(copy, integrator, mm.Platform.getPlatformByName("CPU"))
-    context.setPeriodicBoxVectors(*state.getPeriodicBoxVectors())
-    context.setPositions(state.getPositions())
-    context.setVelocities(state.getVelocities())
-    context.applyConstraints(1e-8)
-    context.applyVelocityConstraints(1e-8)
-    kj = unit.kilojoule_per_mole
-    print("QM/MM MD: water %s (atoms %s) is the QM region; velocity Verlet, 1 fs, CPU platform"
+    cpu = mm.Platform.getPlatformByName("CPU")
+    print("QM/MM MD: water %s (atoms %s) is the QM region (SVWN5/6-31G*, density fitting), CPU platform"
           % (water.index, [a.index for a in water.atoms()]))
-    print("  step   E_total (kJ/mol)   E_QM (Eh)     SCF it.  MM charges  HOMO-LUMO (eV)")
+    nvt = app.Simulation(topology, copy, mm.LangevinMiddleIntegrator(300 * unit.kelvin, 1 / unit.picosecond,
+                                                                      0.001 * unit.picoseconds), cpu)
+    nvt.context.setPeriodicBoxVectors(*state.getPeriodicBoxVectors())
+    nvt.context.setPositions(state.getPositions())
+    nvt.context.setVelocities(state.getVelocities())
+    nvt.context.applyConstraints(1e-8)
+    nvt.reporters.append(app.StateDataReporter(sys.stdout, max(1, nvtSteps // 4), step=True, potentialEnergy=True,
+                                               temperature=True))
     start = time.time()
-    first = None
-    for step in range(0, steps + 1, max(1, steps // 10)):
-        if step > 0:
-            integrator.step(max(1, steps // 10))
-        s = context.getState(getEnergy=True)
-        total = (s.getPotentialEnergy() + s.getKineticEnergy()).value_in_unit(kj)
-        first = total if first is None else first
-        r = qmmm.getQMResults(context)
-        print("  %4d   %16.4f   %11.6f   %5d   %9d   %10.3f" % (step, total, r["totalEnergy"].value_in_unit(kj) / 2625.4996394798254,
-                                                              r["scfIterations"], r["numMMCharges"],
-                                                              r["homoLumoGap"].value_in_unit(kj) / 96.48533212))
-    print("QM/MM MD: %d steps in %.1f s; total energy changed by %.3f kJ/mol (a drift of the MM cutoff and of the "
-          "molecules entering or leaving the QM embedding shows here too)" % (steps, time.time() - start, total - first))
+    nvt.step(nvtSteps)
+    print("QM/MM NVT (Langevin, 300 K, 1 fs): %d steps in %.1f s" % (nvtSteps, time.time() - start))
+
+    nve = app.Simulation(topology, copy, mm.VerletIntegrator(0.001 * unit.picoseconds), cpu)
+    nve.context.setState(nvt.context.getState(getPositions=True, getVelocities=True, getParameters=True))
+    nve.context.applyVelocityConstraints(1e-8)
+    os.makedirs(outputDir, exist_ok=True)
+    csvPath = os.path.join(outputDir, "qmmm.csv")
+    reporter = openmmdft.QMMMReporter(csvPath, max(1, nveSteps // 20), totalEnergy=True)
+    nve.reporters.append(reporter)
+    start = time.time()
+    nve.step(nveSteps)
+    seconds = time.time() - start
+    del nve.reporters[:]
+    del reporter  # closes the file
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import plot_qmmm
+    columns = plot_qmmm.readColumns(csvPath)
+    print("QM/MM NVE (velocity Verlet, 1 fs), as QMMMReporter wrote it (%s):" % csvPath)
+    print("  step   E_total (kJ/mol)   E_QM (kJ/mol)   SCF it.  MM charges  HOMO-LUMO (kJ/mol)")
+    for i in range(len(columns["step"])):
+        print("  %4d   %16.4f   %13.4f   %5d   %9d   %10.2f" % (
+            columns["step"][i], columns["total energy (kJ/mol)"][i], columns["totalEnergy (kJ/mol)"][i],
+            columns["SCF iterations"][i], columns["MM charges"][i], columns["HOMO-LUMO gap (kJ/mol)"][i]))
+    total = columns["total energy (kJ/mol)"]
+    png = os.path.join(outputDir, "qmmm.png")
+    plot_qmmm.plot(columns, png)
+    print("QM/MM NVE: %d steps in %.1f s; total energy changed by %.3f kJ/mol (the MM cutoff and molecules entering or "
+          "leaving the QM embedding add to the integrator's own error here); plot: %s" % (nveSteps, seconds, total[-1] - total[0], png))
 
 
 if __name__ == "__main__":
