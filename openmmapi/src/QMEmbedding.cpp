@@ -1,5 +1,6 @@
 #include "openmmdft/internal/QMEmbedding.h"
 #include "openmm/OpenMMException.h"
+#include "openmmdft/internal/LinkAtoms.h"
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -64,25 +65,48 @@ QMEmbedding::QMEmbedding(const QMMMForce& force) {
         neighbours[p1].push_back(p2);
         neighbours[p2].push_back(p1);
     }
-    // Molecules = connected components, each as a breadth-first spanning tree from its lowest index.
+    for (const LinkAtomBond& link : linkAtomBondsOf(force))
+        links.push_back({link.qmAtom, link.mmParticle, link.bondLength});
+    vector<bool> isM1(n, false);
+    for (const Link& link : links)
+        isM1[link.mmParticle] = true;
+    for (const Link& link : links) {
+        vector<int> m2;
+        for (int next : neighbours[link.mmParticle])
+            if (qmIndexOfParticle[next] < 0 && !isM1[next])
+                m2.push_back(next);
+        mmNeighboursOfLink.push_back(m2);
+    }
+    // Molecules = connected components within the QM region and within the MM region (a bond across the boundary
+    // is a link atom's), each as a breadth-first spanning tree from its lowest index.
     vector<bool> seen(n, false);
+    mmMoleculeOfParticle.assign(n, -1);
+    localIndexOfParticle.assign(n, -1);
     for (int root = 0; root < n; root++) {
         if (seen[root])
             continue;
+        const bool qm = qmIndexOfParticle[root] >= 0;
         Molecule mol;
         mol.particles.push_back(root);
         mol.parent.push_back(-1);
         seen[root] = true;
         for (size_t k = 0; k < mol.particles.size(); k++)
             for (int next : neighbours[mol.particles[k]])
-                if (!seen[next]) {
+                if (!seen[next] && (qmIndexOfParticle[next] >= 0) == qm) {
                     seen[next] = true;
                     mol.particles.push_back(next);
                     mol.parent.push_back((int) k);
                 }
-        // The QM region is whole molecules (QMMMForceImpl validates it), so a component is all QM or all MM.
-        (qmIndexOfParticle[root] >= 0 ? qmMolecules : mmMolecules).push_back(mol);
+        if (!qm)
+            for (size_t k = 0; k < mol.particles.size(); k++) {
+                mmMoleculeOfParticle[mol.particles[k]] = mmMolecules.size();
+                localIndexOfParticle[mol.particles[k]] = k;
+            }
+        (qm ? qmMolecules : mmMolecules).push_back(mol);
     }
+    linksOfMolecule.assign(mmMolecules.size(), vector<int>());
+    for (size_t l = 0; l < links.size(); l++)
+        linksOfMolecule[mmMoleculeOfParticle[links[l].mmParticle]].push_back(l);
     setParameters(force);
 }
 
@@ -90,6 +114,38 @@ void QMEmbedding::setParameters(const QMMMForce& force) {
     charges.resize(force.getNumParticles());
     for (int i = 0; i < force.getNumParticles(); i++)
         force.getParticleParameters(i, charges[i]);
+    // Boundary charges: each M1's charge q leaves the embedding, q0 = q / n for each of its n M1-M2 bonds.
+    sitesOfMolecule.assign(mmMolecules.size(), vector<BoundarySite>());
+    vector<double> m1Charges(links.size());
+    for (size_t l = 0; l < links.size(); l++) {
+        m1Charges[l] = charges[links[l].mmParticle];
+        charges[links[l].mmParticle] = 0.0;
+    }
+    // Charge shift: the pair restoring a bond's dipole sits this fraction of the M1-M2 bond either side of M2
+    // (0.15 A per 2.5 A of bond, as ChemShell and ASH place it).
+    const double pairOffset = 0.06;
+    const bool chargeShift = force.getBoundaryChargeScheme() == QMMMForce::ChargeShift;
+    for (size_t l = 0; l < links.size(); l++) {
+        const int m1 = links[l].mmParticle;
+        const double q0 = m1Charges[l] / mmNeighboursOfLink[l].size();
+        vector<BoundarySite>& sites = sitesOfMolecule[mmMoleculeOfParticle[m1]];
+        const int local1 = localIndexOfParticle[m1];
+        for (int m2 : mmNeighboursOfLink[l]) {
+            const int local2 = localIndexOfParticle[m2];
+            if (chargeShift) {
+                // q0 onto M2; the dipole -q0 (M2 - M1) as -c at M2 + a (M2 - M1) and +c at M2 - a (M2 - M1), c = q0 / (2a).
+                charges[m2] += q0;
+                const double c = q0 / (2 * pairOffset);
+                sites.push_back({local1, local2, -pairOffset, 1 + pairOffset, -c});
+                sites.push_back({local1, local2, pairOffset, 1 - pairOffset, c});
+            }
+            else {
+                // RCD: 2 q0 at the bond's middle and q0 less on M2, the bond's dipole as with q0 on M1.
+                charges[m2] -= q0;
+                sites.push_back({local1, local2, 0.5, 0.5, 2 * q0});
+            }
+        }
+    }
     method = force.getNonbondedMethod();
     cutoff = force.getCutoffDistance();
     useSwitching = force.getUseEmbeddingSwitchingFunction() && method != QMMMForce::NoCutoff;
@@ -180,18 +236,37 @@ QMEmbedding::Placement QMEmbedding::place(const vector<Vec3>& positions, const V
             << "or a smaller QM region (QM extent + 2 x cutoff <= smallest box width)";
         throw OpenMMException(msg.str());
     }
-    auto add = [&](const Vec3& p, int particle, double scale) {
-        if (charges[particle] != 0.0) {
+    out.linkMMPositions.assign(links.size(), Vec3());
+    vector<bool> linkPlaced(links.size(), false);
+    auto add = [&](const Vec3& p, int particle, double charge, double scale) {
+        if (charge != 0.0) {
             out.mmPositions.push_back(p);
-            out.mmCharges.push_back(scale * charges[particle]);
+            out.mmCharges.push_back(scale * charge);
+            out.mmBaseCharges.push_back(charge);
             out.mmParticles.push_back(particle);
         }
     };
+    // A molecule's charges, each particle at placed(k), and its boundary charges and link M1s.
+    auto addMolecule = [&](size_t m, const function<Vec3(size_t)>& placed, double scale) {
+        const Molecule& mol = mmMolecules[m];
+        for (size_t k = 0; k < mol.particles.size(); k++)
+            add(placed(k), mol.particles[k], charges[mol.particles[k]], scale);
+        for (const BoundarySite& site : sitesOfMolecule[m]) {
+            const int charge = out.mmCharges.size();
+            add(placed(site.local1) * site.weight1 + placed(site.local2) * site.weight2, mol.particles[site.local2], site.charge, scale);
+            if ((int) out.mmCharges.size() > charge)
+                out.sites.push_back({charge, mol.particles[site.local1], mol.particles[site.local2], site.weight1, site.weight2});
+        }
+        for (int l : linksOfMolecule[m]) {
+            out.linkMMPositions[l] = placed(localIndexOfParticle[links[l].mmParticle]);
+            linkPlaced[l] = true;
+        }
+    };
     const double cutoff2 = cutoff * cutoff;
-    for (const Molecule& mol : mmMolecules) {
+    for (size_t m = 0; m < mmMolecules.size(); m++) {
+        const Molecule& mol = mmMolecules[m];
         if (method == QMMMForce::NoCutoff) {
-            for (int p : mol.particles)
-                add(positions[p], p, 1.0);
+            addMolecule(m, [&](size_t k) { return positions[mol.particles[k]]; }, 1.0);
             continue;
         }
         // The closest pair of a molecule atom and a QM atom (by minimum image when periodic) decides whether the
@@ -221,10 +296,20 @@ QMEmbedding::Placement QMEmbedding::place(const vector<Vec3>& positions, const V
         if (useSwitching)
             switchingFunction(sqrt(best), scale, slope);
         const int firstCharge = out.mmCharges.size();
-        for (size_t k = 0; k < mol.particles.size(); k++)
-            add(periodic ? whole[k] + shift : positions[mol.particles[k]], mol.particles[k], scale);
+        addMolecule(m, [&](size_t k) { return periodic ? whole[k] + shift : positions[mol.particles[k]]; }, scale);
         if (slope != 0.0)
             out.switched.push_back({firstCharge, (int) out.mmCharges.size(), mol.particles[closestAtom], closestQM, delta, slope});
+    }
+    // Link hydrogens after the QM atoms, at the link bond length from Q1 towards M1 as placed.
+    for (size_t l = 0; l < links.size(); l++) {
+        if (!linkPlaced[l]) {
+            stringstream msg;
+            msg << "QMMMForce: MM particle " << links[l].mmParticle << ", bonded to QM atom " << qmParticles[links[l].qmAtom]
+                << ", is beyond the cutoff (" << cutoff << " nm) of the QM region, so its link atom has no position";
+            throw OpenMMException(msg.str());
+        }
+        const Vec3 q1 = out.qmPositions[links[l].qmAtom], bond = out.linkMMPositions[l] - q1;
+        out.qmPositions.push_back(q1 + bond * (links[l].bondLength / sqrt(bond.dot(bond))));
     }
     checkSeparation(out);
     return out;
@@ -256,8 +341,12 @@ void QMEmbedding::checkSeparation(const Placement& placement) const {
             if (r < closest) {
                 stringstream msg;
                 msg << "QMMMForce: the MM charge of particle " << placement.mmParticles[c] << " (" << placement.mmCharges[c]
-                    << " e) sits on the nucleus of QM atom " << qmParticles[i] << " (" << r
-                    << " nm apart; at least 0.01 nm is required)";
+                    << " e) sits on the nucleus of ";
+                if (i < qmParticles.size())
+                    msg << "QM atom " << qmParticles[i];
+                else
+                    msg << "the link hydrogen of QM atom " << qmParticles[links[i - qmParticles.size()].qmAtom];
+                msg << " (" << r << " nm apart; at least 0.01 nm is required)";
                 throw OpenMMException(msg.str());
             }
         }

@@ -1,5 +1,6 @@
 #include "openmmdft/QMMMForce.h"
 #include "openmmdft/internal/QMMMForceImpl.h"
+#include "openmmdft/internal/LinkAtoms.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/internal/AssertionUtilities.h"
 #include <algorithm>
@@ -15,7 +16,8 @@ QMMMForce::QMMMForce() : coulomb14Scale(0.5), cutoffDistance(1.0), reactionField
         angularFunctions(BasisSetDefault), coulombMethod(DensityFitting), radialPoints(75), angularPoints(302),
         radialScheme(TreutlerAhlrichs), atomicPartition(Becke), cubeEdge(0.15875), sphereShellFraction(0.6),
         significanceThreshold(25.0), basisFunctionStorage(Precompute), basisStorageLimit(2048.0), scfConvergence(1e-7), maxSCFIterations(100),
-        diisSubspaceSize(8), densityExtrapolation(ASPC), densityExtrapolationOrder(3), qmForceGroup(-1), useEmbeddingSwitching(false), embeddingSwitchingDistance(0.8), qmEnergyOnly(false), espChargeMethod(NoESPCharges) {
+        diisSubspaceSize(8), densityExtrapolation(ASPC), densityExtrapolationOrder(3), qmForceGroup(-1), useEmbeddingSwitching(false), embeddingSwitchingDistance(0.8), qmEnergyOnly(false), espChargeMethod(NoESPCharges),
+        boundaryChargeScheme(RedistributedChargeAndDipole) {
     // Grid-grouping defaults are those measured for the engine (qmengine/README.md): cubes of 3 bohr
     // (0.15875 nm), spheres over the inner 60% of the radial shells, screening exponent 25.
 }
@@ -275,6 +277,41 @@ void QMMMForce::setDIISSubspaceSize(int size) {
     if (size < 1)
         throw OpenMMException("QMMMForce: the DIIS subspace size must be at least 1");
     diisSubspaceSize = size;
+}
+
+int QMMMForce::getNumLinkAtoms() const {
+    return linkAtomBondsOf(*this).size();
+}
+
+void QMMMForce::getLinkAtomParameters(int index, int& qmParticle, int& mmParticle, double& bondLength) const {
+    const vector<LinkAtomBond> links = linkAtomBondsOf(*this);
+    checkParticleIndex(index, links.size(), "link atom");
+    qmParticle = links[index].qmParticle;
+    mmParticle = links[index].mmParticle;
+    bondLength = links[index].bondLength;
+}
+
+void QMMMForce::setLinkAtomBondLength(int atomicNumber, double length) {
+    if (atomicNumber < 1 || atomicNumber > 118)
+        throw OpenMMException("QMMMForce: setLinkAtomBondLength: atomic number " + to_string(atomicNumber) + " is not an element");
+    if (!(length > 0) || !std::isfinite(length))
+        throw OpenMMException("QMMMForce: the link atom bond length must be a positive number of nm");
+    linkBondLengths[atomicNumber] = length;
+}
+
+double QMMMForce::getLinkAtomBondLength(int atomicNumber) const {
+    auto set = linkBondLengths.find(atomicNumber);
+    const double length = set != linkBondLengths.end() ? set->second : defaultLinkBondLength(atomicNumber);
+    if (length == 0)
+        throw OpenMMException("QMMMForce: no link atom bond length for element " + to_string(atomicNumber) +
+                              " (defaults exist for C, N, O, Si, P, S): call setLinkAtomBondLength");
+    return length;
+}
+
+void QMMMForce::setBoundaryChargeScheme(BoundaryChargeScheme scheme) {
+    if (scheme != RedistributedChargeAndDipole && scheme != ChargeShift)
+        throw OpenMMException("QMMMForce: unknown boundary charge scheme " + to_string((int) scheme));
+    boundaryChargeScheme = scheme;
 }
 
 void QMMMForce::setESPChargeMethod(ESPChargeMethod method) {

@@ -1,5 +1,6 @@
 #include "openmmdft/internal/QMMMForceImpl.h"
 #include "openmmdft/QMMMKernels.h"
+#include "openmmdft/internal/LinkAtoms.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/System.h"
 #include "openmm/internal/ContextImpl.h"
@@ -49,7 +50,53 @@ static vector<pair<int, int> > qmAtomsOf(const QMMMForce& force) {
     return atoms;
 }
 
-/** The QM region: particles exist, the electron count is even, and no bond crosses into the MM region. */
+/**
+ * A bond between a QM atom and an MM particle gets a link atom: its QM atom's element needs a link bond length, and its
+ * MM end (M1) needs exactly one QM neighbour and at least one MM neighbour (the M2s that take its boundary charge).
+ */
+static void validateLinkAtoms(const QMMMForce& force, const vector<bool>& isQM, const vector<LinkAtomBond>& links) {
+    // M2s are the MM neighbours of an M1 that are not themselves M1s (those have no charge left to take a share).
+    vector<bool> isM1(force.getNumParticles(), false);
+    for (const LinkAtomBond& link : links)
+        isM1[link.mmParticle] = true;
+    vector<int> qmNeighbours(force.getNumParticles(), 0), mmNeighbours(force.getNumParticles(), 0);
+    for (int i = 0; i < force.getNumBonds(); i++) {
+        int p1, p2;
+        force.getBondParameters(i, p1, p2);
+        if (isQM[p2])
+            qmNeighbours[p1]++;
+        else if (!isM1[p2])
+            mmNeighbours[p1]++;
+        if (isQM[p1])
+            qmNeighbours[p2]++;
+        else if (!isM1[p1])
+            mmNeighbours[p2]++;
+    }
+    for (const LinkAtomBond& link : links) {
+        stringstream msg;
+        msg << "QMMMForce: the bond between QM atom " << link.qmParticle << " and MM particle " << link.mmParticle
+            << " crosses the QM/MM boundary and needs a link atom, but ";
+        if (link.bondLength == 0) {
+            int particle, z;
+            force.getQMAtomParameters(link.qmAtom, particle, z);
+            msg << "element " << z << " has no link atom bond length (defaults exist for C, N, O, Si, P, S): call "
+                << "setLinkAtomBondLength";
+            throw OpenMMException(msg.str());
+        }
+        if (qmNeighbours[link.mmParticle] > 1) {
+            msg << "MM particle " << link.mmParticle << " is bonded to " << qmNeighbours[link.mmParticle]
+                << " QM atoms: put it into the QM region or cut the QM region elsewhere";
+            throw OpenMMException(msg.str());
+        }
+        if (mmNeighbours[link.mmParticle] == 0) {
+            msg << "MM particle " << link.mmParticle << " has no other MM neighbour (that is not bonded to the QM region "
+                << "itself) to take its boundary charge: put it into the QM region";
+            throw OpenMMException(msg.str());
+        }
+    }
+}
+
+/** The QM region: particles exist, the electron count (with one per link hydrogen) is even, link atoms are possible. */
 static void validateQMRegion(const QMMMForce& force) {
     if (force.getNumQMAtoms() == 0)
         return;
@@ -65,6 +112,9 @@ static void validateQMRegion(const QMMMForce& force) {
         isQM[atom.first] = true;
         electrons += atom.second;
     }
+    const vector<LinkAtomBond> links = linkAtomBondsOf(force);
+    validateLinkAtoms(force, isQM, links);
+    electrons += links.size();
     if (electrons <= 0) {
         stringstream msg;
         msg << "QMMMForce: the QM region has " << electrons << " electrons (QM charge " << force.getQMCharge() << ")";
@@ -72,19 +122,11 @@ static void validateQMRegion(const QMMMForce& force) {
     }
     if (electrons % 2 != 0) {
         stringstream msg;
-        msg << "QMMMForce: the QM region has an odd number of electrons (" << electrons
-            << "); open-shell systems are not supported (restricted Kohn-Sham only)";
+        msg << "QMMMForce: the QM region has an odd number of electrons (" << electrons;
+        if (!links.empty())
+            msg << ", with its " << links.size() << " link hydrogens";
+        msg << "); open-shell systems are not supported (restricted Kohn-Sham only)";
         throw OpenMMException(msg.str());
-    }
-    for (int i = 0; i < force.getNumBonds(); i++) {
-        int p1, p2;
-        force.getBondParameters(i, p1, p2);
-        if (isQM[p1] != isQM[p2]) {
-            stringstream msg;
-            msg << "QMMMForce: bond " << p1 << "-" << p2 << " connects a QM atom with an MM particle; the QM region "
-                << "must consist of whole molecules (link atoms are not supported)";
-            throw OpenMMException(msg.str());
-        }
     }
 }
 

@@ -172,18 +172,36 @@ void QMRegionDriver::addSwitchingForces(const QMEmbedding::Placement& placement,
                                         const Eigen::MatrixXd& density, vector<Vec3>& forces) const {
     // A molecule in the switching shell has its charges scaled by S(R): E depends on R through S as well, with
     // dE/dS = sum of its (unscaled) charges times the QM region's potential there (nuclei and electrons; the SCF
-    // energy is stationary in the density, so no response term), and R on the closest MM-QM pair.
+    // energy is stationary in the density, so no response term), and R on the closest MM-QM pair. The MM end of
+    // that pair is a charge's particle (a boundary charge never is: it is no atom), the QM end a QM atom.
     for (const QMEmbedding::Placement::Switched& sw : placement.switched) {
         double dEdS = 0;  // hartree
         for (int c = sw.firstCharge; c < sw.endCharge; c++) {
             const Vec3 r = placement.mmPositions[c] * BOHR_PER_NM;
             const double point[3] = {r[0], r[1], r[2]};
-            dEdS += embedding.getCharge(placement.mmParticles[c]) * QM::electrostaticPotential(engine->basis(), density, atoms, point);
+            dEdS += placement.mmBaseCharges[c] * QM::electrostaticPotential(engine->basis(), density, atoms, point);
         }
         const double distance = sqrt(sw.delta.dot(sw.delta));
         const Vec3 force = sw.delta * (dEdS * sw.slope * KJ_PER_MOL_PER_HARTREE / distance);  // dE/dr_mm, kJ/mol/nm
         forces[sw.mmParticle] -= force;
         forces[embedding.getQMParticles()[sw.qmAtom]] += force;
+    }
+}
+
+void QMRegionDriver::addLinkAtomForces(const QMEmbedding::Placement& placement, const Eigen::MatrixXd& gradient,
+                                       vector<Vec3>& forces) const {
+    // L = Q + d u, u = (M - Q) / |M - Q|: dL/dM = (d / r)(1 - u u^T) and dL/dQ = 1 - dL/dM, so a force F on the
+    // link hydrogen gives M1 (d / r)(F - u (u.F)) and Q1 the rest.
+    const vector<QMEmbedding::Link>& links = embedding.getLinks();
+    const size_t first = embedding.getQMParticles().size();
+    for (size_t l = 0; l < links.size(); l++) {
+        const Vec3 f = -Vec3(gradient(first + l, 0), gradient(first + l, 1), gradient(first + l, 2)) * KJ_PER_MOL_NM_PER_HARTREE_BOHR;
+        const Vec3 q1 = placement.qmPositions[links[l].qmAtom], bond = placement.linkMMPositions[l] - q1;
+        const double r = sqrt(bond.dot(bond));
+        const Vec3 u = bond / r;
+        const Vec3 onM1 = (f - u * u.dot(f)) * (links[l].bondLength / r);
+        forces[links[l].mmParticle] += onM1;
+        forces[embedding.getQMParticles()[links[l].qmAtom]] += f - onM1;
     }
 }
 
@@ -247,8 +265,10 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
     const Clock::time_point start = Clock::now();
     const QMEmbedding::Placement placement = embedding.place(positions, boxVectors);
     const double embeddingSeconds = since(start);
+    // The QM atoms, then the link hydrogens (Placement::qmPositions holds both).
     const vector<Vec3>& qmPositions = placement.qmPositions;
-    const vector<int>& qmAtomicNumbers = embedding.getQMAtomicNumbers();
+    vector<int> qmAtomicNumbers = embedding.getQMAtomicNumbers();
+    qmAtomicNumbers.resize(qmPositions.size(), 1);
     const vector<int>& qmParticles = embedding.getQMParticles();
     vector<QM::QMAtom> atoms(qmPositions.size());
     for (size_t i = 0; i < qmPositions.size(); i++)
@@ -317,9 +337,21 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
             results.timings[phase.first] = phase.second;
         for (size_t i = 0; i < qmParticles.size(); i++)
             (*forces)[qmParticles[i]] -= Vec3(g.atoms(i, 0), g.atoms(i, 1), g.atoms(i, 2)) * KJ_PER_MOL_NM_PER_HARTREE_BOHR;
+        addLinkAtomForces(placement, g.atoms, *forces);
+        vector<Vec3> chargeForces(mmParticles.size());
         for (size_t c = 0; c < mmParticles.size(); c++)
-            (*forces)[mmParticles[c]] -= Vec3(g.mm(c, 0), g.mm(c, 1), g.mm(c, 2)) * KJ_PER_MOL_NM_PER_HARTREE_BOHR;
+            chargeForces[c] = -Vec3(g.mm(c, 0), g.mm(c, 1), g.mm(c, 2)) * KJ_PER_MOL_NM_PER_HARTREE_BOHR;
         addSwitchingForces(placement, atoms, r.density, *forces);
+        // A boundary charge between two particles passes its force on by its weights.
+        vector<bool> onSite(mmParticles.size(), false);
+        for (const QMEmbedding::Placement::Site& site : placement.sites) {
+            (*forces)[site.particle1] += chargeForces[site.charge] * site.weight1;
+            (*forces)[site.particle2] += chargeForces[site.charge] * site.weight2;
+            onSite[site.charge] = true;
+        }
+        for (size_t c = 0; c < mmParticles.size(); c++)
+            if (!onSite[c])
+                (*forces)[mmParticles[c]] += chargeForces[c];
     }
     results.timings["total"] = since(start);
     return results.totalEnergy;

@@ -82,6 +82,9 @@ private:
     /** The forces of the embedding switching function (QMMMForce::setUseEmbeddingSwitchingFunction), kJ/mol/nm. */
     void addSwitchingForces(const QMEmbedding::Placement& placement, const std::vector<QM::QMAtom>& atoms,
                             const Eigen::MatrixXd& density, std::vector<OpenMM::Vec3>& forces) const;
+    /** The forces on the link hydrogens (gradient rows after the QM atoms', hartree/bohr), passed on to Q1 and M1. */
+    void addLinkAtomForces(const QMEmbedding::Placement& placement, const Eigen::MatrixXd& gradient,
+                           std::vector<OpenMM::Vec3>& forces) const;
     void setNaNForces(std::vector<OpenMM::Vec3>& forces, const std::string& why);
     QMEmbedding embedding;
     int threads;

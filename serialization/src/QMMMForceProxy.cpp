@@ -70,6 +70,10 @@ void QMMMForceProxy::serialize(const void* object, SerializationNode& node) cons
     qm.setIntProperty("densityExtrapolationOrder", force.getDensityExtrapolationOrder());
     qm.setIntProperty("energyOnly", force.getQMEnergyOnly() ? 1 : 0);
     qm.setIntProperty("espChargeMethod", (int) force.getESPChargeMethod());
+    qm.setIntProperty("boundaryChargeScheme", (int) force.getBoundaryChargeScheme());
+    SerializationNode& lengths = qm.createChildNode("LinkBondLengths");
+    for (const auto& length : force.getLinkAtomBondLengthsSet())
+        lengths.createChildNode("Length").setIntProperty("Z", length.first).setDoubleProperty("length", length.second);
     SerializationNode& atoms = qm.createChildNode("Atoms");
     for (int i = 0; i < force.getNumQMAtoms(); i++) {
         int particle, z;
@@ -215,8 +219,9 @@ void readQMRegion(const SerializationNode& qm, QMMMForce& force, int version) {
                          "radialPoints", "angularPoints", "radialScheme", "atomicPartition", "cubeEdge",
                          "sphereShellFraction", "significanceThreshold", "basisFunctionStorage", "basisStorageLimit", "scfConvergence",
                          "maxSCFIterations", "diisSubspaceSize", "densityExtrapolation", "densityExtrapolationOrder", "energyOnly",
-                         "espChargeMethod", "embeddingSwitching", "embeddingSwitchingDistance"}, where, version);
-    checkChildren(qm, {"Atoms"}, where);
+                         "espChargeMethod", "embeddingSwitching", "embeddingSwitchingDistance", "boundaryChargeScheme"},
+                    where, version);
+    checkChildren(qm, {"Atoms", "LinkBondLengths"}, where);
     force.setQMCharge(intProperty(qm, "charge", where));
     force.setBasisSet(text(qm, "basis", where));
     force.setAuxiliaryBasisSet(text(qm, "auxiliaryBasis", where));
@@ -245,6 +250,14 @@ void readQMRegion(const SerializationNode& qm, QMMMForce& force, int version) {
     if (qm.hasProperty("densityExtrapolation") || qm.hasProperty("densityExtrapolationOrder"))
         force.setDensityExtrapolation((QMMMForce::DensityExtrapolation) enumProperty(qm, "densityExtrapolation", where, 2),
                                       intProperty(qm, "densityExtrapolationOrder", where));
+    // Absent in earlier files (which had no link atoms): the defaults.
+    force.setBoundaryChargeScheme((QMMMForce::BoundaryChargeScheme) enumProperty(qm, "boundaryChargeScheme", where, 1, 0));
+    for (const SerializationNode& list : qm.getChildren())
+        if (list.getName() == "LinkBondLengths")
+            for (const SerializationNode& length : items(list, "Length", {"Z", "length"}, version)) {
+                const string item = describe(length);
+                force.setLinkAtomBondLength(intProperty(length, "Z", item), doubleProperty(length, "length", item));
+            }
     const vector<SerializationNode>& atoms = items(child(qm, "Atoms", where), "Atom", {"particle", "Z"}, version);
     for (size_t i = 0; i < atoms.size(); i++) {
         const string atom = describe(atoms[i], (int) i);

@@ -106,6 +106,10 @@ public:
         CHELPG = 1,
         MerzKollman = 2
     };
+    enum BoundaryChargeScheme {
+        RedistributedChargeAndDipole = 0,
+        ChargeShift = 1
+    };
     QMMMForce();
     int getNumParticles() const;
     int addParticle(double charge);
@@ -191,6 +195,18 @@ public:
     bool getQMEnergyOnly() const;
     void setESPChargeMethod(ESPChargeMethod method);
     ESPChargeMethod getESPChargeMethod() const;
+    int getNumLinkAtoms() const;
+    %apply int& OUTPUT {int& qmParticle};
+    %apply int& OUTPUT {int& mmParticle};
+    %apply double& OUTPUT {double& bondLength};
+    void getLinkAtomParameters(int index, int& qmParticle, int& mmParticle, double& bondLength) const;
+    %clear int& qmParticle;
+    %clear int& mmParticle;
+    %clear double& bondLength;
+    void setLinkAtomBondLength(int atomicNumber, double length);
+    double getLinkAtomBondLength(int atomicNumber) const;
+    void setBoundaryChargeScheme(BoundaryChargeScheme scheme);
+    BoundaryChargeScheme getBoundaryChargeScheme() const;
     OpenMMDFT::QMResults getQMResults(const OpenMM::Context& context) const;
 
     void updateParametersInContext(OpenMM::Context& context);
@@ -291,6 +307,8 @@ def _withUnit(method, unitOf):
 QMMMForce.getParticleParameters = _withUnit(QMMMForce.getParticleParameters, lambda q: q * unit.elementary_charge)
 QMMMForce.getCutoffDistance = _withUnit(QMMMForce.getCutoffDistance, lambda d: d * unit.nanometer)
 QMMMForce.getEmbeddingSwitchingDistance = _withUnit(QMMMForce.getEmbeddingSwitchingDistance, lambda d: d * unit.nanometer)
+QMMMForce.getLinkAtomParameters = _withUnit(QMMMForce.getLinkAtomParameters, lambda p: [p[0], p[1], p[2] * unit.nanometer])
+QMMMForce.getLinkAtomBondLength = _withUnit(QMMMForce.getLinkAtomBondLength, lambda d: d * unit.nanometer)
 QMMMForce.getGridGrouping = _withUnit(QMMMForce.getGridGrouping, lambda g: [g[0] * unit.nanometer, g[1]])
 
 

@@ -130,6 +130,20 @@ public:
         /** Merz-Kollman shells at 1.4-2.0 x the vdW radii. */
         MerzKollman = 2
     };
+    /**
+     * How the charges of the MM atoms bonded to the QM region (M1, across a link atom) enter the QM Hamiltonian.
+     * Both remove M1's charge q from the embedding and keep the embedded total, each M1-M2 bond (M2: M1's other
+     * MM neighbours, n of them) getting q0 = q / n; neither changes the MM-MM electrostatics.
+     */
+    enum BoundaryChargeScheme {
+        /** Redistributed charge and dipole (Lin & Truhlar, J. Phys. Chem. A 109, 3991 (2005)): 2 q0 at the middle of
+         * each M1-M2 bond and q0 less on M2, which keeps each bond's dipole. The default. */
+        RedistributedChargeAndDipole = 0,
+        /** Charge shift (Sherwood et al., J. Mol. Struct. THEOCHEM 632, 1 (2003)): q0 moves onto each M2, and a pair of
+         * opposite charges on the M1-M2 line at 6% of the bond length either side of M2 restores the bond's dipole
+         * (the ChemShell/ASH construction). */
+        ChargeShift = 1
+    };
     QMMMForce();
     /** Number of particles; must equal the System's when a Context is created. */
     int getNumParticles() const {
@@ -337,6 +351,30 @@ public:
     int getQMForceGroup() const {
         return qmForceGroup;
     }
+    /**
+     * Link atoms: every bond between a QM atom (Q1) and an MM particle (M1) caps the QM region with a hydrogen on
+     * the Q1-M1 line at the link bond length from Q1 (by Q1's element: setLinkAtomBondLength). Its position follows
+     * Q1 and M1, and its force goes to them by the chain rule. They are found from the bonds and the QM atoms, in
+     * bond order; an M1 must have another MM neighbour (for its boundary charge) and only one QM neighbour.
+     */
+    int getNumLinkAtoms() const;
+    /** The QM atom's particle, the MM particle, and the link bond length (nm) of link atom index. */
+    void getLinkAtomParameters(int index, int& qmParticle, int& mmParticle, double& bondLength) const;
+    /**
+     * The distance (nm) from a QM atom of this element to its link hydrogen. Defaults: the X-H bond lengths of
+     * C 0.109, N 0.101, O 0.096, Si 0.148, P 0.142, S 0.134 nm; other elements need one to be set.
+     */
+    void setLinkAtomBondLength(int atomicNumber, double length);
+    /** Throws OpenMMException for an element with no default and none set. */
+    double getLinkAtomBondLength(int atomicNumber) const;
+    /** Elements whose link bond length was set (setLinkAtomBondLength), for serialization. */
+    const std::map<int, double>& getLinkAtomBondLengthsSet() const {
+        return linkBondLengths;
+    }
+    void setBoundaryChargeScheme(BoundaryChargeScheme scheme);
+    BoundaryChargeScheme getBoundaryChargeScheme() const {
+        return boundaryChargeScheme;
+    }
     /** What the last QM computation in a Context produced (throws if there has been none). */
     QMResults getQMResults(const OpenMM::Context& context) const;
 
@@ -380,6 +418,8 @@ private:
     int qmForceGroup;
     bool useEmbeddingSwitching;
     double embeddingSwitchingDistance;
+    std::map<int, double> linkBondLengths;  // set by the user, nm, by atomic number
+    BoundaryChargeScheme boundaryChargeScheme;
     bool qmEnergyOnly;
     ESPChargeMethod espChargeMethod;
 };

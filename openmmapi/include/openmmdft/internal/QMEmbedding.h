@@ -44,6 +44,13 @@ OPENMM_EXPORT_DFT void checkPositionsAreFinite(const std::vector<OpenMM::Vec3>& 
  * With the embedding switching function the molecule's charges are scaled by S(R) of its closest distance R
  * to the QM region (QMMMForce::setUseEmbeddingSwitchingFunction), and Placement::switched lists the molecules
  * whose scale is between 0 and 1, for the force term dE/dS dS/dR.
+ *
+ * Covalent bonds across the boundary (QMMMForce::getNumLinkAtoms): molecules here are the connected parts of
+ * the bond graph within the QM region and within the MM region. Each Q1-M1 bond caps the QM region with a
+ * hydrogen at the link bond length from Q1 towards M1 (placed after the QM atoms in Placement::qmPositions).
+ * M1's charge leaves the embedding and is spread over its M1-M2 bonds by the boundary charge scheme
+ * (QMMMForce::BoundaryChargeScheme): M2 charges change, and boundary charges sit at fixed fractions of the
+ * M1-M2 bonds (Placement::sites). The MM-MM electrostatics do not see any of this.
  */
 class OPENMM_EXPORT_DFT QMEmbedding {
 public:
@@ -67,6 +74,16 @@ public:
             double slope;
         };
         std::vector<Switched> switched;
+        std::vector<double> mmBaseCharges;       ///< the embedded charges before the switching scale, e
+        /** An embedded charge at weight1 x particle1 + weight2 x particle2 (a boundary charge of a link atom); its
+         * mmParticles entry is particle2. */
+        struct Site {
+            int charge;
+            int particle1, particle2;
+            double weight1, weight2;
+        };
+        std::vector<Site> sites;
+        std::vector<OpenMM::Vec3> linkMMPositions;  ///< M1 of each link atom as placed, nm
     };
     /**
      * The QM region and the MM charges it sees at these positions. boxVectors (OpenMM's reduced
@@ -86,7 +103,16 @@ public:
     const std::vector<int>& getQMAtomicNumbers() const {
         return qmAtomicNumbers;
     }
-    /** A particle's MM charge (e), unscaled. */
+    /** A hydrogen capping the bond from QM atom qmAtom (Q1) to MM particle mmParticle (M1), bondLength nm from Q1. */
+    struct Link {
+        int qmAtom, mmParticle;
+        double bondLength;
+    };
+    const std::vector<Link>& getLinks() const {
+        return links;
+    }
+    /** A particle's charge (e) as the QM region sees it, before switching: its MM charge, changed on the M1 and
+     * M2 atoms of link atoms by the boundary charge scheme. */
     double getCharge(int particle) const;
 private:
     /** One molecule: its particles in breadth-first order, and the position in that list of each one's tree parent (-1: root). */
@@ -105,7 +131,17 @@ private:
     std::vector<int> qmParticles, qmAtomicNumbers;
     std::vector<int> qmIndexOfParticle;         // -1 for MM particles
     std::vector<Molecule> qmMolecules, mmMolecules;
-    std::vector<double> charges;
+    std::vector<double> charges;                // as embedded (boundary scheme applied)
+    std::vector<Link> links;
+    /** A boundary charge at weight1 x M1 + weight2 x M2, by position in its MM molecule's particle list. */
+    struct BoundarySite {
+        int local1, local2;
+        double weight1, weight2, charge;
+    };
+    std::vector<std::vector<int> > mmNeighboursOfLink;  // the M2s of each link
+    std::vector<int> mmMoleculeOfParticle, localIndexOfParticle;
+    std::vector<std::vector<BoundarySite> > sitesOfMolecule;  // by MM molecule
+    std::vector<std::vector<int> > linksOfMolecule;           // links whose M1 is in the MM molecule
     QMMMForce::NonbondedMethod method;
     double cutoff;
     bool useSwitching;

@@ -1,0 +1,37 @@
+#include "openmmdft/internal/LinkAtoms.h"
+#include <map>
+
+using namespace OpenMMDFT;
+using namespace std;
+
+double OpenMMDFT::defaultLinkBondLength(int atomicNumber) {
+    // Equilibrium X-H bond lengths (nm): where a link hydrogen sits on the Q1-M1 line.
+    static const map<int, double> lengths = {{6, 0.109}, {7, 0.101}, {8, 0.096}, {14, 0.148}, {15, 0.142}, {16, 0.134}};
+    auto found = lengths.find(atomicNumber);
+    return found == lengths.end() ? 0.0 : found->second;
+}
+
+vector<LinkAtomBond> OpenMMDFT::linkAtomBondsOf(const QMMMForce& force) {
+    map<int, int> qmAtomOfParticle;
+    for (int i = 0; i < force.getNumQMAtoms(); i++) {
+        int particle, z;
+        force.getQMAtomParameters(i, particle, z);
+        qmAtomOfParticle[particle] = i;
+    }
+    vector<LinkAtomBond> links;
+    for (int b = 0; b < force.getNumBonds(); b++) {
+        int p1, p2;
+        force.getBondParameters(b, p1, p2);
+        auto q1 = qmAtomOfParticle.find(p1), q2 = qmAtomOfParticle.find(p2);
+        if ((q1 == qmAtomOfParticle.end()) == (q2 == qmAtomOfParticle.end()))
+            continue;
+        const bool firstIsQM = q1 != qmAtomOfParticle.end();
+        const int qmAtom = firstIsQM ? q1->second : q2->second;
+        int particle, z;
+        force.getQMAtomParameters(qmAtom, particle, z);
+        const map<int, double>& set = force.getLinkAtomBondLengthsSet();
+        auto length = set.find(z);
+        links.push_back({qmAtom, particle, firstIsQM ? p2 : p1, length != set.end() ? length->second : defaultLinkBondLength(z)});
+    }
+    return links;
+}

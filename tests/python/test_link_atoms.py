@@ -1,0 +1,192 @@
+"""Link atoms across a covalent QM/MM boundary: ethanol whose methyl group is the QM region (capped by a hydrogen
+on the C1-C2 bond, so the QM system is methane), next to two MM waters.
+
+- The QM energy equals PySCF's for methane with the same link position and the same embedding charges (the
+  boundary charge schemes' charges, built independently here), to 1e-6 Eh.
+- The forces are the energy's derivative (central finite differences) on Q1, M1, the M2s that carry boundary
+  charges, the QM hydrogens and MM atoms further away.
+"""
+
+import numpy as np
+import openmm as mm
+import openmm.unit as unit
+import pytest
+
+import openmmdft
+from test_qm_region import BASIS_DIR, KJ_PER_HARTREE, NM_PER_BOHR, TIP3P, WATER_NM, matchingRKS, watersAround
+
+pyscf = pytest.importorskip("pyscf")
+from pyscf import gto, qmmm  # noqa: E402
+
+import os  # noqa: E402
+
+# Ethanol, nm: C1 (QM, 0) with H 1-3 (QM); C2 (M1, 4) with H 5, 6 and O 7 (the M2s), HO 8 on O.
+ETHANOL = [("C", 6, (0.0, 0.0, 0.0), -0.18), ("H", 1, (-0.0363, -0.0513, 0.0889), 0.06),
+           ("H", 1, (-0.0363, -0.0513, -0.0889), 0.06), ("H", 1, (-0.0363, 0.1028, 0.0), 0.06),
+           ("C", 6, (0.1526, 0.0, 0.0), 0.145), ("H", 1, (0.1889, -0.0513, 0.0889), 0.04),
+           ("H", 1, (0.1889, -0.0513, -0.0889), 0.04), ("O", 8, (0.2003, 0.1348, 0.0), -0.683),
+           ("H", 1, (0.2963, 0.1348, 0.0), 0.418)]
+ETHANOL_BONDS = [(0, 1), (0, 2), (0, 3), (0, 4), (4, 5), (4, 6), (4, 7), (7, 8)]
+QM_ATOMS = [0, 1, 2, 3]
+M1, M2S = 4, [5, 6, 7]
+WATER_CENTRES = [(-0.25, 0.15, 0.1), (0.1, -0.3, 0.05)]
+KJ = unit.kilojoule_per_mole
+
+
+def ethanolSystem(scheme, energyOnly=True, convergence=1e-9):
+    system = mm.System()
+    force = openmmdft.QMMMForce()
+    for _, _, _, q in ETHANOL:
+        system.addParticle(12.0)
+        force.addParticle(q)
+    for a, b in ETHANOL_BONDS:
+        force.addBond(a, b)
+    waters = watersAround(WATER_CENTRES, seed=7)
+    for w in waters:
+        first = system.getNumParticles()
+        for atom in range(3):
+            system.addParticle(16.0 if atom == 0 else 1.0)
+            force.addParticle(TIP3P[atom])
+        force.addBond(first, first + 1)
+        force.addBond(first, first + 2)
+    for particle in QM_ATOMS:
+        force.addQMAtom(particle, ETHANOL[particle][1])
+    force.setBoundaryChargeScheme(scheme)
+    force.setBasisSet(os.path.join(BASIS_DIR, "6-31gs.nw"))
+    force.setCoulombMethod(openmmdft.QMMMForce.Exact)
+    force.setGrid(60, 302)
+    force.setSCFConvergence(convergence)
+    force.setQMEnergyOnly(energyOnly)
+    system.addForce(force)
+    positions = np.concatenate([np.array([p for _, _, p, _ in ETHANOL])] + waters)
+    return system, force, positions
+
+
+def embeddingCharges(scheme, positions):
+    """The charges the QM region should see, built from the schemes' definitions: M1's charge q0 = q/3 per M1-M2 bond;
+    RCD: 2 q0 at each bond's middle, M2 charge - q0; charge shift: M2 charge + q0 and -q0/(2a), +q0/(2a) at
+    M2 +- a (M2 - M1), a = 0.06."""
+    charges = [q for _, _, _, q in ETHANOL] + list(TIP3P) * len(WATER_CENTRES)
+    q0 = charges[M1] / len(M2S)
+    points, values = [], []
+    for i in range(len(charges)):
+        if i in QM_ATOMS or i == M1:
+            continue
+        points.append(positions[i])
+        values.append(charges[i] + (0 if i not in M2S else (-q0 if scheme == openmmdft.QMMMForce.RedistributedChargeAndDipole else q0)))
+    for m2 in M2S:
+        bond = positions[m2] - positions[M1]
+        if scheme == openmmdft.QMMMForce.RedistributedChargeAndDipole:
+            points.append(positions[M1] + 0.5 * bond)
+            values.append(2 * q0)
+        else:
+            points += [positions[m2] + 0.06 * bond, positions[m2] - 0.06 * bond]
+            values += [-q0 / 0.12, q0 / 0.12]
+    return np.array(points), np.array(values)
+
+
+def pyscfCappedMethane(positions, scheme):
+    link = positions[0] + 0.109 * (positions[M1] - positions[0]) / np.linalg.norm(positions[M1] - positions[0])
+    atoms = [(ETHANOL[i][1], positions[i]) for i in QM_ATOMS] + [(1, link)]
+    mol = gto.Mole()
+    mol.atom = [(z, tuple(p / NM_PER_BOHR)) for z, p in atoms]
+    mol.unit = "Bohr"
+    mol.cart = True
+    path = os.path.join(BASIS_DIR, "6-31gs.nw")
+    mol.basis = {el: gto.basis.load(path, el) for el in ("C", "H")}
+    mol.verbose = 0
+    mol.build()
+    points, values = embeddingCharges(scheme, positions)
+    mf = qmmm.mm_charge(matchingRKS(mol), points / NM_PER_BOHR, values, unit="Bohr")
+    energy = mf.kernel()
+    assert mf.converged
+    return energy, len(values)
+
+
+SCHEMES = [openmmdft.QMMMForce.RedistributedChargeAndDipole, openmmdft.QMMMForce.ChargeShift]
+
+
+def test_link_atoms_are_found_from_the_bonds():
+    system, force, _ = ethanolSystem(SCHEMES[0])  # the System owns the Force: keep it
+    assert force.getNumLinkAtoms() == 1
+    qm, mmParticle, length = force.getLinkAtomParameters(0)
+    assert (qm, mmParticle) == (0, M1) and length == 0.109 * unit.nanometer
+    force.setLinkAtomBondLength(6, 0.11)
+    assert force.getLinkAtomParameters(0)[2] == 0.11 * unit.nanometer
+    with pytest.raises(mm.OpenMMException, match="link atom index 1"):
+        force.getLinkAtomParameters(1)
+    with pytest.raises(mm.OpenMMException, match="no link atom bond length for element 17"):
+        force.getLinkAtomBondLength(17)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES, ids=["RCD", "chargeShift"])
+def test_capped_qm_region_matches_pyscf(scheme):
+    system, force, positions = ethanolSystem(scheme)
+    context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
+    context.setPositions(positions)
+    context.getState(getEnergy=True)
+    results = force.getQMResults(context)
+    reference, numCharges = pyscfCappedMethane(positions, scheme)
+    assert results["totalEnergy"].value_in_unit(KJ) / KJ_PER_HARTREE == pytest.approx(reference, abs=1e-6)
+    assert results["numMMCharges"] == numCharges
+
+
+@pytest.mark.parametrize("scheme", SCHEMES, ids=["RCD", "chargeShift"])
+def test_link_atom_forces_are_the_energys_derivative(scheme):
+    """Five-point central differences (h = 1e-4 nm, error O(h^4)) of the System's energy (QM region and MM Coulomb) on
+    Q1, a QM hydrogen, M1, the M2s (H and O, which carry boundary charges), the hydroxyl H, and a water oxygen. Forces
+    here reach 1000 kJ/mol/nm (the geometry is not relaxed); the SCF converges to 1e-10, so the differences are good
+    to about 1e-4 kJ/mol/nm; the tolerance is 5e-3."""
+    system, force, positions = ethanolSystem(scheme, energyOnly=False, convergence=1e-10)
+    context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
+    context.setPositions(positions)
+    forces = context.getState(getForces=True).getForces(asNumpy=True).value_in_unit(KJ / unit.nanometer)
+
+    def energy(p):
+        context.setPositions(p)
+        return context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(KJ)
+
+    def displaced(particle, d, step):
+        p = positions.copy()
+        p[particle, d] += step
+        return energy(p)
+
+    h = 1e-4
+    for particle in [0, 1, M1, 5, 7, 8, 9]:
+        for d in range(3):
+            numeric = -(displaced(particle, d, -2 * h) - 8 * displaced(particle, d, -h) + 8 * displaced(particle, d, h)
+                        - displaced(particle, d, 2 * h)) / (12 * h)
+            assert forces[particle, d] == pytest.approx(numeric, abs=5e-3), (particle, d)
+
+
+def test_link_atoms_that_cannot_be_made_are_refused():
+    # QM = C1 and two of its hydrogens: the third hydrogen would be an M1 with no other MM neighbour.
+    system, force, positions = ethanolSystem(SCHEMES[0])
+    qm = openmmdft.QMMMForce()
+    for i in range(force.getNumParticles()):
+        qm.addParticle(force.getParticleParameters(i))
+    for i in range(force.getNumBonds()):
+        qm.addBond(*force.getBondParameters(i))
+    for particle in (0, 1, 2):
+        qm.addQMAtom(particle, ETHANOL[particle][1])
+    qm.setQMCharge(-1)
+    copy = mm.System()
+    for i in range(system.getNumParticles()):
+        copy.addParticle(1.0)
+    copy.addForce(qm)
+    with pytest.raises(mm.OpenMMException, match="has no other MM neighbour"):
+        mm.Context(copy, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
+    # An odd electron count with the link hydrogens counted says so.
+    force.setQMCharge(1)
+    with pytest.raises(mm.OpenMMException, match="odd number of electrons.*link hydrogens"):
+        mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
+
+
+def test_link_settings_round_trip_through_xml():
+    system, force, _ = ethanolSystem(openmmdft.QMMMForce.ChargeShift)
+    force.setLinkAtomBondLength(16, 0.135)
+    copy = mm.XmlSerializer.deserialize(mm.XmlSerializer.serialize(force))
+    assert copy.getBoundaryChargeScheme() == openmmdft.QMMMForce.ChargeShift
+    assert copy.getLinkAtomBondLength(16) == 0.135 * unit.nanometer
+    assert copy.getLinkAtomBondLength(6) == 0.109 * unit.nanometer
+    assert copy.getNumLinkAtoms() == 1
