@@ -164,7 +164,7 @@ def test_accepts_indices_and_refuses_bad_input():
     topology, system, positions = buildSystem()
     built = openmmdft.createQMMMSystem(topology, system, range(6), **SETTINGS)
     assert [f for f in built.getForces() if isinstance(f, openmmdft.QMMMForce)][0].getNumQMAtoms() == 6
-    with pytest.raises(ValueError, match="crosses the QM/MM boundary"):
+    with pytest.raises(ValueError, match="crosses the QM/MM boundary, but the MM atom has no other MM neighbour"):
         openmmdft.createQMMMSystem(topology, system, [0, 1, 2, 3, 4])  # the hydroxyl H left out
     with pytest.raises(ValueError, match="out of range"):
         openmmdft.createQMMMSystem(topology, system, [0, 99])

@@ -190,3 +190,44 @@ def test_link_settings_round_trip_through_xml():
     assert copy.getLinkAtomBondLength(16) == 0.135 * unit.nanometer
     assert copy.getLinkAtomBondLength(6) == 0.109 * unit.nanometer
     assert copy.getNumLinkAtoms() == 1
+
+
+def test_qm_side_chain_of_a_protein_conserves_energy_as_mm_does():
+    """Villin (OpenMM's test.pdb, waters and ions removed; Amber14, no cutoff, flexible bonds) with the side chain of
+    its serine (CB, HB2, HB3, OG, HG) as the QM region, made by createQMMMSystem: one link atom on CA-CB. Velocity
+    Verlet at 0.5 fs from the same minimized state and velocities: the total energy fluctuates as in the all-MM run
+    (its RMS within 1.5x + 0.2 kJ/mol of the MM run's), so the link atom's forces are the energy's derivative."""
+    import openmm.app as app
+
+    data = os.path.join(os.path.dirname(app.__file__), "data")
+    pdb = app.PDBFile(os.path.join(data, "test.pdb"))
+    modeller = app.Modeller(pdb.topology, pdb.positions)
+    modeller.delete([r for r in modeller.topology.residues() if r.name in ("HOH", "Cl", "CL", "Na", "NA")])
+    system = app.ForceField("amber14-all.xml").createSystem(modeller.topology, nonbondedMethod=app.NoCutoff, constraints=None)
+    serine = next(r for r in modeller.topology.residues() if r.name == "SER")
+    qmAtoms = [a for a in serine.atoms() if a.name in ("CB", "HB2", "HB3", "OG", "HG")]
+    qmmm = openmmdft.createQMMMSystem(modeller.topology, system, qmAtoms, basisSet="6-31G*", grid=(40, 146),
+                                      scfConvergence=1e-8)
+    force = next(f for f in qmmm.getForces() if isinstance(f, openmmdft.QMMMForce))
+    assert force.getNumLinkAtoms() == 1
+    ca = next(a for a in serine.atoms() if a.name == "CA")
+    cb = next(a for a in serine.atoms() if a.name == "CB")
+    assert force.getLinkAtomParameters(0)[:2] == [cb.index, ca.index]
+    cpu = mm.Platform.getPlatformByName("CPU")
+    minimizer = mm.Context(system, mm.VerletIntegrator(0.0005), cpu)
+    minimizer.setPositions(modeller.positions)
+    mm.LocalEnergyMinimizer.minimize(minimizer, 10, 200)
+    start = minimizer.getState(getPositions=True).getPositions()
+    fluctuations = []
+    for s in (system, qmmm):
+        integrator = mm.VerletIntegrator(0.0005)
+        context = mm.Context(s, integrator, cpu)
+        context.setPositions(start)
+        context.setVelocitiesToTemperature(300, 3)
+        totals = []
+        for _ in range(15):
+            integrator.step(2)
+            state = context.getState(getEnergy=True)
+            totals.append((state.getPotentialEnergy() + state.getKineticEnergy()).value_in_unit(KJ))
+        fluctuations.append(np.std(totals))
+    assert fluctuations[1] < 1.5 * fluctuations[0] + 0.2, fluctuations

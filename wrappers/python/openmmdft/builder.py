@@ -1,5 +1,6 @@
 """createQMMMSystem: a QM/MM System from an ordinary OpenMM System and the atoms of its QM region."""
 
+import logging
 import operator
 
 import openmm as mm
@@ -77,6 +78,33 @@ def _withoutQMTerms(force, qm):
     return rebuilt
 
 
+_log = logging.getLogger("openmmdft")
+
+
+def _checkCutBonds(topology, qm):
+    """Each bond across the boundary gets a link atom; its MM atom (M1) needs one QM neighbour and an MM neighbour
+    that is not itself an M1, for its boundary charge (QMMMForce refuses the rest too, but only at Context creation)."""
+    cut = [(a, b) if a.index in qm else (b, a) for a, b in topology.bonds() if (a.index in qm) != (b.index in qm)]
+    m1s = {outside.index for _, outside in cut}
+    qmNeighbours, mmNeighbours = {}, {}
+    for a, b in topology.bonds():
+        for x, y in ((a, b), (b, a)):
+            if x.index in m1s:
+                if y.index in qm:
+                    qmNeighbours[x.index] = qmNeighbours.get(x.index, 0) + 1
+                elif y.index not in m1s:
+                    mmNeighbours[x.index] = mmNeighbours.get(x.index, 0) + 1
+    for inside, outside in cut:
+        where = "the bond between QM atom %d (%s %s) and MM atom %d (%s %s) crosses the QM/MM boundary" % (
+            inside.index, inside.residue.name, inside.name, outside.index, outside.residue.name, outside.name)
+        if mmNeighbours.get(outside.index, 0) == 0:
+            raise ValueError("createQMMMSystem: %s, but the MM atom has no other MM neighbour to take its boundary "
+                             "charge: put it into the QM region" % where)
+        if qmNeighbours[outside.index] > 1:
+            raise ValueError("createQMMMSystem: %s, and the MM atom is bonded to %d QM atoms: put it into the QM region "
+                             "or cut elsewhere" % (where, qmNeighbours[outside.index]))
+
+
 def createQMMMSystem(topology, system, qmAtoms, qmCharge=0, basisSet="6-31G*", removeConstraints=True, **settings):
     """A new System (``system`` is not changed) in which the atoms ``qmAtoms`` (indices or ``app.Atom`` objects
     of ``topology``) are the QM region of a QMMMForce:
@@ -88,27 +116,26 @@ def createQMMMSystem(topology, system, qmAtoms, qmCharge=0, basisSet="6-31G*", r
     - bonds, angles, torsions and CMAP terms (standard and Custom{Bond,Angle,Torsion}Force) whose atoms are
       all QM are removed, terms that touch an MM atom are kept;
     - constraints between QM atoms are removed when ``removeConstraints`` (the QM forces move those atoms);
-    - the Forces keep their force groups.
+    - the Forces keep their force groups;
+    - a covalent bond between a QM atom and an MM atom is capped by a hydrogen link atom (QMMMForce.getNumLinkAtoms,
+      getLinkAtomParameters; boundary charges by QMMMForce.setBoundaryChargeScheme): the QM region may cut through a
+      molecule, e.g. a residue's side chain at its CA-CB bond. The link atoms made are logged (logger "openmmdft",
+      level INFO).
 
     ``settings`` are QMMMForce settings by name, matched to the setters without regard to case:
     ``grid=(50, 194)`` calls ``setGrid(50, 194)``, ``scfConvergence=1e-8`` calls ``setSCFConvergence(1e-8)``.
 
-    Raises ValueError for a covalent bond between a QM and an MM atom (link atoms are not implemented yet),
-    for a NonbondedForce with Ewald or PME (long-range embedding is not implemented yet: use NoCutoff,
-    CutoffNonPeriodic or CutoffPeriodic), and for QM atoms that are virtual sites.
+    Raises ValueError for a cut bond whose MM atom has no other MM neighbour (put it into the QM region: e.g. a
+    hydrogen left out) or more than one QM neighbour, for a NonbondedForce with Ewald or PME (long-range embedding
+    is not implemented yet: use NoCutoff, CutoffNonPeriodic or CutoffPeriodic), and for QM atoms that are virtual
+    sites.
     """
     if topology.getNumAtoms() != system.getNumParticles():
         raise ValueError("createQMMMSystem: the Topology has %d atoms but the System %d particles"
                          % (topology.getNumAtoms(), system.getNumParticles()))
     qm = set(_qmIndices(qmAtoms, system.getNumParticles()))
     atoms = list(topology.atoms())
-    for a, b in topology.bonds():
-        if (a.index in qm) != (b.index in qm):
-            inside, outside = (a, b) if a.index in qm else (b, a)
-            raise ValueError("createQMMMSystem: the bond between QM atom %d (%s %s) and MM atom %d (%s %s) crosses the "
-                             "QM/MM boundary; link atoms are not implemented yet, so the QM region must consist of whole "
-                             "molecules" % (inside.index, inside.residue.name, inside.name, outside.index,
-                                            outside.residue.name, outside.name))
+    _checkCutBonds(topology, qm)
     for i in sorted(qm):
         if system.isVirtualSite(i):
             raise ValueError("createQMMMSystem: QM atom %d is a virtual site" % i)
@@ -158,6 +185,11 @@ def createQMMMSystem(topology, system, qmAtoms, qmCharge=0, basisSet="6-31G*", r
         force.addQMAtom(i, atoms[i].element.atomic_number)
     force.setQMCharge(qmCharge)
     force.setBasisSet(basisSet)
+    for k in range(force.getNumLinkAtoms()):
+        q1, m1, _ = force.getLinkAtomParameters(k)
+        _log.info("createQMMMSystem: link atom %d caps the bond from QM atom %d (%s %s %s) to MM atom %d (%s %s %s)", k, q1,
+                  atoms[q1].residue.name, atoms[q1].residue.id, atoms[q1].name, m1, atoms[m1].residue.name,
+                  atoms[m1].residue.id, atoms[m1].name)
     # Setting names match the setters without regard to case: scfConvergence -> setSCFConvergence.
     setters = {attribute.lower(): attribute for attribute in dir(force) if attribute.startswith("set")}
     for name, value in settings.items():
