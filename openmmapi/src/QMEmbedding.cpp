@@ -175,7 +175,7 @@ vector<Vec3> QMEmbedding::wholeMolecule(const Molecule& mol, const vector<Vec3>&
 
 vector<Vec3> QMEmbedding::placeQMRegion(const vector<Vec3>& positions, const Vec3* box) const {
     vector<Vec3> qm(qmParticles.size());
-    if (method != QMMMForce::CutoffPeriodic) {
+    if (method != QMMMForce::CutoffPeriodic && method != QMMMForce::Ewald) {
         for (size_t i = 0; i < qmParticles.size(); i++)
             qm[i] = positions[qmParticles[i]];
         return qm;
@@ -220,7 +220,7 @@ vector<Vec3> QMEmbedding::placeQMRegion(const vector<Vec3>& positions, const Vec
 
 QMEmbedding::Placement QMEmbedding::place(const vector<Vec3>& positions, const Vec3* box) const {
     Placement out;
-    const bool periodic = (method == QMMMForce::CutoffPeriodic);
+    const bool periodic = (method == QMMMForce::CutoffPeriodic || method == QMMMForce::Ewald);
     out.qmPositions = placeQMRegion(positions, box);
     const vector<Vec3>& qm = out.qmPositions;
     for (size_t i = 0; i < qm.size(); i++)

@@ -17,7 +17,7 @@ QMMMForce::QMMMForce() : coulomb14Scale(0.5), cutoffDistance(1.0), reactionField
         radialScheme(TreutlerAhlrichs), atomicPartition(Becke), cubeEdge(0.15875), sphereShellFraction(0.6),
         significanceThreshold(25.0), basisFunctionStorage(Precompute), basisStorageLimit(2048.0), scfConvergence(1e-7), maxSCFIterations(100),
         diisSubspaceSize(8), densityExtrapolation(ASPC), densityExtrapolationOrder(3), qmForceGroup(-1), useEmbeddingSwitching(false), embeddingSwitchingDistance(0.8), qmEnergyOnly(false), espChargeMethod(NoESPCharges),
-        boundaryChargeScheme(RedistributedChargeAndDipole) {
+        ewaldErrorTolerance(5e-4), boundaryChargeScheme(RedistributedChargeAndDipole) {
     // Grid-grouping defaults are those measured for the engine (qmengine/README.md): cubes of 3 bohr
     // (0.15875 nm), spheres over the inner 60% of the radial shells, screening exponent 25.
 }
@@ -88,9 +88,15 @@ void QMMMForce::setCoulomb14Scale(double scale) {
 }
 
 void QMMMForce::setNonbondedMethod(NonbondedMethod method) {
-    if (method != NoCutoff && method != CutoffNonPeriodic && method != CutoffPeriodic)
+    if (method != NoCutoff && method != CutoffNonPeriodic && method != CutoffPeriodic && method != Ewald)
         throw OpenMMException("QMMMForce: unknown nonbonded method");
     nonbondedMethod = method;
+}
+
+void QMMMForce::setEwaldErrorTolerance(double tolerance) {
+    if (!(tolerance > 0 && tolerance < 1))
+        throw OpenMMException("QMMMForce: the Ewald error tolerance must be between 0 and 1");
+    ewaldErrorTolerance = tolerance;
 }
 
 void QMMMForce::setCutoffDistance(double distance) {

@@ -2,6 +2,7 @@
 #include "openmmdft/QMMMKernels.h"
 #include "openmmdft/internal/LinkAtoms.h"
 #include "openmm/OpenMMException.h"
+#include "openmm/NonbondedForce.h"
 #include "openmm/System.h"
 #include "openmm/internal/ContextImpl.h"
 #include <algorithm>
@@ -32,7 +33,7 @@ static double smallestBoxWidth(const Vec3& a, const Vec3& b, const Vec3& c) {
 }
 
 static void checkCutoffAgainstBox(const QMMMForce& force, const Vec3& a, const Vec3& b, const Vec3& c) {
-    if (force.getNonbondedMethod() != QMMMForce::CutoffPeriodic)
+    if (!force.usesPeriodicBoundaryConditions())
         return;
     double width = smallestBoxWidth(a, b, c);
     if (force.getCutoffDistance() > 0.5 * width) {
@@ -130,6 +131,30 @@ static void validateQMRegion(const QMMMForce& force) {
     }
 }
 
+/**
+ * With Ewald the MM-MM Coulomb terms stay in the System's NonbondedForce, so a QM atom charged there would interact
+ * twice with the MM charges (classically there, quantum mechanically here).
+ */
+static void checkQMChargesLeftToThisForce(const QMMMForce& force, const System& system) {
+    for (int f = 0; f < system.getNumForces(); f++) {
+        const NonbondedForce* nonbonded = dynamic_cast<const NonbondedForce*>(&system.getForce(f));
+        if (nonbonded == nullptr || nonbonded->getNumParticles() != force.getNumParticles())
+            continue;
+        for (auto& atom : qmAtomsOf(force)) {
+            double charge, sigma, epsilon;
+            nonbonded->getParticleParameters(atom.first, charge, sigma, epsilon);
+            if (charge != 0) {
+                stringstream msg;
+                msg << "QMMMForce (Ewald): QM atom " << atom.first << " has charge " << charge << " in the System's "
+                    << "NonbondedForce, which keeps the MM-MM Coulomb terms with this method; the QM region's electrostatics "
+                    << "are this Force's, so set the QM atoms' NonbondedForce charges and the charge products of their "
+                    << "exceptions to zero (openmmdft.createQMMMSystem does)";
+                throw OpenMMException(msg.str());
+            }
+        }
+    }
+}
+
 void QMMMForceImpl::validate(const QMMMForce& force, const System& system) {
     if (force.getNumParticles() != system.getNumParticles()) {
         stringstream msg;
@@ -150,11 +175,13 @@ void QMMMForceImpl::validate(const QMMMForce& force, const System& system) {
     validateQMRegion(force);
     if (force.getNonbondedMethod() != QMMMForce::NoCutoff && !(force.getCutoffDistance() > 0))
         throw OpenMMException("QMMMForce: the cutoff distance must be positive");
-    if (force.getNonbondedMethod() == QMMMForce::CutoffPeriodic) {
+    if (force.usesPeriodicBoundaryConditions()) {
         Vec3 a, b, c;
         system.getDefaultPeriodicBoxVectors(a, b, c);
         checkCutoffAgainstBox(force, a, b, c);
     }
+    if (force.getNonbondedMethod() == QMMMForce::Ewald)
+        checkQMChargesLeftToThisForce(force, system);
 }
 
 void QMMMForceImpl::initialize(ContextImpl& context) {
@@ -178,7 +205,7 @@ double QMMMForceImpl::calcForcesAndEnergy(ContextImpl& context, bool includeForc
     const bool includeQM = (groups & (1 << (owner.getQMForceGroup() < 0 ? owner.getForceGroup() : owner.getQMForceGroup()))) != 0;
     if (!includeMM && !includeQM)
         return 0.0;
-    if (owner.getNonbondedMethod() == QMMMForce::CutoffPeriodic) {
+    if (owner.usesPeriodicBoundaryConditions()) {
         // A barostat can shrink the box during a run, so this is checked every evaluation.
         Vec3 a, b, c;
         context.getPeriodicBoxVectors(a, b, c);

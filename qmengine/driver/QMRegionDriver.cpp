@@ -1,4 +1,5 @@
 #include "QMRegionDriver.h"
+#include "EwaldLongRange.h"
 #include "openmmdft/internal/AtomicUnits.h"
 #include "openmmdft/LeastSquares.h"
 #include "openmmdft/qm/Integrals.h"
@@ -90,6 +91,9 @@ void QMRegionDriver::setParameters(const QMMMForce& force) {
     unique_ptr<ESPChargeFit> newESP(force.getESPChargeMethod() == QMMMForce::NoESPCharges ? nullptr
                                     : new ESPChargeFit(force.getESPChargeMethod(), threads));
     embedding.setParameters(force);
+    ewald = force.getNonbondedMethod() == QMMMForce::Ewald;
+    cutoff = force.getCutoffDistance();
+    ewaldTolerance = force.getEwaldErrorTolerance();
     qmCharge = force.getQMCharge();
     energyOnly = force.getQMEnergyOnly();
     settings = newSettings;
@@ -169,7 +173,8 @@ LeastSquaresSolver& QMRegionDriver::solver(ContextImpl& context) {
 }
 
 void QMRegionDriver::addSwitchingForces(const QMEmbedding::Placement& placement, const vector<QM::QMAtom>& atoms,
-                                        const Eigen::MatrixXd& density, vector<Vec3>& forces) const {
+                                        const Eigen::MatrixXd& density, const vector<double>& extraPotential,
+                                        vector<Vec3>& forces) const {
     // A molecule in the switching shell has its charges scaled by S(R): E depends on R through S as well, with
     // dE/dS = sum of its (unscaled) charges times the QM region's potential there (nuclei and electrons; the SCF
     // energy is stationary in the density, so no response term), and R on the closest MM-QM pair. The MM end of
@@ -180,6 +185,8 @@ void QMRegionDriver::addSwitchingForces(const QMEmbedding::Placement& placement,
             const Vec3 r = placement.mmPositions[c] * BOHR_PER_NM;
             const double point[3] = {r[0], r[1], r[2]};
             dEdS += placement.mmBaseCharges[c] * QM::electrostaticPotential(engine->basis(), density, atoms, point);
+            if (!extraPotential.empty())
+                dEdS += placement.mmBaseCharges[c] * extraPotential[c];
         }
         const double distance = sqrt(sw.delta.dot(sw.delta));
         const Vec3 force = sw.delta * (dEdS * sw.slope * KJ_PER_MOL_PER_HARTREE / distance);  // dE/dr_mm, kJ/mol/nm
@@ -302,7 +309,35 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
     // MD moves atoms a little each step: the SCF starts from the densities of the previous steps.
     int extrapolated = 0;
     const unique_ptr<QM::DensityGuess> guess = densityHistory->guess(qmPositions, mmParticles, extrapolated);
-    QM::QMResult r = engine->compute(atoms, qmCharge, mm, guess.get());
+    // Ewald: the periodic MM charges beyond the explicit ones, and the QM region's images, at the Mulliken level.
+    unique_ptr<EwaldLongRange> longRange;
+    vector<EwaldLongRange::Charge> periodicCharges;
+    vector<int> periodicOwner;  // the particle of each periodic charge, or -1 - k for placement.sites[k]
+    QM::MullikenElectrostatics longRangeTerms;
+    if (ewald) {
+        Vec3 box[3];
+        for (int k = 0; k < 3; k++)
+            box[k] = boxVectors[k] * BOHR_PER_NM;
+        longRange.reset(new EwaldLongRange(box, cutoff * BOHR_PER_NM, ewaldTolerance));
+        for (int p = 0; p < (int) positions.size(); p++)
+            if (!embedding.isQMParticle(p) && embedding.getCharge(p) != 0) {
+                periodicCharges.push_back({positions[p] * BOHR_PER_NM, embedding.getCharge(p)});
+                periodicOwner.push_back(p);
+            }
+        for (size_t k = 0; k < placement.sites.size(); k++) {
+            const int c = placement.sites[k].charge;
+            periodicCharges.push_back({placement.mmPositions[c] * BOHR_PER_NM, placement.mmBaseCharges[c]});
+            periodicOwner.push_back(-1 - (int) k);
+        }
+        vector<Vec3> qmBohr(atoms.size());
+        for (size_t i = 0; i < atoms.size(); i++)
+            qmBohr[i] = Vec3(atoms[i].xyz[0], atoms[i].xyz[1], atoms[i].xyz[2]);
+        vector<EwaldLongRange::Charge> explicitCharges(mm.size());
+        for (size_t c = 0; c < mm.size(); c++)
+            explicitCharges[c] = {Vec3(mm[c].xyz[0], mm[c].xyz[1], mm[c].xyz[2]), mm[c].charge};
+        longRangeTerms = longRange->terms(qmBohr, periodicCharges, explicitCharges);
+    }
+    QM::QMResult r = engine->compute(atoms, qmCharge, mm, guess.get(), longRange ? &longRangeTerms : nullptr);
     densityHistory->record(qmPositions, mmParticles, r.density);
     results.extrapolatedDensities = extrapolated;
     results.totalEnergy = r.total * KJ_PER_MOL_PER_HARTREE;
@@ -311,6 +346,8 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
     results.exchangeCorrelationEnergy = r.xc * KJ_PER_MOL_PER_HARTREE;
     results.nuclearRepulsionEnergy = r.nuclearRepulsion * KJ_PER_MOL_PER_HARTREE;
     results.qmmmEnergy = r.qmmm * KJ_PER_MOL_PER_HARTREE;
+    results.longRangeEnergy = r.longRange * KJ_PER_MOL_PER_HARTREE;
+    results.mullikenCharges.assign(r.mullikenCharges.data(), r.mullikenCharges.data() + r.mullikenCharges.size());
     results.scfIterations = r.iterations;
     results.scfRestarts = r.restarts;
     results.xcBackend = r.xcBackend;
@@ -332,16 +369,39 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
     results.timings["espCharges"] = since(espStart);
     if (forces) {
         // A force on an imaged position acts on the particle itself.
-        const QM::QMGradient g = engine->gradient(r);
+        QM::QMGradient g = engine->gradient(r);
         for (const auto& phase : g.timings)
             results.timings[phase.first] = phase.second;
+        vector<double> switchPotential;  // the Ewald term's dE/d(charge) at each explicit charge (hartree / e)
+        if (longRange) {
+            const Clock::time_point ewaldStart = Clock::now();
+            vector<Vec3> qmGradient(atoms.size()), periodicGradient(periodicCharges.size()), explicitGradient(mm.size());
+            longRange->gradient(r.mullikenCharges, qmGradient, periodicGradient, explicitGradient, switchPotential);
+            for (size_t i = 0; i < atoms.size(); i++)
+                for (int d = 0; d < 3; d++)
+                    g.atoms(i, d) += qmGradient[i][d];
+            for (size_t c = 0; c < mm.size(); c++)
+                for (int d = 0; d < 3; d++)
+                    g.mm(c, d) += explicitGradient[c][d];
+            for (size_t j = 0; j < periodicCharges.size(); j++) {
+                const Vec3 f = -periodicGradient[j] * KJ_PER_MOL_NM_PER_HARTREE_BOHR;
+                if (periodicOwner[j] >= 0)
+                    (*forces)[periodicOwner[j]] += f;
+                else {
+                    const QMEmbedding::Placement::Site& site = placement.sites[-1 - periodicOwner[j]];
+                    (*forces)[site.particle1] += f * site.weight1;
+                    (*forces)[site.particle2] += f * site.weight2;
+                }
+            }
+            results.timings["gradient.ewald"] = since(ewaldStart);
+        }
         for (size_t i = 0; i < qmParticles.size(); i++)
             (*forces)[qmParticles[i]] -= Vec3(g.atoms(i, 0), g.atoms(i, 1), g.atoms(i, 2)) * KJ_PER_MOL_NM_PER_HARTREE_BOHR;
         addLinkAtomForces(placement, g.atoms, *forces);
         vector<Vec3> chargeForces(mmParticles.size());
         for (size_t c = 0; c < mmParticles.size(); c++)
             chargeForces[c] = -Vec3(g.mm(c, 0), g.mm(c, 1), g.mm(c, 2)) * KJ_PER_MOL_NM_PER_HARTREE_BOHR;
-        addSwitchingForces(placement, atoms, r.density, *forces);
+        addSwitchingForces(placement, atoms, r.density, switchPotential, *forces);
         // A boundary charge between two particles passes its force on by its weights.
         vector<bool> onSite(mmParticles.size(), false);
         for (const QMEmbedding::Placement::Site& site : placement.sites) {

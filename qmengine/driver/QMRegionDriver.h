@@ -81,7 +81,8 @@ private:
     LeastSquaresSolver& solver(OpenMM::ContextImpl& context);
     /** The forces of the embedding switching function (QMMMForce::setUseEmbeddingSwitchingFunction), kJ/mol/nm. */
     void addSwitchingForces(const QMEmbedding::Placement& placement, const std::vector<QM::QMAtom>& atoms,
-                            const Eigen::MatrixXd& density, std::vector<OpenMM::Vec3>& forces) const;
+                            const Eigen::MatrixXd& density, const std::vector<double>& extraPotential,
+                            std::vector<OpenMM::Vec3>& forces) const;
     /** The forces on the link hydrogens (gradient rows after the QM atoms', hartree/bohr), passed on to Q1 and M1. */
     void addLinkAtomForces(const QMEmbedding::Placement& placement, const Eigen::MatrixXd& gradient,
                            std::vector<OpenMM::Vec3>& forces) const;
@@ -92,6 +93,8 @@ private:
     std::shared_ptr<const QM::XCBackendFactory> xcFactory;
     int qmCharge;
     bool energyOnly;
+    bool ewald;               // QMMMForce::Ewald: the periodic remainder through EwaldLongRange
+    double cutoff, ewaldTolerance;
     QM::QMSettings settings;
     std::unique_ptr<QM::KohnShamLDA> engine;
     std::unique_ptr<DensityExtrapolation> densityHistory;  // the SCF's starting density from the previous steps

@@ -61,11 +61,40 @@ struct KohnShamLDA::System {
     std::unique_ptr<ExactCoulomb> exact;
     std::unique_ptr<DensityFittedCoulomb> fitted;
     std::map<std::string, double> timings;
+    std::vector<int> atomOfFunction;           // the QM atom each basis function sits on
+    bool hasLongRange = false;
+    MullikenElectrostatics longRange;
+
+    /// q_A = Z_A - sum_{mu on A} (D S)_{mu mu}, and V = potential + kernel q.
+    void mulliken(const Eigen::MatrixXd& D, Eigen::VectorXd& q, Eigen::VectorXd& V) const {
+        q.resize(atoms.size());
+        for (size_t a = 0; a < atoms.size(); a++)
+            q[a] = atoms[a].Z;
+        for (int mu = 0; mu < D.rows(); mu++)
+            q[atomOfFunction[mu]] -= D.row(mu).dot(S.col(mu));
+        V = longRange.potential + longRange.kernel * q;
+    }
+    /// The Mulliken-level term's energy; its Fock matrix -1/2 S_{mu nu} (V_A(mu) + V_A(nu)) is added to F.
+    double longRangeTerm(const Eigen::MatrixXd& D, Eigen::MatrixXd& F) const {
+        Eigen::VectorXd q, V;
+        mulliken(D, q, V);
+        const int n = D.rows();
+        for (int nu = 0; nu < n; nu++)
+            for (int mu = 0; mu < n; mu++)
+                F(mu, nu) -= 0.5 * S(mu, nu) * (V[atomOfFunction[mu]] + V[atomOfFunction[nu]]);
+        return q.dot(longRange.potential) + 0.5 * q.dot(longRange.kernel * q);
+    }
 
     System(const std::vector<QMAtom>& a, const std::vector<PointCharge>& mm, const QMSettings& s,
            const BasisDefinition& def, const BasisDefinition& auxDef, bool densityFitting, const XCBackendFactory& xcFactory)
         : atoms(a), mm(mm), basis(def, a, usePure(s, def)) {
         double t = seconds();
+        atomOfFunction.resize(basis.size());
+        for (int sh = 0; sh < basis.numShells(); sh++) {
+            const int end = sh + 1 < basis.numShells() ? basis.offset(sh + 1) : basis.size();
+            for (int mu = basis.offset(sh); mu < end; mu++)
+                atomOfFunction[mu] = basis.shells()[sh].atom;
+        }
         S = overlapMatrix(basis);
         std::vector<PointCharge> nuclei;
         for (const QMAtom& at : atoms)
@@ -209,6 +238,15 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
     // One-electron terms and the Pulay term of the overlap.
     g.atoms += kineticGradient(sys.basis, D, na, threads);
     g.atoms -= overlapGradient(sys.basis, result.energyWeightedDensity, na, threads);
+    if (sys.hasLongRange) {
+        // The Mulliken charges depend on S: dE/dS_{mu nu} = -1/2 (V_A(mu) + V_A(nu)) D_{mu nu}.
+        const Eigen::VectorXd& V = result.longRangePotential;
+        Eigen::MatrixXd W(D.rows(), D.cols());
+        for (int nu = 0; nu < D.cols(); nu++)
+            for (int mu = 0; mu < D.rows(); mu++)
+                W(mu, nu) = -0.5 * (V[sys.atomOfFunction[mu]] + V[sys.atomOfFunction[nu]]) * D(mu, nu);
+        g.atoms += overlapGradient(sys.basis, W, na, threads);
+    }
     lap("gradient.oneElectron");
     std::vector<PointCharge> nuclei;
     for (const QMAtom& a : sys.atoms)
@@ -276,9 +314,12 @@ Eigen::MatrixXd KohnShamLDA::superpositionOfAtomicDensities(const std::vector<QM
 }
 
 QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, const std::vector<PointCharge>& mm,
-                              const DensityGuess* previous) {
+                              const DensityGuess* previous, const MullikenElectrostatics* longRange) {
     if (atoms.empty())
         throw OpenMM::OpenMMException("QM: no QM atoms");
+    if (longRange && (longRange->potential.size() != (int) atoms.size() || longRange->kernel.rows() != (int) atoms.size() ||
+                      longRange->kernel.cols() != (int) atoms.size()))
+        throw OpenMM::OpenMMException("QM: the Mulliken-level electrostatics do not match the number of QM atoms (internal error)");
     int nuclearCharge = 0;
     for (const QMAtom& a : atoms) {
         elementSymbol(a.Z); // validates Z
@@ -330,6 +371,11 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
     const double guessTime = seconds() - tGuess;
     SCFProblem problem{sys.S, sys.Hcore, sys.Vmm, sys.X, sys.nuclearRepulsion, sys.nuclearMM,
                        [&](const Eigen::MatrixXd& Dm) { return sys.coulomb(Dm); }, *sys.xc, (double) nElectrons, false};
+    if (longRange) {
+        sys.hasLongRange = true;
+        sys.longRange = *longRange;
+        problem.extra = [&sys](const Eigen::MatrixXd& Dm, Eigen::MatrixXd& F) { return sys.longRangeTerm(Dm, F); };
+    }
     // Restarts when an attempt fails (e.g. a minimizer's trial geometry far from the last one): from the
     // atomic densities with a level shift and damping, then from the core Hamiltonian with a larger shift.
     const double shift = std::max(settings_.levelShift, 0.5);
@@ -375,6 +421,8 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
             << " convergence needs error < " << settings_.convergence << " and |dE| < " << settings_.energyConvergence << ")";
         throw SCFConvergenceError(msg.str());
     }
+    if (sys.hasLongRange)
+        sys.mulliken(o.result.density, o.result.mullikenCharges, o.result.longRangePotential);
     o.result.gridPoints = sys.grid->numPoints();
     o.result.xcBackend = sys.xc->name();
     o.result.storedBasisBytes = sys.xc->storedBytes();

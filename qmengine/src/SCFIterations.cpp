@@ -79,6 +79,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         const XCContribution v = xc.compute(D, haveFactor ? &factor : nullptr);
         r.timings["scf.xc"] += seconds() - t;
         F = H + J + v.matrix;
+        r.longRange = problem.extra ? problem.extra(D, F) : 0.0;
         r.oneElectron = D.cwiseProduct(Hcore).sum();
         r.qmmmElectronic = D.cwiseProduct(Vmm).sum();
         r.coulomb = 0.5 * D.cwiseProduct(J).sum();
@@ -87,7 +88,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         r.nuclearRepulsion = enuc;
         r.qmmmNuclear = enucMM;
         r.qmmm = r.qmmmElectronic + r.qmmmNuclear;
-        r.total = r.oneElectron + r.coulomb + r.xc + r.nuclearRepulsion + r.qmmm;
+        r.total = r.oneElectron + r.coulomb + r.xc + r.nuclearRepulsion + r.qmmm + r.longRange;
         const Eigen::MatrixXd FDS = product(F, false, product(D, false, S, false), false);
         const Eigen::MatrixXd err = congruence(FDS - FDS.transpose(), X);
         const double errMax = err.cwiseAbs().maxCoeff();

@@ -26,6 +26,8 @@ struct SCFProblem {
     XCBackend& xc;
     double electrons;
     bool fractional;              ///< share electrons among degenerate levels (atoms for SAD)
+    /// A density-dependent term beyond Coulomb and XC (empty: none): adds its Fock matrix to F, returns its energy.
+    std::function<double(const Eigen::MatrixXd& D, Eigen::MatrixXd& F)> extra = nullptr;
 };
 
 struct SCFOutcome {

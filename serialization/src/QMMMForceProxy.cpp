@@ -30,6 +30,7 @@ void QMMMForceProxy::serialize(const void* object, SerializationNode& node) cons
     node.setIntProperty("method", (int) force.getNonbondedMethod());
     node.setDoubleProperty("cutoff", force.getCutoffDistance());
     node.setDoubleProperty("rfDielectric", force.getReactionFieldDielectric());
+    node.setDoubleProperty("ewaldErrorTolerance", force.getEwaldErrorTolerance());
     node.setDoubleProperty("coulomb14Scale", force.getCoulomb14Scale());
     SerializationNode& particles = node.createChildNode("Particles");
     for (int i = 0; i < force.getNumParticles(); i++) {
@@ -268,7 +269,7 @@ void readQMRegion(const SerializationNode& qm, QMMMForce& force, int version) {
 void readForce(const SerializationNode& node, QMMMForce& force, int version) {
     const string where = describe(node);
     // 'type' is OpenMM's own attribute, set by XmlSerializer and by System's proxy.
-    checkAttributes(node, {"type", "version", "forceGroup", "qmForceGroup", "name", "method", "cutoff", "rfDielectric",
+    checkAttributes(node, {"type", "version", "forceGroup", "qmForceGroup", "name", "method", "cutoff", "rfDielectric", "ewaldErrorTolerance",
                            "coulomb14Scale"}, where, version);
     // Version 1 has no QM region: reading one as version 1 would drop it without a word.
     for (const SerializationNode& c : node.getChildren())
@@ -282,7 +283,9 @@ void readForce(const SerializationNode& node, QMMMForce& force, int version) {
     if (node.hasProperty("qmForceGroup"))  // absent in earlier files: the Force's own group
         force.setQMForceGroup(intProperty(node, "qmForceGroup", where));
     force.setName(node.getStringProperty("name", force.getName()));
-    force.setNonbondedMethod((QMMMForce::NonbondedMethod) enumProperty(node, "method", where, 2));
+    force.setNonbondedMethod((QMMMForce::NonbondedMethod) enumProperty(node, "method", where, 3));
+    if (node.hasProperty("ewaldErrorTolerance"))  // absent in files from before the Ewald method
+        force.setEwaldErrorTolerance(doubleProperty(node, "ewaldErrorTolerance", where));
     force.setCutoffDistance(doubleProperty(node, "cutoff", where));
     force.setReactionFieldDielectric(doubleProperty(node, "rfDielectric", where));
     force.setCoulomb14Scale(doubleProperty(node, "coulomb14Scale", where));

@@ -55,6 +55,8 @@ struct QMResults {
     double exchangeCorrelationEnergy;
     double nuclearRepulsionEnergy;
     double qmmmEnergy;
+    double longRangeEnergy;
+    std::vector<double> mullikenCharges;
     int scfIterations;
     int scfRestarts;
     int extrapolatedDensities;
@@ -73,7 +75,8 @@ public:
     enum NonbondedMethod {
         NoCutoff = 0,
         CutoffNonPeriodic = 1,
-        CutoffPeriodic = 2
+        CutoffPeriodic = 2,
+        Ewald = 3
     };
     enum CoulombMethod {
         DensityFitting = 0,
@@ -134,6 +137,8 @@ public:
     void setCutoffDistance(double distance);
     double getReactionFieldDielectric() const;
     void setReactionFieldDielectric(double dielectric);
+    void setEwaldErrorTolerance(double tolerance);
+    double getEwaldErrorTolerance() const;
     int addQMAtom(int particleIndex, int atomicNumber);
     int getNumQMAtoms() const;
     %apply int& OUTPUT {int& particleIndex};
@@ -317,7 +322,7 @@ def _qmResults(self, context):
     Quantities), SCF iterations, the number of MM charges in the QM Hamiltonian, orbital
     energies, SCF restarts (attempts that failed before the one that converged), the past densities the SCF's guess combined (extrapolatedDensities), where the XC work ran
     ("host" or "device") and the bytes of basis values it keeps between SCF iterations, the HOMO-LUMO gap and the ESP charges (e, one per QM atom; empty unless
-    setESPChargeMethod chose a method), and "timings": the wall-clock time of each phase of the computation
+    setESPChargeMethod chose a method), with the Ewald method its long-range energy and Mulliken charges, and "timings": the wall-clock time of each phase of the computation
     (a dict of second Quantities: "scf.xc", "gradient.total", "total", ...; see QMResults in QMMMForce.h)."""
     r = QMMMForce._getQMResultsRaw(self, context)
     energy = unit.kilojoule_per_mole
@@ -328,6 +333,8 @@ def _qmResults(self, context):
         "exchangeCorrelationEnergy": r.exchangeCorrelationEnergy * energy,
         "nuclearRepulsionEnergy": r.nuclearRepulsionEnergy * energy,
         "qmmmEnergy": r.qmmmEnergy * energy,
+        "longRangeEnergy": r.longRangeEnergy * energy,
+        "mullikenCharges": [q * unit.elementary_charge for q in r.mullikenCharges],
         "scfIterations": r.scfIterations,
         "scfRestarts": r.scfRestarts,
         "extrapolatedDensities": r.extrapolatedDensities,

@@ -23,7 +23,7 @@ namespace OpenMMDFT {
 /**
  * What the last QM computation of a Context produced, in OpenMM units (kJ/mol).
  * totalEnergy = oneElectronEnergy + coulombEnergy + exchangeCorrelationEnergy
- *             + nuclearRepulsionEnergy + qmmmEnergy.
+ *             + nuclearRepulsionEnergy + qmmmEnergy + longRangeEnergy.
  */
 struct QMResults {
     double totalEnergy = 0;
@@ -32,6 +32,11 @@ struct QMResults {
     double exchangeCorrelationEnergy = 0;
     double nuclearRepulsionEnergy = 0;    ///< QM nuclei among themselves
     double qmmmEnergy = 0;                ///< QM electrons and nuclei with the MM charges
+    /** The Ewald remainder (method Ewald; 0 otherwise): the periodic MM charges beyond the explicit ones and the QM
+     * region's own images, at the level of the Mulliken charges. */
+    double longRangeEnergy = 0;
+    /** Mulliken charges (e) of the QM atoms and then the link hydrogens; only with method Ewald, which uses them. */
+    std::vector<double> mullikenCharges;
     int scfIterations = 0;                ///< of the SCF attempt that converged
     int scfRestarts = 0;                  ///< failed attempts before it (restarts from atomic densities / core guess)
     int extrapolatedDensities = 0;        ///< past densities the SCF's guess combined (0: atomic densities, 1: the last)
@@ -81,7 +86,16 @@ public:
         /** Reaction field within a cutoff, no periodic boundary conditions. */
         CutoffNonPeriodic = 1,
         /** Reaction field within a cutoff, minimum-image periodic boundary conditions. */
-        CutoffPeriodic = 2
+        CutoffPeriodic = 2,
+        /**
+         * Periodic, for Systems whose NonbondedForce uses PME or Ewald: the MM-MM Coulomb interactions stay in that
+         * NonbondedForce (OpenMM's own kernels; this Force computes no MM pairs, and the QM atoms must have zero
+         * charge there). The QM region sees the explicit MM charges of the molecules within the cutoff as with
+         * CutoffPeriodic, plus the rest of the periodic MM charge distribution (every image, and its own images)
+         * through an Ewald sum at the level of its Mulliken charges, made part of the SCF and of the forces
+         * (QM/MM-Ewald; see docs/QMMM-MD.md).
+         */
+        Ewald = 3
     };
     /** How the electron-electron Coulomb energy is computed. */
     enum CoulombMethod {
@@ -181,6 +195,11 @@ public:
     }
     void setCutoffDistance(double distance);
     /** Dielectric of the reaction field beyond the cutoff (default 78.3). */
+    /** The relative error of the Ewald sum (method Ewald), as NonbondedForce::setEwaldErrorTolerance; default 5e-4. */
+    void setEwaldErrorTolerance(double tolerance);
+    double getEwaldErrorTolerance() const {
+        return ewaldErrorTolerance;
+    }
     double getReactionFieldDielectric() const {
         return reactionFieldDielectric;
     }
@@ -388,7 +407,7 @@ public:
     void updateParametersInContext(OpenMM::Context& context);
 
     bool usesPeriodicBoundaryConditions() const {
-        return nonbondedMethod == CutoffPeriodic;
+        return nonbondedMethod == CutoffPeriodic || nonbondedMethod == Ewald;
     }
 
 protected:
@@ -418,6 +437,7 @@ private:
     int qmForceGroup;
     bool useEmbeddingSwitching;
     double embeddingSwitchingDistance;
+    double ewaldErrorTolerance;
     std::map<int, double> linkBondLengths;  // set by the user, nm, by atomic number
     BoundaryChargeScheme boundaryChargeScheme;
     bool qmEnergyOnly;

@@ -182,7 +182,10 @@ void CommonCalcQMMMForceKernel::initialize(const System& system, const QMMMForce
     // Exclusions from the bond graph, computed on the device.
     EllpackAdjacency adjacency(numParticles, bonds);
     BondPathClasses classes = classifyBondPathsOnDevice(cc, adjacency);
-    pairs14 = classes.scaled14;
+    // With Ewald the MM pairs stay in the System's NonbondedForce: no pair term here.
+    const bool mmPairs = force.getNonbondedMethod() != QMMMForce::Ewald;
+    if (mmPairs)
+        pairs14 = classes.scaled14;
 
     // The tile exclusions are every pair the tiled kernel must skip: the particle itself, the
     // excluded pairs and the 1-4 pairs (computed separately below).  This is the exclusion list
@@ -231,8 +234,9 @@ void CommonCalcQMMMForceKernel::initialize(const System& system, const QMMMForce
         replacements["QMMM_CRF"] = cc.doubleToString(crf);
     }
     NonbondedUtilities& nonbonded = cc.getNonbondedUtilities();
-    nonbonded.addParameter(ComputeParameterInfo(charges, prefix + "charge", "real", 1));
-    try {
+    if (mmPairs)
+        nonbonded.addParameter(ComputeParameterInfo(charges, prefix + "charge", "real", 1));
+    if (mmPairs) try {
         // NonbondedUtilities keeps ONE set of tile exclusions per Context, shared by every Force
         // that uses exclusions (NonbondedForce, CustomNonbondedForce, QMMMForce...): they must all
         // exclude exactly the same pairs, and agree on cutoff and periodicity.  A NonbondedForce

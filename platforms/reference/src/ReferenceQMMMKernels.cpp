@@ -18,11 +18,14 @@ void ReferenceCalcQMMMForceKernel::initialize(const System& system, const QMMMFo
     vector<pair<int, int> > bonds(force.getNumBonds());
     for (int i = 0; i < force.getNumBonds(); i++)
         force.getBondParameters(i, bonds[i].first, bonds[i].second);
-    EllpackAdjacency adjacency(force.getNumParticles(), bonds);
-    coulomb.reset(new ReferenceBondScaledCoulomb(force.getNumParticles(), classifyBondPaths(adjacency)));
-    coulomb->setCharges(chargesOfMMPairs(force));
-    coulomb->setScale14(force.getCoulomb14Scale());
-    coulomb->setMethod(force.getNonbondedMethod(), force.getCutoffDistance(), force.getReactionFieldDielectric());
+    // With Ewald the MM pairs stay in the System's NonbondedForce: no pair term here.
+    if (force.getNonbondedMethod() != QMMMForce::Ewald) {
+        EllpackAdjacency adjacency(force.getNumParticles(), bonds);
+        coulomb.reset(new ReferenceBondScaledCoulomb(force.getNumParticles(), classifyBondPaths(adjacency)));
+        coulomb->setCharges(chargesOfMMPairs(force));
+        coulomb->setScale14(force.getCoulomb14Scale());
+        coulomb->setMethod(force.getNonbondedMethod(), force.getCutoffDistance(), force.getReactionFieldDielectric());
+    }
     if (force.getNumQMAtoms() > 0)
         qmRegion.reset(new QMRegionDriver(force, threads, true));
 }
@@ -49,7 +52,7 @@ double ReferenceCalcQMMMForceKernel::computeEnergyAndForces(ContextImpl& context
     else
         checkPositionsAreFinite(positions);
     double energy = 0;
-    if (includeMM)
+    if (includeMM && coulomb)
         energy += coulomb->compute(positions, data.periodicBoxVectors, *data.forces, data.threads);
     if (includeQM)
         energy += qmRegion->execute(context, positions, data.periodicBoxVectors, *data.forces, includeForces, includeEnergy);
@@ -66,6 +69,8 @@ void ReferenceCalcQMMMForceKernel::copyParametersToContext(ContextImpl& context,
     // The QM region first: it is the part that can fail (basis sets), and it changes nothing when it does.
     if (qmRegion)
         qmRegion->setParameters(force);
-    coulomb->setCharges(chargesOfMMPairs(force));
-    coulomb->setScale14(force.getCoulomb14Scale());
+    if (coulomb) {
+        coulomb->setCharges(chargesOfMMPairs(force));
+        coulomb->setScale14(force.getCoulomb14Scale());
+    }
 }

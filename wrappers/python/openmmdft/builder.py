@@ -125,10 +125,12 @@ def createQMMMSystem(topology, system, qmAtoms, qmCharge=0, basisSet="6-31G*", r
     ``settings`` are QMMMForce settings by name, matched to the setters without regard to case:
     ``grid=(50, 194)`` calls ``setGrid(50, 194)``, ``scfConvergence=1e-8`` calls ``setSCFConvergence(1e-8)``.
 
+    With PME, Ewald or LJPME the NonbondedForce keeps the MM-MM Coulomb terms (OpenMM's PME), the QM atoms'
+    charges there become zero, and the QMMMForce (method Ewald) embeds the QM region in the explicit charges
+    within the cutoff plus the Ewald remainder (docs/QMMM-MD.md).
+
     Raises ValueError for a cut bond whose MM atom has no other MM neighbour (put it into the QM region: e.g. a
-    hydrogen left out) or more than one QM neighbour, for a NonbondedForce with Ewald or PME (long-range embedding
-    is not implemented yet: use NoCutoff, CutoffNonPeriodic or CutoffPeriodic), and for QM atoms that are virtual
-    sites.
+    hydrogen left out) or more than one QM neighbour, and for QM atoms that are virtual sites.
     """
     if topology.getNumAtoms() != system.getNumParticles():
         raise ValueError("createQMMMSystem: the Topology has %d atoms but the System %d particles"
@@ -147,12 +149,6 @@ def createQMMMSystem(topology, system, qmAtoms, qmCharge=0, basisSet="6-31G*", r
     nonbonded = [f for f in system.getForces() if isinstance(f, mm.NonbondedForce)]
     if len(nonbonded) != 1:
         raise ValueError("createQMMMSystem needs exactly one NonbondedForce in the System, found %d" % len(nonbonded))
-    method = nonbonded[0].getNonbondedMethod()
-    if method not in (mm.NonbondedForce.NoCutoff, mm.NonbondedForce.CutoffNonPeriodic, mm.NonbondedForce.CutoffPeriodic):
-        raise ValueError("createQMMMSystem: the NonbondedForce uses Ewald or PME, which QMMMForce does not support yet "
-                         "(long-range embedding is not implemented); create the System with nonbondedMethod NoCutoff, "
-                         "CutoffNonPeriodic or CutoffPeriodic")
-
     copy = mm.XmlSerializer.clone(system)
     # Bonded terms inside the QM region go; each Force is replaced where it was, so indices and groups stay.
     for index in range(copy.getNumForces()):
@@ -181,6 +177,15 @@ def createQMMMSystem(topology, system, qmAtoms, qmCharge=0, basisSet="6-31G*", r
     for k, i in enumerate(qmList):
         for j in qmList[k + 1:]:
             nb.addException(i, j, 0.0, 1.0, 0.0, True)
+    if force.getNonbondedMethod() == QMMMForce.Ewald:
+        # PME/Ewald: the NonbondedForce keeps the MM-MM Coulomb terms; the QM atoms' electrostatics are QMMMForce's.
+        for i in qmList:
+            _, sigma, epsilon = nb.getParticleParameters(i)
+            nb.setParticleParameters(i, 0.0, sigma, epsilon)
+        for e in range(nb.getNumExceptions()):
+            p1, p2, _, sigma, epsilon = nb.getExceptionParameters(e)
+            if p1 in qm or p2 in qm:
+                nb.setExceptionParameters(e, p1, p2, 0.0, sigma, epsilon)
     for i in qmList:
         force.addQMAtom(i, atoms[i].element.atomic_number)
     force.setQMCharge(qmCharge)

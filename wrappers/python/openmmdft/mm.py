@@ -4,7 +4,9 @@ A System made by ``ForceField.createSystem`` holds charges in a NonbondedForce w
 exceptions come from the bonds. ``replaceCoulomb`` builds the equivalent QMMMForce
 from the same charges and bonds, and zeroes the charges (and exception charge
 products) of the NonbondedForce, which keeps Lennard-Jones. The total energy is
-unchanged; the tests check that.
+unchanged; the tests check that. With PME or Ewald the NonbondedForce keeps its Coulomb
+terms (OpenMM's own PME), and the QMMMForce (method Ewald) holds the charges and bonds
+for a QM region's embedding only.
 """
 
 import math
@@ -17,6 +19,9 @@ _METHODS = {
     mm.NonbondedForce.NoCutoff: QMMMForce.NoCutoff,
     mm.NonbondedForce.CutoffNonPeriodic: QMMMForce.CutoffNonPeriodic,
     mm.NonbondedForce.CutoffPeriodic: QMMMForce.CutoffPeriodic,
+    mm.NonbondedForce.Ewald: QMMMForce.Ewald,
+    mm.NonbondedForce.PME: QMMMForce.Ewald,
+    mm.NonbondedForce.LJPME: QMMMForce.Ewald,
 }
 
 
@@ -48,8 +53,14 @@ def replaceCoulomb(system, topology, coulomb14Scale=None):
 
     ``topology`` gives the bonds (``topology.bonds()``); ``coulomb14Scale`` defaults to the
     scale found in the NonbondedForce's exceptions. Returns the QMMMForce (already added
-    to the System). Only the cutoff methods QMMMForce has are accepted: NoCutoff,
-    CutoffNonPeriodic and CutoffPeriodic (Ewald and PME are not supported yet).
+    to the System).
+
+    With NoCutoff, CutoffNonPeriodic and CutoffPeriodic the Coulomb terms move: the QMMMForce computes
+    them (reaction field with a cutoff) and the NonbondedForce's charges become zero. With PME, Ewald
+    and LJPME they stay in the NonbondedForce (OpenMM's PME on every platform), and the QMMMForce gets
+    method Ewald, the charges, bonds, cutoff and Ewald tolerance, for the embedding of a QM region; QM
+    atoms added later must then have their NonbondedForce charges (and exception charge products)
+    set to zero, as createQMMMSystem does.
     """
     nonbonded = [f for f in system.getForces() if isinstance(f, mm.NonbondedForce)]
     if len(nonbonded) != 1:
@@ -57,20 +68,23 @@ def replaceCoulomb(system, topology, coulomb14Scale=None):
     nonbonded = nonbonded[0]
     method = nonbonded.getNonbondedMethod()
     if method not in _METHODS:
-        raise ValueError("QMMMForce supports NoCutoff, CutoffNonPeriodic and CutoffPeriodic; "
-                         "this NonbondedForce uses method %d (Ewald/PME are not supported yet)" % method)
+        raise ValueError("replaceCoulomb: the NonbondedForce uses unknown method %d" % method)
     force = QMMMForce()
     force.setNonbondedMethod(_METHODS[method])
     force.setCutoffDistance(nonbonded.getCutoffDistance())
+    keepCoulomb = _METHODS[method] == QMMMForce.Ewald
+    if keepCoulomb:
+        force.setEwaldErrorTolerance(nonbonded.getEwaldErrorTolerance())
     force.setReactionFieldDielectric(nonbonded.getReactionFieldDielectric())
     force.setCoulomb14Scale(coulomb14ScaleOf(nonbonded) if coulomb14Scale is None else coulomb14Scale)
     for i in range(nonbonded.getNumParticles()):
         charge, sigma, epsilon = nonbonded.getParticleParameters(i)
         force.addParticle(charge)
-        nonbonded.setParticleParameters(i, 0.0, sigma, epsilon)
+        if not keepCoulomb:
+            nonbonded.setParticleParameters(i, 0.0, sigma, epsilon)
     for bond in topology.bonds():
         force.addBond(bond[0].index, bond[1].index)
-    for i in range(nonbonded.getNumExceptions()):
+    for i in range(nonbonded.getNumExceptions() if not keepCoulomb else 0):
         p1, p2, chargeProd, sigma, epsilon = nonbonded.getExceptionParameters(i)
         nonbonded.setExceptionParameters(i, p1, p2, 0.0, sigma, epsilon)
     system.addForce(force)

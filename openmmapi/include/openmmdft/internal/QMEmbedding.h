@@ -103,6 +103,9 @@ public:
     const std::vector<int>& getQMAtomicNumbers() const {
         return qmAtomicNumbers;
     }
+    bool isQMParticle(int particle) const {
+        return qmIndexOfParticle[particle] >= 0;
+    }
     /** A hydrogen capping the bond from QM atom qmAtom (Q1) to MM particle mmParticle (M1), bondLength nm from Q1. */
     struct Link {
         int qmAtom, mmParticle;

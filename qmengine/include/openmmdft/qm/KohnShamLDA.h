@@ -31,7 +31,19 @@ struct DensityGuess {
     Eigen::MatrixXd density;
 };
 
-/// Everything in hartree / bohr / e. total = oneElectron + coulomb + xc + nuclearRepulsion + qmmm.
+/**
+ * An electrostatic term at the level of the Mulliken charges q_A = Z_A - sum_{mu on A} (D S)_{mu mu} of the QM atoms:
+ * E = sum_A q_A potential_A + 1/2 sum_AB q_A kernel_AB q_B (e.g. the periodic remainder of an Ewald sum, the way
+ * QM/MM-Ewald puts a QM region into a periodic MM system). It is part of the SCF (Fock matrix
+ * -1/2 S_{mu nu} (V_A(mu) + V_A(nu)), V = potential + kernel q) and of the gradient through the overlap's
+ * derivative; the derivatives of potential and kernel themselves are the caller's (QMResult reports q and V).
+ */
+struct MullikenElectrostatics {
+    Eigen::VectorXd potential; ///< hartree / e, one per QM atom
+    Eigen::MatrixXd kernel;    ///< hartree / e^2, symmetric
+};
+
+/// Everything in hartree / bohr / e. total = oneElectron + coulomb + xc + nuclearRepulsion + qmmm + longRange.
 struct QMResult {
     double total = 0;
     double oneElectron = 0;      ///< tr(D (T + V_nuclei))
@@ -41,6 +53,9 @@ struct QMResult {
     double qmmm = 0;             ///< qmmmElectronic + qmmmNuclear
     double qmmmElectronic = 0;   ///< tr(D V_mm)
     double qmmmNuclear = 0;      ///< QM nuclei - MM charges
+    double longRange = 0;        ///< the MullikenElectrostatics term (0 without one)
+    Eigen::VectorXd mullikenCharges;      ///< q_A of the converged density (with a MullikenElectrostatics term)
+    Eigen::VectorXd longRangePotential;   ///< V_A = potential + kernel q (with a MullikenElectrostatics term)
     int iterations = 0;           ///< of the attempt that converged
     int restarts = 0;             ///< failed attempts before it (restarts from atomic densities / core guess)
     int totalIterations = 0;      ///< all attempts together
@@ -81,7 +96,7 @@ public:
     /// if the SCF does not converge: from the guess, then (settings.restartFailedSCF) from the atomic
     /// densities with a level shift and damping, then from the core guess with a larger shift.
     QMResult compute(const std::vector<QMAtom>& atoms, int charge, const std::vector<PointCharge>& mmCharges,
-                     const DensityGuess* previous = nullptr);
+                     const DensityGuess* previous = nullptr, const MullikenElectrostatics* longRange = nullptr);
     const QMSettings& settings() const { return settings_; }
     /// Analytic gradient of result.total for the last compute() (result must be its result): nuclear repulsion,
     /// one-electron (kinetic, nuclei, MM charges, with the Pulay term -sum W dS), density-fitted Coulomb, and XC

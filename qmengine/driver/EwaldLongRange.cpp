@@ -1,0 +1,178 @@
+#include "EwaldLongRange.h"
+#include <cmath>
+
+using namespace OpenMM;
+using namespace OpenMMDFT;
+using namespace std;
+
+static Vec3 cross(const Vec3& a, const Vec3& b) {
+    return Vec3(a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]);
+}
+
+EwaldLongRange::EwaldLongRange(const Vec3* boxVectors, double cutoff, double tolerance) : cutoff(cutoff) {
+    for (int d = 0; d < 3; d++)
+        box[d] = boxVectors[d];
+    volume = box[0].dot(cross(box[1], box[2]));
+    reciprocal[0] = cross(box[1], box[2]) / volume;
+    reciprocal[1] = cross(box[2], box[0]) / volume;
+    reciprocal[2] = cross(box[0], box[1]) / volume;
+    // As NonbondedForce chooses alpha (erfc(alpha rc) ~ tolerance); the wave vectors whose Gaussian factor
+    // exp(-k^2 / 4 alpha^2) is above the tolerance.
+    alpha_ = sqrt(-log(2 * tolerance)) / cutoff;
+    const double kCut = 2 * alpha_ * sqrt(-log(tolerance));
+    for (int d = 0; d < 3; d++)
+        maxIndex[d] = (int) ceil(kCut * sqrt(box[d].dot(box[d])) / (2 * M_PI));
+    for (int n0 = 0; n0 <= maxIndex[0]; n0++)
+        for (int n1 = (n0 == 0 ? 0 : -maxIndex[1]); n1 <= maxIndex[1]; n1++)
+            for (int n2 = (n0 == 0 && n1 == 0 ? 1 : -maxIndex[2]); n2 <= maxIndex[2]; n2++) {
+                const Vec3 k = (reciprocal[0] * n0 + reciprocal[1] * n1 + reciprocal[2] * n2) * (2 * M_PI);
+                const double k2 = k.dot(k);
+                if (k2 > kCut * kCut)
+                    continue;
+                waves.push_back({{n0, n1, n2}, k, 2 * (4 * M_PI / volume) * exp(-k2 / (4 * alpha_ * alpha_)) / k2});
+            }
+}
+
+double EwaldLongRange::realSpaceSlope(double r) const {
+    return -erfc(alpha_ * r) / (r * r) - 2 / sqrt(M_PI) * alpha_ * exp(-alpha_ * alpha_ * r * r) / r;
+}
+
+Vec3 EwaldLongRange::minimumImage(Vec3 d) const {
+    d -= box[2] * floor(d[2] / box[2][2] + 0.5);
+    d -= box[1] * floor(d[1] / box[1][1] + 0.5);
+    d -= box[0] * floor(d[0] / box[0][0] + 0.5);
+    return d;
+}
+
+void EwaldLongRange::phases(const Vec3& r, vector<complex<double> >& out) const {
+    vector<complex<double> > table[3];
+    for (int d = 0; d < 3; d++) {
+        const int m = maxIndex[d];
+        table[d].resize(2 * m + 1);
+        const double f = 2 * M_PI * r.dot(reciprocal[d]);
+        for (int n = -m; n <= m; n++)
+            table[d][n + m] = polar(1.0, n * f);
+    }
+    out.resize(waves.size());
+    for (size_t w = 0; w < waves.size(); w++) {
+        const int* n = waves[w].n;
+        out[w] = table[0][n[0] + maxIndex[0]] * table[1][n[1] + maxIndex[1]] * table[2][n[2] + maxIndex[2]];
+    }
+}
+
+QM::MullikenElectrostatics EwaldLongRange::terms(const vector<Vec3>& qmPositions, const vector<Charge>& allCharges,
+                                                 const vector<Charge>& explicitList) {
+    qm = qmPositions;
+    all = allCharges;
+    explicitCharges = explicitList;
+    const int na = qm.size();
+    structureFactor.assign(waves.size(), 0.0);
+    vector<complex<double> > e;
+    double total = 0;
+    for (const Charge& c : all) {
+        phases(c.position, e);
+        for (size_t w = 0; w < waves.size(); w++)
+            structureFactor[w] += c.charge * e[w];
+        total += c.charge;
+    }
+    const double background = -M_PI / (alpha_ * alpha_ * volume);
+    // Real space is force-shifted to zero at the cutoff (value and slope), so that a charge crossing it changes
+    // neither energy nor force abruptly (the shift is of the order of the tolerance, like what truncation leaves out).
+    const double realShift = erfc(alpha_ * cutoff) / cutoff;
+    const double realSlope = realSpaceSlope(cutoff);
+    QM::MullikenElectrostatics out;
+    out.potential = Eigen::VectorXd::Constant(na, background * total);
+    out.kernel = Eigen::MatrixXd::Constant(na, na, background);
+    vector<vector<complex<double> > > qmPhases(na);
+    for (int a = 0; a < na; a++) {
+        phases(qm[a], qmPhases[a]);
+        double phi = 0;
+        for (const Charge& c : all) {
+            const Vec3 d = minimumImage(qm[a] - c.position);
+            const double r = sqrt(d.dot(d));
+            if (r < cutoff && r > 0)
+                phi += c.charge * (erfc(alpha_ * r) / r - realShift - (r - cutoff) * realSlope);
+        }
+        for (size_t w = 0; w < waves.size(); w++)
+            phi += waves[w].coefficient * real(qmPhases[a][w] * conj(structureFactor[w]));
+        for (const Charge& c : explicitCharges) {
+            const Vec3 d = qm[a] - c.position;
+            phi -= c.charge / sqrt(d.dot(d));
+        }
+        out.potential[a] += phi;
+    }
+    for (int a = 0; a < na; a++)
+        for (int b = 0; b <= a; b++) {
+            double k = 0;
+            for (size_t w = 0; w < waves.size(); w++)
+                k += waves[w].coefficient * real(qmPhases[a][w] * conj(qmPhases[b][w]));
+            if (a == b)
+                k -= 2 * alpha_ / sqrt(M_PI);  // the charge's own Gaussian screening, without the 1/r self term
+            else {
+                const Vec3 d = qm[a] - qm[b];
+                const double r = sqrt(d.dot(d));
+                k -= erf(alpha_ * r) / r;  // the pair's minimum image is in the QM energy already
+            }
+            out.kernel(a, b) += k;
+            if (a != b)
+                out.kernel(b, a) += k;
+        }
+    return out;
+}
+
+void EwaldLongRange::gradient(const Eigen::VectorXd& q, vector<Vec3>& qmGradient, vector<Vec3>& allGradient,
+                              vector<Vec3>& explicitGradient, vector<double>& explicitPotential) const {
+    const int na = qm.size();
+    const double twoOverRootPi = 2 / sqrt(M_PI);
+    vector<complex<double> > qmCharges(waves.size(), 0.0), e;  // T_k = sum_A q_A exp(i k.R_A)
+    vector<vector<complex<double> > > qmPhases(na);
+    for (int a = 0; a < na; a++) {
+        phases(qm[a], qmPhases[a]);
+        for (size_t w = 0; w < waves.size(); w++)
+            qmCharges[w] += q[a] * qmPhases[a][w];
+    }
+    explicitPotential.assign(explicitCharges.size(), 0.0);
+    for (int a = 0; a < na; a++) {
+        Vec3 g;
+        // Real space, every periodic charge within the cutoff.
+        for (size_t j = 0; j < all.size(); j++) {
+            const Vec3 d = minimumImage(qm[a] - all[j].position);
+            const double r = sqrt(d.dot(d));
+            if (r >= cutoff || r == 0)
+                continue;
+            const double dpsi = realSpaceSlope(r) - realSpaceSlope(cutoff);
+            const Vec3 f = d * (q[a] * all[j].charge * dpsi / r);
+            g += f;
+            allGradient[j] -= f;
+        }
+        // Reciprocal space: the periodic charges and the QM charges' images.
+        for (size_t w = 0; w < waves.size(); w++)
+            g -= waves[w].k * (q[a] * waves[w].coefficient * imag(qmPhases[a][w] * conj(structureFactor[w] + qmCharges[w])));
+        // The explicit charges, taken out.
+        for (size_t c = 0; c < explicitCharges.size(); c++) {
+            const Vec3 d = qm[a] - explicitCharges[c].position;
+            const double r = sqrt(d.dot(d));
+            const Vec3 f = d * (q[a] * explicitCharges[c].charge / (r * r * r));
+            g += f;
+            explicitGradient[c] -= f;
+            explicitPotential[c] -= q[a] / r;
+        }
+        // The QM pairs' screening term -erf(alpha r)/r.
+        for (int b = 0; b < na; b++) {
+            if (b == a)
+                continue;
+            const Vec3 d = qm[a] - qm[b];
+            const double r = sqrt(d.dot(d));
+            const double dk = erf(alpha_ * r) / (r * r) - twoOverRootPi * alpha_ * exp(-alpha_ * alpha_ * r * r) / r;
+            g += d * (q[a] * q[b] * dk / r);
+        }
+        qmGradient[a] += g;
+    }
+    for (size_t j = 0; j < all.size(); j++) {
+        phases(all[j].position, e);
+        Vec3 g;
+        for (size_t w = 0; w < waves.size(); w++)
+            g += waves[w].k * (waves[w].coefficient * imag(qmCharges[w] * conj(e[w])));
+        allGradient[j] += g * all[j].charge;
+    }
+}
