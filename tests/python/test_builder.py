@@ -176,10 +176,30 @@ def test_accepts_indices_and_refuses_bad_input():
         openmmdft.createQMMMSystem(topology, system, [0.5])
     with pytest.raises(ValueError, match="already has a QMMMForce"):
         openmmdft.createQMMMSystem(topology, built, range(6))
-    _, pme, _ = buildSystem(method=mm.NonbondedForce.PME)
-    pme.setDefaultPeriodicBoxVectors(mm.Vec3(2, 0, 0), mm.Vec3(0, 2, 0), mm.Vec3(0, 0, 2))
-    with pytest.raises(ValueError, match="Ewald or PME"):
-        openmmdft.createQMMMSystem(topology, pme, range(6))
+    with pytest.raises(ValueError, match="QM atom index -1 is out of range"):
+        openmmdft.createQMMMSystem(topology, system, [-1])
+
+
+def test_pme_system_keeps_its_coulomb_terms_and_zeroes_the_qm_charges():
+    """With PME the NonbondedForce keeps the MM Coulomb terms (OpenMM's PME); the QM atoms' charges and their
+    exceptions' charge products there become zero, and the QMMMForce (method Ewald) embeds the QM region."""
+    topology, pme, _ = buildSystem(method=mm.NonbondedForce.PME)
+    pme.setDefaultPeriodicBoxVectors(mm.Vec3(2.5, 0, 0), mm.Vec3(0, 2.5, 0), mm.Vec3(0, 0, 2.5))
+    built = openmmdft.createQMMMSystem(topology, pme, range(6))
+    qm = [f for f in built.getForces() if isinstance(f, openmmdft.QMMMForce)][0]
+    nb = [f for f in built.getForces() if isinstance(f, mm.NonbondedForce)][0]
+    original = [f for f in pme.getForces() if isinstance(f, mm.NonbondedForce)][0]
+    assert qm.getNonbondedMethod() == openmmdft.QMMMForce.Ewald
+    assert qm.getEwaldErrorTolerance() == original.getEwaldErrorTolerance()
+    for i in range(nb.getNumParticles()):
+        charge = nb.getParticleParameters(i)[0].value_in_unit(unit.elementary_charge)
+        expected = 0.0 if i < 6 else original.getParticleParameters(i)[0].value_in_unit(unit.elementary_charge)
+        assert charge == expected
+        assert qm.getParticleParameters(i) == original.getParticleParameters(i)[0]
+    for e in range(nb.getNumExceptions()):
+        p1, p2, chargeProd, _, _ = nb.getExceptionParameters(e)
+        if p1 < 6 or p2 < 6:
+            assert chargeProd.value_in_unit(unit.elementary_charge**2) == 0
 
 
 def test_qm_water_in_md():
