@@ -3,9 +3,9 @@ villin headpiece in a box of TIP3P water with chloride ions, Amber14) becomes a 
 6-31G*, density fitting) cut from the backbone at its CA-CB bond, where a hydrogen link atom caps it
 (openmmdft.createQMMMSystem makes the link atom; boundary charges by RCD, docs/QMMM-MD.md).
 
-The box is periodic with a 1 nm cutoff (CutoffPeriodic: reaction field for MM-MM Coulomb) and the smooth
-embedding switch from 0.8 nm; PME embedding of the QM region is not implemented yet, so this is the long-range
-treatment available. The run: MM minimization, then Langevin dynamics at 300 K with 1 fs steps (X-H bonds
+The box is periodic with PME for the MM-MM Coulomb terms (OpenMM's own); the QM region meets the explicit MM charges
+of the molecules within 1 nm (switched off smoothly from 0.8 nm) and the periodic rest of them through QM/MM-Ewald
+(QMMMForce method Ewald, which createQMMMSystem chooses for a PME System). The run: MM minimization, then Langevin dynamics at 300 K with 1 fs steps (X-H bonds
 constrained, in the QM side chain too), recorded by openmmdft.QMMMReporter into side_chain.csv and plotted.
 
     python examples/protein_side_chain.py [--steps N] [--output-dir DIR]
@@ -33,7 +33,7 @@ def main():
 
     pdb = app.PDBFile(os.path.join(os.path.dirname(app.__file__), "data", "test.pdb"))
     forcefield = app.ForceField("amber14-all.xml", "amber14/tip3p.xml")
-    system = forcefield.createSystem(pdb.topology, nonbondedMethod=app.CutoffPeriodic, nonbondedCutoff=1.0 * unit.nanometer,
+    system = forcefield.createSystem(pdb.topology, nonbondedMethod=app.PME, nonbondedCutoff=1.0 * unit.nanometer,
                                      constraints=app.HBonds)
     serine = next(r for r in pdb.topology.residues() if r.name == "SER")
     sideChain = [a for a in serine.atoms() if a.name in ("CB", "HB2", "HB3", "OG", "HG")]
@@ -72,8 +72,9 @@ def main():
     png = os.path.join(args.output_dir, "side_chain.png")
     plot_qmmm.plot(plot_qmmm.readColumns(csvPath), png)
     results = force.getQMResults(simulation.context)
-    print("last step: QM energy %s, %d SCF iterations, %d MM charges in the QM Hamiltonian; wrote %s and %s"
-          % (results["totalEnergy"], results["scfIterations"], results["numMMCharges"], csvPath, png))
+    print("last step: QM energy %s (of which the Ewald remainder %s), %d SCF iterations, %d explicit MM charges in the QM "
+          "Hamiltonian; wrote %s and %s" % (results["totalEnergy"], results["longRangeEnergy"], results["scfIterations"],
+                                            results["numMMCharges"], csvPath, png))
     return 0
 
 

@@ -1,9 +1,24 @@
 #include "EwaldLongRange.h"
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <thread>
 
 using namespace OpenMM;
 using namespace OpenMMDFT;
 using namespace std;
+
+/** Runs body(first, end, chunk) over [0, n) in contiguous chunks on up to hardware_concurrency threads. */
+static int forChunks(size_t n, const function<void(size_t, size_t, int)>& body) {
+    const int chunks = (int) max<size_t>(1, min<size_t>(max(1u, thread::hardware_concurrency()), n / 256));
+    vector<thread> workers;
+    for (int c = 1; c < chunks; c++)
+        workers.emplace_back(body, n * c / chunks, n * (c + 1) / chunks, c);
+    body(0, n / chunks, 0);
+    for (thread& t : workers)
+        t.join();
+    return chunks;
+}
 
 static Vec3 cross(const Vec3& a, const Vec3& b) {
     return Vec3(a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]);
@@ -66,15 +81,24 @@ QM::MullikenElectrostatics EwaldLongRange::terms(const vector<Vec3>& qmPositions
     all = allCharges;
     explicitCharges = explicitList;
     const int na = qm.size();
+    // The structure factor, the costly part (charges x wave vectors): partial sums per thread, added in order.
+    const int maxChunks = max(1u, thread::hardware_concurrency());
+    vector<vector<complex<double> > > partial(maxChunks, vector<complex<double> >(waves.size(), 0.0));
+    const int chunks = forChunks(all.size(), [&](size_t first, size_t end, int chunk) {
+        vector<complex<double> > e;
+        for (size_t j = first; j < end; j++) {
+            phases(all[j].position, e);
+            for (size_t w = 0; w < waves.size(); w++)
+                partial[chunk][w] += all[j].charge * e[w];
+        }
+    });
     structureFactor.assign(waves.size(), 0.0);
-    vector<complex<double> > e;
-    double total = 0;
-    for (const Charge& c : all) {
-        phases(c.position, e);
+    for (int c = 0; c < chunks; c++)
         for (size_t w = 0; w < waves.size(); w++)
-            structureFactor[w] += c.charge * e[w];
+            structureFactor[w] += partial[c][w];
+    double total = 0;
+    for (const Charge& c : all)
         total += c.charge;
-    }
     const double background = -M_PI / (alpha_ * alpha_ * volume);
     // Real space is force-shifted to zero at the cutoff (value and slope), so that a charge crossing it changes
     // neither energy nor force abruptly (the shift is of the order of the tolerance, like what truncation leaves out).
@@ -124,7 +148,7 @@ void EwaldLongRange::gradient(const Eigen::VectorXd& q, vector<Vec3>& qmGradient
                               vector<Vec3>& explicitGradient, vector<double>& explicitPotential) const {
     const int na = qm.size();
     const double twoOverRootPi = 2 / sqrt(M_PI);
-    vector<complex<double> > qmCharges(waves.size(), 0.0), e;  // T_k = sum_A q_A exp(i k.R_A)
+    vector<complex<double> > qmCharges(waves.size(), 0.0);  // T_k = sum_A q_A exp(i k.R_A)
     vector<vector<complex<double> > > qmPhases(na);
     for (int a = 0; a < na; a++) {
         phases(qm[a], qmPhases[a]);
@@ -168,11 +192,14 @@ void EwaldLongRange::gradient(const Eigen::VectorXd& q, vector<Vec3>& qmGradient
         }
         qmGradient[a] += g;
     }
-    for (size_t j = 0; j < all.size(); j++) {
-        phases(all[j].position, e);
-        Vec3 g;
-        for (size_t w = 0; w < waves.size(); w++)
-            g += waves[w].k * (waves[w].coefficient * imag(qmCharges[w] * conj(e[w])));
-        allGradient[j] += g * all[j].charge;
-    }
+    forChunks(all.size(), [&](size_t first, size_t end, int) {
+        vector<complex<double> > phase;
+        for (size_t j = first; j < end; j++) {
+            phases(all[j].position, phase);
+            Vec3 g;
+            for (size_t w = 0; w < waves.size(); w++)
+                g += waves[w].k * (waves[w].coefficient * imag(qmCharges[w] * conj(phase[w])));
+            allGradient[j] += g * all[j].charge;
+        }
+    });
 }
