@@ -261,3 +261,25 @@ def test_distant_ion_interacts_as_in_pme():
     interaction = pmeEnergy(mulliken + [1.0]) - pmeEnergy(mulliken + [0.0]) - pmeEnergy([0, 0, 0, 1.0])
     assert abs(interaction) > 0.5
     assert charged - neutral == pytest.approx(interaction, abs=0.05)
+
+
+def test_ewald_settings_round_trip_through_xml_and_are_checked():
+    force = openmmdft.QMMMForce()
+    force.setNonbondedMethod(openmmdft.QMMMForce.Ewald)
+    force.setEwaldErrorTolerance(1e-5)
+    copy = mm.XmlSerializer.deserialize(mm.XmlSerializer.serialize(force))
+    assert copy.getNonbondedMethod() == openmmdft.QMMMForce.Ewald and copy.getEwaldErrorTolerance() == 1e-5
+    assert copy.usesPeriodicBoundaryConditions()
+    for bad in (0, 1, -1e-4):
+        with pytest.raises(mm.OpenMMException, match="Ewald error tolerance"):
+            force.setEwaldErrorTolerance(bad)
+
+
+def test_qm_atom_charged_in_the_nonbonded_force_is_refused():
+    modeller, forcefield = waterBox(2.0)
+    system = forcefield.createSystem(modeller.topology, nonbondedMethod=app.PME, nonbondedCutoff=0.8 * NM)
+    force = openmmdft.replaceCoulomb(system, modeller.topology)
+    for atom in next(modeller.topology.residues()).atoms():
+        force.addQMAtom(atom.index, atom.element.atomic_number)
+    with pytest.raises(mm.OpenMMException, match="QM atom 0 has charge .* NonbondedForce"):
+        context(system, modeller.positions)
