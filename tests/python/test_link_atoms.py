@@ -13,10 +13,10 @@ import openmm.unit as unit
 import pytest
 
 import openmmdft
-from test_qm_region import BASIS_DIR, KJ_PER_HARTREE, NM_PER_BOHR, TIP3P, WATER_NM, matchingRKS, watersAround
+from test_qm_region import BASIS_DIR, KJ_PER_HARTREE, NM_PER_BOHR, TIP3P, matchingRKS, pyscfMolecule, watersAround
 
 pyscf = pytest.importorskip("pyscf")
-from pyscf import gto, qmmm  # noqa: E402
+from pyscf import qmmm  # noqa: E402
 
 import os  # noqa: E402
 
@@ -88,14 +88,7 @@ def embeddingCharges(scheme, positions):
 def pyscfCappedMethane(positions, scheme):
     link = positions[0] + 0.109 * (positions[M1] - positions[0]) / np.linalg.norm(positions[M1] - positions[0])
     atoms = [(ETHANOL[i][1], positions[i]) for i in QM_ATOMS] + [(1, link)]
-    mol = gto.Mole()
-    mol.atom = [(z, tuple(p / NM_PER_BOHR)) for z, p in atoms]
-    mol.unit = "Bohr"
-    mol.cart = True
-    path = os.path.join(BASIS_DIR, "6-31gs.nw")
-    mol.basis = {el: gto.basis.load(path, el) for el in ("C", "H")}
-    mol.verbose = 0
-    mol.build()
+    mol = pyscfMolecule(atoms)
     points, values = embeddingCharges(scheme, positions)
     mf = qmmm.mm_charge(matchingRKS(mol), points / NM_PER_BOHR, values, unit="Bohr")
     energy = mf.kernel()

@@ -91,15 +91,22 @@ def matchingRKS(mol):
     return mf
 
 
-def pyscfEnergy(qmPositionsNm, mmPositionsNm, mmCharges, basis="6-31gs", cart=True, exact=True, aux="def2-universal-jfit"):
+def pyscfMolecule(atoms, basis="6-31gs", cart=True):
+    """A PySCF molecule of (atomic number, position in nm) pairs, its basis read from this repository's file."""
+    from pyscf.data.elements import ELEMENTS
     mol = gto.Mole()
-    mol.atom = [(z, tuple(p / NM_PER_BOHR)) for z, p in zip((8, 1, 1), qmPositionsNm)]
+    mol.atom = [(z, tuple(np.asarray(p) / NM_PER_BOHR)) for z, p in atoms]
     mol.unit = "Bohr"
     mol.cart = cart
     path = os.path.join(BASIS_DIR, basis + ".nw")
-    mol.basis = {el: gto.basis.load(path, el) for el in ("O", "H")}
+    mol.basis = {ELEMENTS[z]: gto.basis.load(path, ELEMENTS[z]) for z in {z for z, _ in atoms}}
     mol.verbose = 0
     mol.build()
+    return mol
+
+
+def pyscfEnergy(qmPositionsNm, mmPositionsNm, mmCharges, basis="6-31gs", cart=True, exact=True, aux="def2-universal-jfit"):
+    mol = pyscfMolecule(list(zip((8, 1, 1), qmPositionsNm)), basis, cart)
     mf = matchingRKS(mol)
     if not exact:
         auxPath = os.path.join(BASIS_DIR, aux + ".nw")
@@ -296,14 +303,7 @@ def test_exact_coulomb_forces_match_pyscf_gradient():
     context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
     context.setPositions(positions)
     forces = context.getState(getForces=True).getForces(asNumpy=True).value_in_unit(unit.kilojoule_per_mole / unit.nanometer)
-    mol = gto.Mole()
-    mol.atom = [(z, tuple(p / NM_PER_BOHR)) for z, p in zip((8, 1, 1), positions)]
-    mol.unit = "Bohr"
-    mol.cart = True
-    path = os.path.join(BASIS_DIR, "6-31gs.nw")
-    mol.basis = {el: gto.basis.load(path, el) for el in ("O", "H")}
-    mol.verbose = 0
-    mol.build()
+    mol = pyscfMolecule(list(zip((8, 1, 1), positions)))
     mf = matchingRKS(mol)
     mf.kernel()
     gradient = mf.nuc_grad_method()
