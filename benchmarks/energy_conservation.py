@@ -78,7 +78,7 @@ def qmmmSystem(topology, qmAtoms, variant):
     system = openmmdft.createQMMMSystem(topology, mmSystem(topology, variant == "switched"), qmAtoms, **QM_SETTINGS)
     force = next(f for f in system.getForces() if isinstance(f, openmmdft.QMMMForce))
     if variant == "previous":
-        force.setDensityExtrapolation(openmmdft.QMMMForce.PreviousDensity, 0)
+        force.setDensityExtrapolation(openmmdft.QMMMForce.PreviousDensity)
     elif variant == "xlbomd":
         force.setDensityExtrapolation(openmmdft.QMMMForce.XLBOMD, 5)
     elif variant == "switched":

@@ -239,7 +239,8 @@ void QMMMForce::setBasisFunctionStorage(BasisFunctionStorage storage) {
 void QMMMForce::setDensityExtrapolation(DensityExtrapolation method, int order) {
     if (method != PreviousDensity && method != ASPC && method != XLBOMD)
         throw OpenMMException("QMMMForce: unknown density extrapolation method");
-    if (method == XLBOMD ? (order < 3 || order > 7) : (order < 1 || order > 6))
+    // PreviousDensity uses no order (any is accepted and kept).
+    if (method == XLBOMD ? (order < 3 || order > 7) : method == ASPC && (order < 1 || order > 6))
         throw OpenMMException("QMMMForce: the density extrapolation order must be between " +
                               std::string(method == XLBOMD ? "3 and 7 for XLBOMD" : "1 and 6 for ASPC") + ", not " + std::to_string(order));
     densityExtrapolation = method;
