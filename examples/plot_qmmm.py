@@ -30,10 +30,18 @@ def plot(columns, output):
     energy = columns[energyName]
     drift = [e - energy[0] for e in energy]
     figure, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7, 6))
-    top.plot(time, drift, marker=".")
+    marker = "." if len(time) <= 200 else None  # long runs: lines only
+    top.plot(time, drift, marker=marker, linewidth=0.8)
+    if len(time) > 2:  # the drift as a least-squares line
+        n = len(time)
+        tm, dm = sum(time) / n, sum(drift) / n
+        slope = sum((t - tm) * (d - dm) for t, d in zip(time, drift)) / max(1e-300, sum((t - tm) ** 2 for t in time))
+        top.plot([time[0], time[-1]], [dm + slope * (time[0] - tm), dm + slope * (time[-1] - tm)], color="black",
+                 label="fit: %.3g kJ/mol/ps" % slope)
+        top.legend(loc="upper right")
     top.set_ylabel(("total energy" if energyName.startswith("total energy") else "QM energy") + " - first (kJ/mol)")
     top.grid(alpha=0.3)
-    bottom.plot(time, columns["SCF iterations"], marker=".", drawstyle="steps-mid")
+    bottom.plot(time, columns["SCF iterations"], marker=marker, drawstyle="steps-mid", linewidth=0.8)
     bottom.set_ylabel("SCF iterations")
     bottom.set_xlabel("time (ps)")
     bottom.grid(alpha=0.3)
