@@ -63,7 +63,10 @@ def test_without_qm_atoms_the_energy_is_pmes(platform):
     force = openmmdft.replaceCoulomb(withForce, modeller.topology)
     assert force.getNonbondedMethod() == openmmdft.QMMMForce.Ewald
     energy = doublePrecisionContext(withForce, modeller.positions, platform).getState(getEnergy=True).getPotentialEnergy()
-    assert energy.value_in_unit(KJ) == pytest.approx(reference.value_in_unit(KJ), abs=1e-6)
+    # The CPU platform's PME works in single precision and sums over threads in no fixed order: two Contexts of the
+    # same System differ by ~1e-8 relative there; the others are double precision and deterministic.
+    tolerance = 1e-4 if platform == "CPU" else 1e-6
+    assert energy.value_in_unit(KJ) == pytest.approx(reference.value_in_unit(KJ), abs=tolerance)
 
 
 def test_opencl_matches_reference():
