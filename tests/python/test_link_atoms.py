@@ -224,3 +224,19 @@ def test_qm_side_chain_of_a_protein_conserves_energy_as_mm_does():
             totals.append((state.getPotentialEnergy() + state.getKineticEnergy()).value_in_unit(KJ))
         fluctuations.append(np.std(totals))
     assert fluctuations[1] < 1.5 * fluctuations[0] + 0.2, fluctuations
+
+
+def test_opencl_matches_reference():
+    """Link atoms on OpenCL (double precision; the XC of the capped region on the device) as on Reference."""
+    if "OpenCL" not in [mm.Platform.getPlatform(i).getName() for i in range(mm.Platform.getNumPlatforms())]:
+        pytest.skip("no OpenCL platform")
+    system, force, positions = ethanolSystem(SCHEMES[1], energyOnly=False)
+    states = []
+    for name, properties in (("Reference", {}), ("OpenCL", {"Precision": "double"})):
+        c = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName(name), properties)
+        c.setPositions(positions)
+        states.append(c.getState(getEnergy=True, getForces=True))
+    energies = [s.getPotentialEnergy().value_in_unit(KJ) for s in states]
+    assert energies[1] == pytest.approx(energies[0], abs=1e-4)
+    forces = [s.getForces(asNumpy=True).value_in_unit(KJ / unit.nanometer) for s in states]
+    assert np.abs(forces[1] - forces[0]).max() < 1e-3
