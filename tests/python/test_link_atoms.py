@@ -33,7 +33,7 @@ WATER_CENTRES = [(-0.25, 0.15, 0.1), (0.1, -0.3, 0.05)]
 KJ = unit.kilojoule_per_mole
 
 
-def ethanolSystem(scheme, energyOnly=True, convergence=1e-9):
+def ethanolSystem(scheme, energyOnly=True, convergence=1e-9, waterCentres=WATER_CENTRES):
     system = mm.System()
     force = openmmdft.QMMMForce()
     for _, _, _, q in ETHANOL:
@@ -41,7 +41,7 @@ def ethanolSystem(scheme, energyOnly=True, convergence=1e-9):
         force.addParticle(q)
     for a, b in ETHANOL_BONDS:
         force.addBond(a, b)
-    waters = watersAround(WATER_CENTRES, seed=7)
+    waters = watersAround(waterCentres, seed=7)
     for w in waters:
         first = system.getNumParticles()
         for atom in range(3):
@@ -240,3 +240,35 @@ def test_opencl_matches_reference():
     assert energies[1] == pytest.approx(energies[0], abs=1e-4)
     forces = [s.getForces(asNumpy=True).value_in_unit(KJ / unit.nanometer) for s in states]
     assert np.abs(forces[1] - forces[0]).max() < 1e-3
+
+
+def test_link_atom_forces_with_ewald_embedding():
+    """The same ethanol in a periodic 1.6 nm box with five waters, QM/MM-Ewald (cutoff 0.5 nm, switched from 0.35 nm):
+    the boundary charges take part in the Ewald sum as well, and their forces reach M1 and the M2s by their weights.
+    Five-point differences (h = 1e-4 nm) on Q1, M1, the M2s, the hydroxyl H, a near and a far water oxygen."""
+    centres = WATER_CENTRES + [(0.6, 0.5, 0.4), (-0.6, -0.5, 0.6), (0.7, -0.6, -0.5)]
+    system, force, positions = ethanolSystem(SCHEMES[1], energyOnly=False, convergence=1e-10, waterCentres=centres)
+    system.setDefaultPeriodicBoxVectors(mm.Vec3(1.6, 0, 0), mm.Vec3(0, 1.6, 0), mm.Vec3(0, 0, 1.6))
+    force.setNonbondedMethod(openmmdft.QMMMForce.Ewald)
+    force.setCutoffDistance(0.5)
+    force.setUseEmbeddingSwitchingFunction(True)
+    force.setEmbeddingSwitchingDistance(0.35)
+    force.setCoulombMethod(openmmdft.QMMMForce.DensityFitting)
+    force.setGrid(40, 146)
+    context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
+    context.setPositions(positions)
+    forces = context.getState(getForces=True).getForces(asNumpy=True).value_in_unit(KJ / unit.nanometer)
+    assert force.getQMResults(context)["longRangeEnergy"].value_in_unit(KJ) != 0
+
+    def displaced(particle, d, step):
+        p = positions.copy()
+        p[particle, d] += step
+        context.setPositions(p)
+        return context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(KJ)
+
+    h = 1e-4
+    for particle in [0, M1, 5, 7, 8, 9, 18]:
+        for d in range(3):
+            numeric = -(displaced(particle, d, -2 * h) - 8 * displaced(particle, d, -h) + 8 * displaced(particle, d, h)
+                        - displaced(particle, d, 2 * h)) / (12 * h)
+            assert forces[particle, d] == pytest.approx(numeric, abs=5e-3), (particle, d)
