@@ -24,15 +24,19 @@ static Vec3 cross(const Vec3& a, const Vec3& b) {
     return Vec3(a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]);
 }
 
-EwaldLongRange::EwaldLongRange(const Vec3* boxVectors, double cutoff, double tolerance) : cutoff(cutoff) {
+EwaldLongRange::EwaldLongRange(const Vec3* boxVectors, double tolerance) {
     for (int d = 0; d < 3; d++)
         box[d] = boxVectors[d];
+    // Real space reaches half the smallest box width (the minimum image is then the only one within it): the
+    // QM atoms are few, so real-space pairs are cheap, and the smaller alpha this allows cuts the wave vectors,
+    // whose count times the MM atoms is the cost, by (width / 2 cutoff)^3 against NonbondedForce's choice.
+    cutoff = 0.5 * min(box[0][0], min(box[1][1], box[2][2]));
     volume = box[0].dot(cross(box[1], box[2]));
     reciprocal[0] = cross(box[1], box[2]) / volume;
     reciprocal[1] = cross(box[2], box[0]) / volume;
     reciprocal[2] = cross(box[0], box[1]) / volume;
-    // As NonbondedForce chooses alpha (erfc(alpha rc) ~ tolerance); the wave vectors whose Gaussian factor
-    // exp(-k^2 / 4 alpha^2) is above the tolerance.
+    // alpha as NonbondedForce chooses it for that cutoff (erfc(alpha rc) ~ tolerance); the wave vectors whose
+    // Gaussian factor exp(-k^2 / 4 alpha^2) is above the tolerance.
     alpha_ = sqrt(-log(2 * tolerance)) / cutoff;
     const double kCut = 2 * alpha_ * sqrt(-log(tolerance));
     for (int d = 0; d < 3; d++)
@@ -46,6 +50,30 @@ EwaldLongRange::EwaldLongRange(const Vec3* boxVectors, double cutoff, double tol
                     continue;
                 waves.push_back({{n0, n1, n2}, k, 2 * (4 * M_PI / volume) * exp(-k2 / (4 * alpha_ * alpha_)) / k2});
             }
+    // Real space is force-shifted to zero at the cutoff (value and slope), so that a charge crossing it changes
+    // neither energy nor force abruptly (the shift is of the order of the tolerance, like what truncation leaves out).
+    realShift = erfc(alpha_ * cutoff) / cutoff;
+    realSlope = realSpaceSlope(cutoff);
+}
+
+double EwaldLongRange::realSpace(double r) const {
+    return erfc(alpha_ * r) / r - realShift - (r - cutoff) * realSlope;
+}
+
+vector<Vec3> EwaldLongRange::periodicImages(const Vec3& d) const {
+    // The images of a QM pair other than itself within the real-space cutoff (the QM region is whole, so its pairs
+    // are short: the neighbouring cells hold every image closer than half the width).
+    vector<Vec3> images;
+    for (int i = -1; i <= 1; i++)
+        for (int j = -1; j <= 1; j++)
+            for (int k = -1; k <= 1; k++) {
+                if (i == 0 && j == 0 && k == 0)
+                    continue;
+                const Vec3 image = d + box[0] * i + box[1] * j + box[2] * k;
+                if (image.dot(image) < cutoff * cutoff)
+                    images.push_back(image);
+            }
+    return images;
 }
 
 double EwaldLongRange::realSpaceSlope(double r) const {
@@ -100,10 +128,6 @@ QM::MullikenElectrostatics EwaldLongRange::terms(const vector<Vec3>& qmPositions
     for (const Charge& c : all)
         total += c.charge;
     const double background = -M_PI / (alpha_ * alpha_ * volume);
-    // Real space is force-shifted to zero at the cutoff (value and slope), so that a charge crossing it changes
-    // neither energy nor force abruptly (the shift is of the order of the tolerance, like what truncation leaves out).
-    const double realShift = erfc(alpha_ * cutoff) / cutoff;
-    const double realSlope = realSpaceSlope(cutoff);
     QM::MullikenElectrostatics out;
     out.potential = Eigen::VectorXd::Constant(na, background * total);
     out.kernel = Eigen::MatrixXd::Constant(na, na, background);
@@ -115,7 +139,7 @@ QM::MullikenElectrostatics EwaldLongRange::terms(const vector<Vec3>& qmPositions
             const Vec3 d = minimumImage(qm[a] - c.position);
             const double r = sqrt(d.dot(d));
             if (r < cutoff && r > 0)
-                phi += c.charge * (erfc(alpha_ * r) / r - realShift - (r - cutoff) * realSlope);
+                phi += c.charge * realSpace(r);
         }
         for (size_t w = 0; w < waves.size(); w++)
             phi += waves[w].coefficient * real(qmPhases[a][w] * conj(structureFactor[w]));
@@ -130,13 +154,15 @@ QM::MullikenElectrostatics EwaldLongRange::terms(const vector<Vec3>& qmPositions
             double k = 0;
             for (size_t w = 0; w < waves.size(); w++)
                 k += waves[w].coefficient * real(qmPhases[a][w] * conj(qmPhases[b][w]));
+            const Vec3 d = qm[a] - qm[b];
             if (a == b)
                 k -= 2 * alpha_ / sqrt(M_PI);  // the charge's own Gaussian screening, without the 1/r self term
             else {
-                const Vec3 d = qm[a] - qm[b];
                 const double r = sqrt(d.dot(d));
-                k -= erf(alpha_ * r) / r;  // the pair's minimum image is in the QM energy already
+                k -= erf(alpha_ * r) / r;  // the pair itself is in the QM energy already
             }
+            for (const Vec3& image : periodicImages(d))
+                k += realSpace(sqrt(image.dot(image)));
             out.kernel(a, b) += k;
             if (a != b)
                 out.kernel(b, a) += k;
@@ -158,13 +184,13 @@ void EwaldLongRange::gradient(const Eigen::VectorXd& q, vector<Vec3>& qmGradient
     explicitPotential.assign(explicitCharges.size(), 0.0);
     for (int a = 0; a < na; a++) {
         Vec3 g;
-        // Real space, every periodic charge within the cutoff.
+        // Real space, every periodic charge within the real-space cutoff.
         for (size_t j = 0; j < all.size(); j++) {
             const Vec3 d = minimumImage(qm[a] - all[j].position);
             const double r = sqrt(d.dot(d));
             if (r >= cutoff || r == 0)
                 continue;
-            const double dpsi = realSpaceSlope(r) - realSpaceSlope(cutoff);
+            const double dpsi = realSpaceSlope(r) - realSlope;
             const Vec3 f = d * (q[a] * all[j].charge * dpsi / r);
             g += f;
             allGradient[j] -= f;
@@ -181,14 +207,18 @@ void EwaldLongRange::gradient(const Eigen::VectorXd& q, vector<Vec3>& qmGradient
             explicitGradient[c] -= f;
             explicitPotential[c] -= q[a] / r;
         }
-        // The QM pairs' screening term -erf(alpha r)/r.
+        // The QM pairs' screening term -erf(alpha r)/r, and their images in real space.
         for (int b = 0; b < na; b++) {
-            if (b == a)
-                continue;
             const Vec3 d = qm[a] - qm[b];
-            const double r = sqrt(d.dot(d));
-            const double dk = erf(alpha_ * r) / (r * r) - twoOverRootPi * alpha_ * exp(-alpha_ * alpha_ * r * r) / r;
-            g += d * (q[a] * q[b] * dk / r);
+            if (b != a) {
+                const double r = sqrt(d.dot(d));
+                const double dk = erf(alpha_ * r) / (r * r) - twoOverRootPi * alpha_ * exp(-alpha_ * alpha_ * r * r) / r;
+                g += d * (q[a] * q[b] * dk / r);
+            }
+            for (const Vec3& image : periodicImages(d)) {
+                const double r = sqrt(image.dot(image));
+                g += image * (q[a] * q[b] * (realSpaceSlope(r) - realSlope) / r);
+            }
         }
         qmGradient[a] += g;
     }

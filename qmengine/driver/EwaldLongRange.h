@@ -18,10 +18,10 @@ namespace OpenMMDFT {
  * phi the Ewald potential (Ewald, Ann. Phys. 369, 253 (1921)) of every periodic MM charge (all images, with a
  * neutralizing background), the sum over c the explicit charges (scaled by the embedding switch s_c) the QM density
  * already meets exactly, and K_AB the Ewald interaction of the QM charges with each other's images (and their
- * own), without the minimum-image pair the QM energy holds. Real space: erfc(alpha r)/r within the cutoff,
- * force-shifted to zero there (energy and force continuous as charges cross it);
+ * own), without the minimum-image pair the QM energy holds. Real space: erfc(alpha r)/r within half the smallest
+ * box width, force-shifted to zero there (energy and force continuous as charges cross it);
  * reciprocal space: a direct sum over the wave vectors with exp(-k^2 / 4 alpha^2) above the tolerance; alpha from
- * the cutoff and tolerance as OpenMM's NonbondedForce chooses it. Atomic units (bohr, e, hartree).
+ * that real-space cutoff and the tolerance as OpenMM's NonbondedForce chooses it. Atomic units (bohr, e, hartree).
  */
 class EwaldLongRange {
 public:
@@ -30,7 +30,7 @@ public:
         double charge;
     };
     /** box: the three periodic box vectors (OpenMM's reduced form), bohr. */
-    EwaldLongRange(const OpenMM::Vec3* box, double cutoff, double tolerance);
+    EwaldLongRange(const OpenMM::Vec3* box, double tolerance);
     /**
      * The Mulliken-level term for QM atoms at qm among the periodic charges all (each once, any image), with the
      * explicit charges (as placed, scaled) taken out. Keeps what gradient() needs.
@@ -56,8 +56,12 @@ private:
     OpenMM::Vec3 minimumImage(OpenMM::Vec3 d) const;
     /** d/dr of erfc(alpha r) / r. */
     double realSpaceSlope(double r) const;
+    /** The real-space pair potential, force-shifted at the cutoff. */
+    double realSpace(double r) const;
+    /** The displacements d + n (n a lattice vector other than 0) shorter than the real-space cutoff. */
+    std::vector<OpenMM::Vec3> periodicImages(const OpenMM::Vec3& d) const;
     OpenMM::Vec3 box[3], reciprocal[3];
-    double volume, cutoff, alpha_;
+    double volume, cutoff, alpha_, realShift, realSlope;
     int maxIndex[3];
     struct Wave {
         int n[3];

@@ -92,7 +92,6 @@ void QMRegionDriver::setParameters(const QMMMForce& force) {
                                     : new ESPChargeFit(force.getESPChargeMethod(), threads));
     embedding.setParameters(force);
     ewald = force.getNonbondedMethod() == QMMMForce::Ewald;
-    cutoff = force.getCutoffDistance();
     ewaldTolerance = force.getEwaldErrorTolerance();
     qmCharge = force.getQMCharge();
     energyOnly = force.getQMEnergyOnly();
@@ -318,7 +317,7 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
         Vec3 box[3];
         for (int k = 0; k < 3; k++)
             box[k] = boxVectors[k] * BOHR_PER_NM;
-        longRange.reset(new EwaldLongRange(box, cutoff * BOHR_PER_NM, ewaldTolerance));
+        longRange.reset(new EwaldLongRange(box, ewaldTolerance));
         for (int p = 0; p < (int) positions.size(); p++)
             if (!embedding.isQMParticle(p) && embedding.getCharge(p) != 0) {
                 periodicCharges.push_back({positions[p] * BOHR_PER_NM, embedding.getCharge(p)});

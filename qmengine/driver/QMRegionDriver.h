@@ -94,7 +94,7 @@ private:
     int qmCharge;
     bool energyOnly;
     bool ewald;               // QMMMForce::Ewald: the periodic remainder through EwaldLongRange
-    double cutoff, ewaldTolerance;
+    double ewaldTolerance;
     QM::QMSettings settings;
     std::unique_ptr<QM::KohnShamLDA> engine;
     std::unique_ptr<DensityExtrapolation> densityHistory;  // the SCF's starting density from the previous steps
