@@ -286,3 +286,21 @@ def test_qm_atom_charged_in_the_nonbonded_force_is_refused():
         force.addQMAtom(atom.index, atom.element.atomic_number)
     with pytest.raises(mm.OpenMMException, match="QM atom 0 has charge .* NonbondedForce"):
         context(system, modeller.positions)
+
+
+def test_reporter_writes_the_long_range_energy(tmp_path):
+    import csv
+    modeller, _, qmmm, _ = qmWaterInPME(size=2.0, cutoff=0.8, convergence=1e-8)
+    simulation = app.Simulation(modeller.topology, qmmm, mm.VerletIntegrator(0.0005), mm.Platform.getPlatformByName("CPU"))
+    simulation.context.setPositions(modeller.positions)
+    path = str(tmp_path / "ewald.csv")
+    reporter = openmmdft.QMMMReporter(path, 1)
+    simulation.reporters.append(reporter)
+    simulation.step(1)
+    del simulation.reporters[:]
+    del reporter
+    with open(path, newline="") as f:
+        row = list(csv.DictReader(f))[0]
+    results = qmForce(qmmm).getQMResults(simulation.context)
+    assert float(row["longRangeEnergy (kJ/mol)"]) == pytest.approx(results["longRangeEnergy"].value_in_unit(KJ), abs=1e-6)
+    assert float(row["longRangeEnergy (kJ/mol)"]) != 0

@@ -7,7 +7,7 @@ from .core import QMMMForce
 _KJ = unit.kilojoule_per_mole
 # The QM energy and its parts, as getQMResults names them.
 _ENERGIES = ("totalEnergy", "oneElectronEnergy", "coulombEnergy", "exchangeCorrelationEnergy", "nuclearRepulsionEnergy",
-             "qmmmEnergy")
+             "qmmmEnergy", "longRangeEnergy")
 
 
 class QMMMReporter(object):
