@@ -304,3 +304,41 @@ def test_reporter_writes_the_long_range_energy(tmp_path):
     results = qmForce(qmmm).getQMResults(simulation.context)
     assert float(row["longRangeEnergy (kJ/mol)"]) == pytest.approx(results["longRangeEnergy"].value_in_unit(KJ), abs=1e-6)
     assert float(row["longRangeEnergy (kJ/mol)"]) != 0
+
+
+def test_forces_in_a_triclinic_box():
+    """A QM water in a rhombic dodecahedron of 307 waters (Modeller, padding 1.2 nm), PME cutoff 0.6 nm, switched from
+    0.45 nm: five-point differences on the QM atoms and on MM atoms across the box, tolerance 1e-3 kJ/mol/nm."""
+    forcefield = app.ForceField("amber14/tip3p.xml")
+    topology = app.Topology()
+    residue = topology.addResidue("HOH", topology.addChain())
+    atoms = [topology.addAtom(name, app.Element.getBySymbol(name[0]), residue) for name in ("O", "H1", "H2")]
+    topology.addBond(atoms[0], atoms[1])
+    topology.addBond(atoms[0], atoms[2])
+    water = [mm.Vec3(0, 0, 0.01173), mm.Vec3(0, 0.07572, -0.04692), mm.Vec3(0, -0.07572, -0.04692)] * NM
+    modeller = app.Modeller(topology, water)
+    modeller.addSolvent(forcefield, model="tip3p", padding=1.2 * NM, boxShape="dodecahedron")
+    assert modeller.topology.getPeriodicBoxVectors()[2][0].value_in_unit(NM) > 0  # triclinic
+    system = forcefield.createSystem(modeller.topology, nonbondedMethod=app.PME, nonbondedCutoff=0.6 * NM,
+                                     constraints=None, rigidWater=False)
+    qmmm = openmmdft.createQMMMSystem(modeller.topology, system, [0, 1, 2], basisSet="6-31G*", grid=(40, 146),
+                                      scfConvergence=1e-10, useEmbeddingSwitchingFunction=True,
+                                      embeddingSwitchingDistance=0.45 * NM)
+    qmForce(qmmm).setForceGroup(1)
+    positions = np.array(modeller.positions.value_in_unit(NM))
+    c = context(qmmm, positions)
+    forces = c.getState(getForces=True, groups={1}).getForces(asNumpy=True).value_in_unit(FORCE)
+
+    def energy(p):
+        c.setPositions(p)
+        return c.getState(getEnergy=True, groups={1}).getPotentialEnergy().value_in_unit(KJ)
+
+    h = 1e-4
+    for particle in [0, 1, 2, 10, 400, len(positions) - 1]:
+        for d in range(3):
+            def at(step):
+                p = positions.copy()
+                p[particle, d] += step
+                return energy(p)
+            numeric = -(at(-2 * h) - 8 * at(-h) + 8 * at(h) - at(2 * h)) / (12 * h)
+            assert forces[particle, d] == pytest.approx(numeric, abs=1e-3), (particle, d)
