@@ -234,25 +234,26 @@ void CommonCalcQMMMForceKernel::initialize(const System& system, const QMMMForce
         replacements["QMMM_CRF"] = cc.doubleToString(crf);
     }
     NonbondedUtilities& nonbonded = cc.getNonbondedUtilities();
-    if (mmPairs)
+    if (mmPairs) {
         nonbonded.addParameter(ComputeParameterInfo(charges, prefix + "charge", "real", 1));
-    if (mmPairs) try {
-        // NonbondedUtilities keeps ONE set of tile exclusions per Context, shared by every Force
-        // that uses exclusions (NonbondedForce, CustomNonbondedForce, QMMMForce...): they must all
-        // exclude exactly the same pairs, and agree on cutoff and periodicity.  A NonbondedForce
-        // whose exceptions come from createExceptionsFromBonds() with the same bonds is compatible.
-        nonbonded.addInteraction(useCutoff, usePeriodic, true, force.getCutoffDistance(), exclusionList,
-                                 cc.replaceStrings(CommonQMMMKernelSources::qmmmCoulomb, replacements), force.getForceGroup(),
-                                 numParticles > 3000, true);
-    }
-    catch (const OpenMMException& e) {
-        stringstream msg;
-        msg << "QMMMForce cannot share the GPU nonbonded kernel with another Force in this Context: " << e.what() << ". "
-            << "On the OpenCL and CUDA platforms all Forces that use exclusions (NonbondedForce, CustomNonbondedForce, QMMMForce) "
-            << "must exclude exactly the same particle pairs and use the same cutoff and periodicity. QMMMForce excludes every pair "
-            << "1, 2 or 3 bonds apart in its bond graph; a NonbondedForce built with createExceptionsFromBonds() on the same bonds "
-            << "is compatible.";
-        throw OpenMMException(msg.str());
+        try {
+            // NonbondedUtilities keeps ONE set of tile exclusions per Context, shared by every Force
+            // that uses exclusions (NonbondedForce, CustomNonbondedForce, QMMMForce...): they must all
+            // exclude exactly the same pairs, and agree on cutoff and periodicity.  A NonbondedForce
+            // whose exceptions come from createExceptionsFromBonds() with the same bonds is compatible.
+            nonbonded.addInteraction(useCutoff, usePeriodic, true, force.getCutoffDistance(), exclusionList,
+                                     cc.replaceStrings(CommonQMMMKernelSources::qmmmCoulomb, replacements), force.getForceGroup(),
+                                     numParticles > 3000, true);
+        }
+        catch (const OpenMMException& e) {
+            stringstream msg;
+            msg << "QMMMForce cannot share the GPU nonbonded kernel with another Force in this Context: " << e.what() << ". "
+                << "On the OpenCL and CUDA platforms all Forces that use exclusions (NonbondedForce, CustomNonbondedForce, QMMMForce) "
+                << "must exclude exactly the same particle pairs and use the same cutoff and periodicity. QMMMForce excludes every pair "
+                << "1, 2 or 3 bonds apart in its bond graph; a NonbondedForce built with createExceptionsFromBonds() on the same bonds "
+                << "is compatible.";
+            throw OpenMMException(msg.str());
+        }
     }
 
     // The scaled 1-4 pairs: a sparse list, evaluated like NonbondedForce exceptions.
