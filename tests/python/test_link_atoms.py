@@ -13,6 +13,7 @@ import openmm.unit as unit
 import pytest
 
 import openmmdft
+from finite_differences import assertForcesMatchEnergy
 from test_qm_region import BASIS_DIR, KJ_PER_HARTREE, NM_PER_BOHR, TIP3P, matchingRKS, pyscfMolecule, watersAround
 
 pyscf = pytest.importorskip("pyscf")
@@ -134,22 +135,7 @@ def test_link_atom_forces_are_the_energys_derivative(scheme):
     context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
     context.setPositions(positions)
     forces = context.getState(getForces=True).getForces(asNumpy=True).value_in_unit(KJ / unit.nanometer)
-
-    def energy(p):
-        context.setPositions(p)
-        return context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(KJ)
-
-    def displaced(particle, d, step):
-        p = positions.copy()
-        p[particle, d] += step
-        return energy(p)
-
-    h = 1e-4
-    for particle in [0, 1, M1, 5, 7, 8, 9]:
-        for d in range(3):
-            numeric = -(displaced(particle, d, -2 * h) - 8 * displaced(particle, d, -h) + 8 * displaced(particle, d, h)
-                        - displaced(particle, d, 2 * h)) / (12 * h)
-            assert forces[particle, d] == pytest.approx(numeric, abs=5e-3), (particle, d)
+    assertForcesMatchEnergy(context, positions, forces, [0, 1, M1, 5, 7, 8, 9], 5e-3)
 
 
 def test_link_atoms_that_cannot_be_made_are_refused():
@@ -260,15 +246,4 @@ def test_link_atom_forces_with_ewald_embedding():
     forces = context.getState(getForces=True).getForces(asNumpy=True).value_in_unit(KJ / unit.nanometer)
     assert force.getQMResults(context)["longRangeEnergy"].value_in_unit(KJ) != 0
 
-    def displaced(particle, d, step):
-        p = positions.copy()
-        p[particle, d] += step
-        context.setPositions(p)
-        return context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(KJ)
-
-    h = 1e-4
-    for particle in [0, M1, 5, 7, 8, 9, 18]:
-        for d in range(3):
-            numeric = -(displaced(particle, d, -2 * h) - 8 * displaced(particle, d, -h) + 8 * displaced(particle, d, h)
-                        - displaced(particle, d, 2 * h)) / (12 * h)
-            assert forces[particle, d] == pytest.approx(numeric, abs=5e-3), (particle, d)
+    assertForcesMatchEnergy(context, positions, forces, [0, M1, 5, 7, 8, 9, 18], 5e-3)

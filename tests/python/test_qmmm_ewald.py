@@ -18,6 +18,7 @@ import openmm.unit as unit
 import pytest
 
 import openmmdft
+from finite_differences import assertForcesMatchEnergy
 
 KJ = unit.kilojoule_per_mole
 NM = unit.nanometer
@@ -108,24 +109,12 @@ def test_forces_are_the_energys_derivative_near_and_far():
     c = context(qmmm, positions)
     forces = c.getState(getForces=True, groups={1}).getForces(asNumpy=True).value_in_unit(FORCE)
 
-    def energy(p):
-        c.setPositions(p)
-        return c.getState(getEnergy=True, groups={1}).getPotentialEnergy().value_in_unit(KJ)
-
     box = 2.2
     distance = np.linalg.norm((positions - positions[qmAtoms[0]] + box / 2) % box - box / 2, axis=1)
     order = [i for i in np.argsort(distance) if i not in qmAtoms]
     near, far = order[:2], order[-2:]
     assert distance[far].min() > 1.5
-    h = 1e-4
-    for particle in qmAtoms + near + far:
-        for d in range(3):
-            def at(step):
-                p = positions.copy()
-                p[particle, d] += step
-                return energy(p)
-            numeric = -(at(-2 * h) - 8 * at(-h) + 8 * at(h) - at(2 * h)) / (12 * h)
-            assert forces[particle, d] == pytest.approx(numeric, abs=1e-3), (particle, d)
+    assertForcesMatchEnergy(c, positions, forces, qmAtoms + near + far, 1e-3, groups={1})
 
 
 AMMONIUM = np.array([[0, 0, 0], [0.0585, 0.0585, 0.0585], [-0.0585, -0.0585, 0.0585], [-0.0585, 0.0585, -0.0585],
@@ -329,16 +318,4 @@ def test_forces_in_a_triclinic_box():
     c = context(qmmm, positions)
     forces = c.getState(getForces=True, groups={1}).getForces(asNumpy=True).value_in_unit(FORCE)
 
-    def energy(p):
-        c.setPositions(p)
-        return c.getState(getEnergy=True, groups={1}).getPotentialEnergy().value_in_unit(KJ)
-
-    h = 1e-4
-    for particle in [0, 1, 2, 10, 400, len(positions) - 1]:
-        for d in range(3):
-            def at(step):
-                p = positions.copy()
-                p[particle, d] += step
-                return energy(p)
-            numeric = -(at(-2 * h) - 8 * at(-h) + 8 * at(h) - at(2 * h)) / (12 * h)
-            assert forces[particle, d] == pytest.approx(numeric, abs=1e-3), (particle, d)
+    assertForcesMatchEnergy(c, positions, forces, [0, 1, 2, 10, 400, len(positions) - 1], 1e-3, groups={1})
