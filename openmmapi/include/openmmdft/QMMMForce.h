@@ -194,12 +194,12 @@ public:
         return cutoffDistance;
     }
     void setCutoffDistance(double distance);
-    /** Dielectric of the reaction field beyond the cutoff (default 78.3). */
     /** The relative error of the Ewald sum (method Ewald), as NonbondedForce::setEwaldErrorTolerance; default 5e-4. */
     void setEwaldErrorTolerance(double tolerance);
     double getEwaldErrorTolerance() const {
         return ewaldErrorTolerance;
     }
+    /** Dielectric of the reaction field beyond the cutoff (default 78.3). */
     double getReactionFieldDielectric() const {
         return reactionFieldDielectric;
     }
@@ -210,7 +210,7 @@ public:
     /**
      * Make a particle a QM atom with the given atomic number. Its MM charge then takes part
      * in no interaction: the QM region interacts with the MM charges through its electrons
-     * and nuclei. The QM region must consist of whole molecules (no bond to an MM particle).
+     * and nuclei. A bond to an MM particle gets a hydrogen link atom (getNumLinkAtoms).
      */
     int addQMAtom(int particleIndex, int atomicNumber);
     int getNumQMAtoms() const {
