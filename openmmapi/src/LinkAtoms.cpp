@@ -1,5 +1,7 @@
 #include "openmmdft/internal/LinkAtoms.h"
 #include <map>
+#include <set>
+#include <utility>
 
 using namespace OpenMMDFT;
 using namespace std;
@@ -19,6 +21,7 @@ vector<LinkAtomBond> OpenMMDFT::linkAtomBondsOf(const QMMMForce& force) {
         qmAtomOfParticle[particle] = i;
     }
     vector<LinkAtomBond> links;
+    set<int> m1s;
     for (int b = 0; b < force.getNumBonds(); b++) {
         int p1, p2;
         force.getBondParameters(b, p1, p2);
@@ -29,9 +32,22 @@ vector<LinkAtomBond> OpenMMDFT::linkAtomBondsOf(const QMMMForce& force) {
         const int qmAtom = firstIsQM ? q1->second : q2->second;
         int particle, z;
         force.getQMAtomParameters(qmAtom, particle, z);
-        const map<int, double>& set = force.getLinkAtomBondLengthsSet();
-        auto length = set.find(z);
-        links.push_back({qmAtom, particle, firstIsQM ? p2 : p1, length != set.end() ? length->second : defaultLinkBondLength(z)});
+        const map<int, double>& lengths = force.getLinkAtomBondLengthsSet();
+        auto length = lengths.find(z);
+        links.push_back({qmAtom, particle, firstIsQM ? p2 : p1, length != lengths.end() ? length->second : defaultLinkBondLength(z), {}});
+        m1s.insert(links.back().mmParticle);
     }
+    if (links.empty())
+        return links;
+    map<int, vector<int> > mmNeighbours;  // of the M1s
+    for (int b = 0; b < force.getNumBonds(); b++) {
+        int p1, p2;
+        force.getBondParameters(b, p1, p2);
+        for (int k = 0; k < 2; k++, swap(p1, p2))
+            if (m1s.count(p1) && !m1s.count(p2) && !qmAtomOfParticle.count(p2))
+                mmNeighbours[p1].push_back(p2);
+    }
+    for (LinkAtomBond& link : links)
+        link.boundaryNeighbours = mmNeighbours[link.mmParticle];
     return links;
 }

@@ -65,17 +65,9 @@ QMEmbedding::QMEmbedding(const QMMMForce& force) {
         neighbours[p1].push_back(p2);
         neighbours[p2].push_back(p1);
     }
-    for (const LinkAtomBond& link : linkAtomBondsOf(force))
+    for (const LinkAtomBond& link : linkAtomBondsOf(force)) {
         links.push_back({link.qmAtom, link.mmParticle, link.bondLength});
-    vector<bool> isM1(n, false);
-    for (const Link& link : links)
-        isM1[link.mmParticle] = true;
-    for (const Link& link : links) {
-        vector<int> m2;
-        for (int next : neighbours[link.mmParticle])
-            if (qmIndexOfParticle[next] < 0 && !isM1[next])
-                m2.push_back(next);
-        mmNeighboursOfLink.push_back(m2);
+        mmNeighboursOfLink.push_back(link.boundaryNeighbours);
     }
     // Molecules = connected components within the QM region and within the MM region (a bond across the boundary
     // is a link atom's), each as a breadth-first spanning tree from its lowest index.
@@ -147,6 +139,7 @@ void QMEmbedding::setParameters(const QMMMForce& force) {
         }
     }
     method = force.getNonbondedMethod();
+    periodic = force.usesPeriodicBoundaryConditions();
     cutoff = force.getCutoffDistance();
     useSwitching = force.getUseEmbeddingSwitchingFunction() && method != QMMMForce::NoCutoff;
     switchingDistance = force.getEmbeddingSwitchingDistance();
@@ -175,7 +168,7 @@ vector<Vec3> QMEmbedding::wholeMolecule(const Molecule& mol, const vector<Vec3>&
 
 vector<Vec3> QMEmbedding::placeQMRegion(const vector<Vec3>& positions, const Vec3* box) const {
     vector<Vec3> qm(qmParticles.size());
-    if (method != QMMMForce::CutoffPeriodic && method != QMMMForce::Ewald) {
+    if (!periodic) {
         for (size_t i = 0; i < qmParticles.size(); i++)
             qm[i] = positions[qmParticles[i]];
         return qm;
@@ -220,7 +213,6 @@ vector<Vec3> QMEmbedding::placeQMRegion(const vector<Vec3>& positions, const Vec
 
 QMEmbedding::Placement QMEmbedding::place(const vector<Vec3>& positions, const Vec3* box) const {
     Placement out;
-    const bool periodic = (method == QMMMForce::CutoffPeriodic || method == QMMMForce::Ewald);
     out.qmPositions = placeQMRegion(positions, box);
     const vector<Vec3>& qm = out.qmPositions;
     for (size_t i = 0; i < qm.size(); i++)

@@ -6,6 +6,7 @@
 #include "openmm/System.h"
 #include "openmm/internal/ContextImpl.h"
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <sstream>
 
@@ -55,24 +56,10 @@ static vector<pair<int, int> > qmAtomsOf(const QMMMForce& force) {
  * A bond between a QM atom and an MM particle gets a link atom: its QM atom's element needs a link bond length, and its
  * MM end (M1) needs exactly one QM neighbour and at least one MM neighbour (the M2s that take its boundary charge).
  */
-static void validateLinkAtoms(const QMMMForce& force, const vector<bool>& isQM, const vector<LinkAtomBond>& links) {
-    // M2s are the MM neighbours of an M1 that are not themselves M1s (those have no charge left to take a share).
-    vector<bool> isM1(force.getNumParticles(), false);
+static void validateLinkAtoms(const QMMMForce& force, const vector<LinkAtomBond>& links) {
+    map<int, int> qmNeighbours;  // of each M1: one link per QM neighbour
     for (const LinkAtomBond& link : links)
-        isM1[link.mmParticle] = true;
-    vector<int> qmNeighbours(force.getNumParticles(), 0), mmNeighbours(force.getNumParticles(), 0);
-    for (int i = 0; i < force.getNumBonds(); i++) {
-        int p1, p2;
-        force.getBondParameters(i, p1, p2);
-        if (isQM[p2])
-            qmNeighbours[p1]++;
-        else if (!isM1[p2])
-            mmNeighbours[p1]++;
-        if (isQM[p1])
-            qmNeighbours[p2]++;
-        else if (!isM1[p1])
-            mmNeighbours[p2]++;
-    }
+        qmNeighbours[link.mmParticle]++;
     for (const LinkAtomBond& link : links) {
         stringstream msg;
         msg << "QMMMForce: the bond between QM atom " << link.qmParticle << " and MM particle " << link.mmParticle
@@ -89,7 +76,7 @@ static void validateLinkAtoms(const QMMMForce& force, const vector<bool>& isQM, 
                 << " QM atoms: put it into the QM region or cut the QM region elsewhere";
             throw OpenMMException(msg.str());
         }
-        if (mmNeighbours[link.mmParticle] == 0) {
+        if (link.boundaryNeighbours.empty()) {
             msg << "MM particle " << link.mmParticle << " has no other MM neighbour (that is not bonded to the QM region "
                 << "itself) to take its boundary charge: put it into the QM region";
             throw OpenMMException(msg.str());
@@ -114,7 +101,7 @@ static void validateQMRegion(const QMMMForce& force) {
         electrons += atom.second;
     }
     const vector<LinkAtomBond> links = linkAtomBondsOf(force);
-    validateLinkAtoms(force, isQM, links);
+    validateLinkAtoms(force, links);
     electrons += links.size();
     if (electrons <= 0) {
         stringstream msg;

@@ -131,7 +131,7 @@ QM::MullikenElectrostatics EwaldLongRange::terms(const vector<Vec3>& qmPositions
     QM::MullikenElectrostatics out;
     out.potential = Eigen::VectorXd::Constant(na, background * total);
     out.kernel = Eigen::MatrixXd::Constant(na, na, background);
-    vector<vector<complex<double> > > qmPhases(na);
+    qmPhases.assign(na, vector<complex<double> >());
     for (int a = 0; a < na; a++) {
         phases(qm[a], qmPhases[a]);
         double phi = 0;
@@ -175,9 +175,7 @@ void EwaldLongRange::gradient(const Eigen::VectorXd& q, vector<Vec3>& qmGradient
     const int na = qm.size();
     const double twoOverRootPi = 2 / sqrt(M_PI);
     vector<complex<double> > qmCharges(waves.size(), 0.0);  // T_k = sum_A q_A exp(i k.R_A)
-    vector<vector<complex<double> > > qmPhases(na);
     for (int a = 0; a < na; a++) {
-        phases(qm[a], qmPhases[a]);
         for (size_t w = 0; w < waves.size(); w++)
             qmCharges[w] += q[a] * qmPhases[a][w];
     }

@@ -72,6 +72,7 @@ private:
     std::vector<OpenMM::Vec3> qm;
     std::vector<Charge> all, explicitCharges;
     std::vector<std::complex<double> > structureFactor;  // sum_j q_j exp(i k.r_j) of the periodic charges
+    std::vector<std::vector<std::complex<double> > > qmPhases;  // exp(i k.R_A) of each QM atom
 };
 
 } // namespace OpenMMDFT

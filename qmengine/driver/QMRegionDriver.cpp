@@ -382,15 +382,13 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
             for (size_t c = 0; c < mm.size(); c++)
                 for (int d = 0; d < 3; d++)
                     g.mm(c, d) += explicitGradient[c][d];
+            // A periodic boundary charge is an explicit one too: its force joins that charge's, passed on below.
             for (size_t j = 0; j < periodicCharges.size(); j++) {
-                const Vec3 f = -periodicGradient[j] * KJ_PER_MOL_NM_PER_HARTREE_BOHR;
                 if (periodicOwner[j] >= 0)
-                    (*forces)[periodicOwner[j]] += f;
-                else {
-                    const QMEmbedding::Placement::Site& site = placement.sites[-1 - periodicOwner[j]];
-                    (*forces)[site.particle1] += f * site.weight1;
-                    (*forces)[site.particle2] += f * site.weight2;
-                }
+                    (*forces)[periodicOwner[j]] -= periodicGradient[j] * KJ_PER_MOL_NM_PER_HARTREE_BOHR;
+                else
+                    for (int d = 0; d < 3; d++)
+                        g.mm(placement.sites[-1 - periodicOwner[j]].charge, d) += periodicGradient[j][d];
             }
             results.timings["gradient.ewald"] = since(ewaldStart);
         }

@@ -13,9 +13,12 @@ struct LinkAtomBond {
     int qmParticle;   ///< Q1's particle
     int mmParticle;   ///< M1
     double bondLength; ///< Q1 to link hydrogen, nm (0 when Q1's element has none: the Force is refused then)
+    /** M1's MM neighbours that are not M1s themselves (those keep no charge to share): the M2s that take its boundary
+     * charge (none: the Force is refused). */
+    std::vector<int> boundaryNeighbours;
 };
 
-/** The Force's link atoms: its bonds between a QM atom and an MM particle, in bond order. */
+/** The Force's link atoms: its bonds between a QM atom and an MM particle, in bond order (bond indices must be in range). */
 OPENMM_EXPORT_DFT std::vector<LinkAtomBond> linkAtomBondsOf(const QMMMForce& force);
 
 /** The default X-H bond length (nm) for a QM atom of this element, 0 when there is none. */

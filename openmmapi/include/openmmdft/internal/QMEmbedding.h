@@ -146,6 +146,7 @@ private:
     std::vector<std::vector<BoundarySite> > sitesOfMolecule;  // by MM molecule
     std::vector<std::vector<int> > linksOfMolecule;           // links whose M1 is in the MM molecule
     QMMMForce::NonbondedMethod method;
+    bool periodic;                              // CutoffPeriodic or Ewald
     double cutoff;
     bool useSwitching;
     double switchingDistance;
