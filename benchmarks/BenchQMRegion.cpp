@@ -193,6 +193,7 @@ Row measure(int n, int mmWaters, bool recompute, const string& basis, const stri
     }
     catch (const exception& e) {
         row.error = e.what();
+        fprintf(stderr, "n = %d, %s %s: %s\n", n, platformName.c_str(), precision.c_str(), e.what());  // whole, for diagnosis
         row.error = row.error.substr(0, row.error.find('\n')).substr(0, 100);
     }
     return row;

@@ -28,7 +28,7 @@ export OPENMMDFT_OPENMM_PLUGIN_DIR="$work/plugins" OPENMMDFT_CUDA_PLUGIN_FILE="$
 export OPENMMDFT_QM_DATA_DIR="$PWD/qmengine/data"
 { date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; lscpu | grep -E "^Model name|^CPU\(s\)"; } 2>&1 | tee -a "$out/summary.txt"
 status=0
-for test in ${TESTS:-TestCudaQMMMForce TestCudaLeastSquares}; do
+for test in ${TESTS:-TestCudaXCBackend TestCudaQMMMForce TestCudaLeastSquares}; do
     timeout "${TEST_LIMIT:-240}" "$work/bin/$test" > "$out/$test.log" 2>&1
     rc=$?
     [ $rc -eq 0 ] || status=1

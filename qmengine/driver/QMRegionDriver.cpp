@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <cstdlib>
 
 using namespace OpenMM;
@@ -135,7 +136,21 @@ double QMRegionDriver::execute(ContextImpl& context, const vector<Vec3>& positio
         return energy;
     }
     try {
-        return compute(context, positions, boxVectors, includeForces ? &forces : nullptr);
+        // The Reference platform passes the forces of the other Forces too: only a force this evaluation made
+        // non-finite is its fault.
+        const vector<int> before = includeForces ? nonFiniteForces(forces) : vector<int>();
+        const double energy = compute(context, positions, boxVectors, includeForces ? &forces : nullptr);
+        if (includeForces) {
+            const vector<int> after = nonFiniteForces(forces);
+            vector<int> made;
+            set_difference(after.begin(), after.end(), before.begin(), before.end(), back_inserter(made));
+            if (!made.empty()) {
+                markFailed("non-finite force");
+                throw OpenMMException("QMMMForce: the QM/MM force on particle " + to_string(made[0]) + " is not finite (NaN or "
+                                      "infinite): an internal error of the QM gradient; please report it with the System");
+            }
+        }
+        return energy;
     }
     catch (const QM::SCFConvergenceError& e) {
         // Inside energy minimization an SCF failure is a trial step too far: L-BFGS treats +infinity as a
@@ -147,6 +162,16 @@ double QMRegionDriver::execute(ContextImpl& context, const vector<Vec3>& positio
         rejected = true;
         return INFINITY;
     }
+}
+
+vector<int> QMRegionDriver::nonFiniteForces(const vector<Vec3>& forces) {
+    // A non-finite force must never reach an integrator: the GPU platforms' fixed-point force buffers would turn it
+    // into a huge finite one. (Energy-only mode and rejected minimizer steps set NaN forces on purpose, elsewhere.)
+    vector<int> particles;
+    for (size_t i = 0; i < forces.size(); i++)
+        if (!isfinite(forces[i][0]) || !isfinite(forces[i][1]) || !isfinite(forces[i][2]))
+            particles.push_back((int) i);
+    return particles;
 }
 
 void QMRegionDriver::setNaNForces(vector<Vec3>& forces, const string& why) {

@@ -87,6 +87,8 @@ private:
     void addLinkAtomForces(const QMEmbedding::Placement& placement, const Eigen::MatrixXd& gradient,
                            std::vector<OpenMM::Vec3>& forces) const;
     void setNaNForces(std::vector<OpenMM::Vec3>& forces, const std::string& why);
+    /** The particles whose force has a NaN or infinite component, in order. */
+    static std::vector<int> nonFiniteForces(const std::vector<OpenMM::Vec3>& forces);
     QMEmbedding embedding;
     int threads;
     bool fitOnContextKernel;

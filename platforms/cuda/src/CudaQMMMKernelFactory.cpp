@@ -1,5 +1,7 @@
 #include "CudaQMMMKernelFactory.h"
 #include "CommonQMMMKernelFactory.h"
+#include "CommonXCBackend.h"
+#include "openmmdft/internal/ContextImplAccess.h"
 #include "openmm/internal/ContextImpl.h"
 #include "openmm/internal/windowsExport.h"
 #include "openmm/cuda/CudaContext.h"
@@ -29,4 +31,15 @@ extern "C" OPENMM_EXPORT void registerQMMMCudaKernelFactories() {
 
 extern "C" OPENMM_EXPORT void openmmdftClassifyBondPathsCuda(Context& context, const EllpackAdjacency& adjacency, BondPathClasses& classes) {
     classes = classifyBondPathsInContext(context, adjacency, "CUDA", computeContextOf);
+}
+
+/* Test hook: the device XC back end of a CUDA Context, for the device-against-host XC tests
+ * (platforms/common/tests/GpuXCBackendTestCases.h), which cannot link this library. Empty where the device
+ * cannot run it (no double precision). */
+extern "C" OPENMM_EXPORT void openmmdftCudaXCBackendFactory(Context& context, std::shared_ptr<const QM::XCBackendFactory>& factory) {
+    ComputeContext& cc = computeContextOf(ContextImplAccess().of(context));
+    if (CommonXCBackendFactory::supported(cc))
+        factory = std::make_shared<CommonXCBackendFactory>(cc);
+    else
+        factory.reset();
 }

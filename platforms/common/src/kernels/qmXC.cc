@@ -394,11 +394,10 @@ KERNEL void gradientFunctions(int firstBatch, int lastBatch, GLOBAL const int* R
  * xcPartitionWeightGradient, with the same screening of cells. Each of `items` columns takes points in a
  * stride of items and keeps its gradient in private memory (at most PARTITION_MAX_ATOMS atoms, else the host does
  * this), written out as one column of partial (3 n x items); sumPartialGradients() adds the columns in
- * order, so the result does not depend on scheduling. Products of all factors but one are P_c / s_d,
- * with factors below PARTITION_ZERO counted as zeros (a cell with two has no derivative). */
+ * order, so the result does not depend on scheduling. Products of all factors but one are prefix x suffix
+ * products of the cell's factors, kept per work item (as the host does). */
 
 #define PARTITION_MAX_ATOMS 128
-#define PARTITION_ZERO 1e-250
 
 /** The cell function s(nu) and its slope ds/dnu (Becke's three iterations, or SSF's polynomial). */
 DEVICE void cellValueAndSlope(int ssf, double ssfA, double nu, double* value, double* slope) {
@@ -469,6 +468,7 @@ KERNEL void partitionWeightGradient(int numPoints, int items, int numAtoms, int 
     const int n = numAtoms;
     for (int item = GLOBAL_ID; item < items; item += GLOBAL_SIZE) {
         double G[3*PARTITION_MAX_ATOMS];
+        double factor[PARTITION_MAX_ATOMS], before[PARTITION_MAX_ATOMS], slopeOf[PARTITION_MAX_ATOMS], muOf[PARTITION_MAX_ATOMS];
         for (int k = 0; k < 3*n; k++)
             G[k] = 0;
         for (int pt = item; pt < numPoints; pt += items) {
@@ -503,43 +503,36 @@ KERNEL void partitionWeightGradient(int numPoints, int items, int numAtoms, int 
             if (!(W > 1e-14))
                 continue;
             const double scale = f[pt]*pointW[pt]/W;
-            // Pass 2: dP_c/dR accumulated as dW = (dP_A - W dZ) / Z, times f w / W.
+            // Pass 2: dP_c/dR accumulated as dW = (dP_A - W dZ) / Z, times f w / W. The factors of P_c other than
+            // s(nu_cd) as prefix x suffix products, as on the host: no division by a factor that may be tiny, zero,
+            // or (rounded) slightly negative.
             double gA[3] = {0, 0, 0};
             for (int c = 0; c < n; c++) {
                 const double dc = distanceTo(atomXYZ, c, x, y, z);
                 if (!cellSurvives(c, A, n, dc, dA, ssf, ssfA, pairInvR, pairA))
                     continue;
-                double nonzero = 1;
-                int zeros = 0, zeroAt = -1;
+                double prefix = 1;
                 for (int d = 0; d < n; d++) {
-                    if (d == c)
-                        continue;
-                    double mu, slope;
-                    const double s = cellFactor(c, d, n, dc, distanceTo(atomXYZ, d, x, y, z), ssf, ssfA, pairInvR, pairA, &mu, &slope);
-                    if (s < PARTITION_ZERO) {
-                        zeros++;
-                        zeroAt = d;
-                    }
-                    else
-                        nonzero *= s;
+                    double mu = 0, slope = 0, s = 1;
+                    if (d != c)
+                        s = cellFactor(c, d, n, dc, distanceTo(atomXYZ, d, x, y, z), ssf, ssfA, pairInvR, pairA, &mu, &slope);
+                    factor[d] = s;
+                    before[d] = prefix;
+                    // A factor exactly 1 in double (a neighbour far on the other side) has a slope below 1e-16.
+                    slopeOf[d] = (d == c || s == 1.0 ? 0.0 : slope);
+                    muOf[d] = mu;
+                    prefix *= s;
                 }
-                if (zeros > 1)
-                    continue;
                 const double kappa = scale*((c == A ? 1.0 : 0.0)-W)/Z;
                 const double ucx = (dc > 0 ? (x-atomXYZ[3*c])/dc : 0.0), ucy = (dc > 0 ? (y-atomXYZ[3*c+1])/dc : 0.0),
                              ucz = (dc > 0 ? (z-atomXYZ[3*c+2])/dc : 0.0);
-                double cx = 0, cy = 0, cz = 0;
-                for (int d = 0; d < n; d++) {
-                    if (d == c || (zeros == 1 && d != zeroAt))
-                        continue;
-                    const double dd = distanceTo(atomXYZ, d, x, y, z), invR = pairInvR[c*n+d];
-                    double mu, slope;
-                    const double s = cellFactor(c, d, n, dc, dd, ssf, ssfA, pairInvR, pairA, &mu, &slope);
-                    if (s == 1.0)
-                        continue;  // a factor exactly 1 in double has a slope below 1e-16 (as on the host)
-                    const double others = (zeros == 1 ? nonzero : nonzero/s)*slope;
+                double cx = 0, cy = 0, cz = 0, suffix = 1;
+                for (int d = n-1; d >= 0; d--) {
+                    const double others = before[d]*suffix*slopeOf[d];  // dP_c/dmu_cd
+                    suffix *= factor[d];
                     if (others == 0)
                         continue;
+                    const double dd = distanceTo(atomXYZ, d, x, y, z), invR = pairInvR[c*n+d], mu = muOf[d];
                     const double udx = (dd > 0 ? (x-atomXYZ[3*d])/dd : 0.0), udy = (dd > 0 ? (y-atomXYZ[3*d+1])/dd : 0.0),
                                  udz = (dd > 0 ? (z-atomXYZ[3*d+2])/dd : 0.0);
                     const double ex = (atomXYZ[3*c]-atomXYZ[3*d])*invR, ey = (atomXYZ[3*c+1]-atomXYZ[3*d+1])*invR,

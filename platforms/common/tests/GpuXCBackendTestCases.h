@@ -1,0 +1,146 @@
+/* The device XC back end (CommonXCBackend, the Compute API kernels of kernels/qmXC.cc) against the host
+ * back end, through the QM engine itself: the same SCF energy and the same analytic gradient (grid response
+ * included), with the basis values kept on the device, recomputed, and recomputed in many small chunks (a
+ * tiny memory budget), for spherical and cartesian d and f shells, Becke's and SSF's partitions (their weights
+ * and weight derivatives run on the device too), and a water dimer on the MD benchmarks' grid. One body for
+ * every GPU platform: the platform's test supplies the factory (OpenCL links it, CUDA's comes from the plugin).
+ * Bounds: 1e-9 Eh and 1e-8 Eh/bohr (the same arithmetic in another summation order); grid weights 1e-12
+ * absolute, point by point; SCF iterations within one of the host's. */
+#pragma once
+#include "openmmdft/qm/Basis.h"
+#include "openmmdft/qm/Grid.h"
+#include "openmmdft/qm/KohnShamLDA.h"
+#include <gtest/gtest.h>
+#include <cmath>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace GpuXCTest {
+
+using namespace OpenMMDFT::QM;
+
+inline std::vector<QMAtom> methanol() {
+    const double a = 1.0 / 0.529177210903;
+    return {{6, {-0.047 * a, 0.663 * a, 0}}, {8, {-0.047 * a, -0.758 * a, 0}}, {1, {-1.035 * a, 1.086 * a, 0}},
+            {1, {0.504 * a, 1.004 * a, 0.89 * a}}, {1, {0.504 * a, 1.004 * a, -0.89 * a}}, {1, {0.88 * a, -1.013 * a, 0}}};
+}
+
+/** A hydrogen-bonded water dimer (bohr). */
+inline std::vector<QMAtom> waterDimer() {
+    return {{8, {0.0, 0.0, 0.0}}, {1, {1.81, 0.0, 0.0}}, {1, {-0.45, 1.75, 0.0}},
+            {8, {5.4, 0.3, 0.2}}, {1, {6.0, 1.9, 0.5}}, {1, {6.1, -0.6, -1.3}}};
+}
+
+struct Case {
+    std::string basis;
+    BasisFunctionStorage storage;
+    double budgetMiB;
+    AngularConvention angular;
+    AtomicPartition partition = AtomicPartition::Becke;
+    AtomicSizeAdjustment sizeAdjustment = AtomicSizeAdjustment::None;
+    bool dimerOnBenchmarkGrid = false;  ///< the water dimer on grid (50, 194) instead of methanol on (30, 110)
+};
+
+inline void PrintTo(const Case& c, std::ostream* os) {
+    *os << c.basis << (c.storage == BasisFunctionStorage::Precompute ? " precompute " : " recompute ") << c.budgetMiB << " MiB"
+        << (c.angular == AngularConvention::Cartesian ? " cartesian" : "")
+        << (c.partition == AtomicPartition::StratmannScuseriaFrisch ? " SSF" : "")
+        << (c.sizeAdjustment != AtomicSizeAdjustment::None ? " size-adjusted" : "") << (c.dimerOnBenchmarkGrid ? " water dimer (50,194)" : "");
+}
+
+inline std::vector<Case> allCases() {
+    return {Case{"6-31G*", BasisFunctionStorage::Precompute, 2048, AngularConvention::BasisDefault},
+            Case{"6-31G*", BasisFunctionStorage::Recompute, 2048, AngularConvention::BasisDefault},
+            Case{"6-31G*", BasisFunctionStorage::Precompute, 0.05, AngularConvention::BasisDefault},
+            Case{"def2-TZVP", BasisFunctionStorage::Recompute, 0.2, AngularConvention::Spherical},
+            Case{"DZVP", BasisFunctionStorage::Precompute, 2048, AngularConvention::Cartesian},
+            // The partition-weight derivatives with SSF's cells and with Becke's size adjustment.
+            Case{"6-31G*", BasisFunctionStorage::Precompute, 2048, AngularConvention::BasisDefault, AtomicPartition::StratmannScuseriaFrisch},
+            Case{"6-31G*", BasisFunctionStorage::Precompute, 2048, AngularConvention::BasisDefault, AtomicPartition::Becke,
+                 AtomicSizeAdjustment::TreutlerRadii},
+            // The settings of the QM/MM MD benchmarks (DZVP, (50, 194), QMMMForce's default partition), two molecules.
+            Case{"DZVP", BasisFunctionStorage::Precompute, 2048, AngularConvention::BasisDefault, AtomicPartition::Becke,
+                 AtomicSizeAdjustment::None, true}};
+}
+
+/** A back end factory that uses another's device XC but leaves the grid's partition weights to the host. */
+class HostWeightsFactory : public XCBackendFactory {
+public:
+    explicit HostWeightsFactory(std::shared_ptr<const XCBackendFactory> device) : device(std::move(device)) {}
+    std::unique_ptr<XCBackend> create(const XCGeometry& geometry) const override {
+        return device->create(geometry);
+    }
+private:
+    std::shared_ptr<const XCBackendFactory> device;
+};
+
+/**
+ * The raw grid's partition weights from the device against the host's partitionWeight(), point by point. The
+ * bound is absolute: where a cell function is nearly 0 (s = (1 - f)/2 with f near 1) the host's and the device's
+ * rounding (fused multiply-adds on GPUs) differ relatively but not absolutely.
+ */
+inline void expectDeviceWeightsEqualHost(const PartitionWeightEvaluator& evaluator, const std::vector<QMAtom>& atoms,
+                                         const GridSettings& settings) {
+    std::vector<RadialGrid> radial;
+    for (const QMAtom& atom : atoms)
+        radial.push_back(treutlerAhlrichsGrid(settings.radialPoints, atom.Z, settings.treutlerAtomicXi));
+    const AngularGrid& angular = lebedevGrid(settings.angularPoints);
+    std::vector<double> device;
+    evaluator.weights(atoms, settings, radial, angular, device);
+    ASSERT_EQ(device.size(), atoms.size() * settings.radialPoints * angular.w.size());
+    double worst = 0;
+    size_t index = 0;
+    for (size_t A = 0; A < atoms.size(); A++)
+        for (int i = 0; i < settings.radialPoints; i++)
+            for (const auto& u : angular.xyz) {
+                const double r[3] = {atoms[A].xyz[0] + radial[A].r[i] * u[0], atoms[A].xyz[1] + radial[A].r[i] * u[1],
+                                     atoms[A].xyz[2] + radial[A].r[i] * u[2]};
+                const double difference = std::abs(device[index++] - partitionWeight(atoms, (int) A, r, settings));
+                worst = std::max(worst, std::isfinite(difference) ? difference : INFINITY);
+            }
+    EXPECT_LT(worst, 1e-12) << "partition weights";
+}
+
+/** The device back end made by factory against the host's, through KohnShamLDA, for one case. */
+inline void testDeviceXCMatchesHost(const std::shared_ptr<const XCBackendFactory>& factory, const Case& c) {
+    QMSettings s;
+    s.basisSet = c.basis;
+    s.angular = c.angular;
+    s.grid.radialPoints = c.dimerOnBenchmarkGrid ? 50 : 30;
+    s.grid.angularPoints = c.dimerOnBenchmarkGrid ? 194 : 110;
+    s.storage = c.storage;
+    s.grid.maxStoredBasisMiB = c.budgetMiB;
+    s.convergence = 1e-9;
+    s.grid.partition = c.partition;
+    s.grid.sizeAdjustment = c.sizeAdjustment;
+    const std::vector<QMAtom> atoms = c.dimerOnBenchmarkGrid ? waterDimer() : methanol();
+    const std::vector<PointCharge> mm = {{{5.0, 0.5, 9.0}, -0.8}, {{-4.0, 3.0, 1.0}, 0.4}, {{-3.0, -4.0, -2.0}, 0.4}};
+    ASSERT_TRUE(factory->partitionWeights() != nullptr);
+    expectDeviceWeightsEqualHost(*factory->partitionWeights(), atoms, s.grid);
+
+    // The whole engine: the host's back end, the device's with the host's grid weights (the same grid, so the
+    // same arithmetic up to summation order), and the device's with its own weights (grids that may differ by
+    // a point whose weight rounds to zero on one side only).
+    KohnShamLDA host(s), deviceXC(s, std::make_shared<HostWeightsFactory>(factory)), device(s, factory);
+    const QMResult h = host.compute(atoms, 0, mm), x = deviceXC.compute(atoms, 0, mm), d = device.compute(atoms, 0, mm);
+    for (const QMResult* r : {&x, &d}) {
+        EXPECT_EQ(r->xcBackend, "device");
+        EXPECT_NEAR(r->total, h.total, 1e-9);
+        EXPECT_NEAR(r->xc, h.xc, 1e-9);
+        EXPECT_NEAR(r->gridElectrons, h.gridElectrons, 1e-9);
+        EXPECT_LE(std::abs(r->iterations - h.iterations), 1) << "SCF iterations: host " << h.iterations << ", device " << r->iterations;
+    }
+    const QMGradient gh = host.gradient(h), gx = deviceXC.gradient(x), gd = device.gradient(d);
+    EXPECT_LT((gx.atoms - gh.atoms).cwiseAbs().maxCoeff(), 1e-8) << "device XC\n" << gx.atoms << "\nhost\n" << gh.atoms;
+    EXPECT_LT((gd.atoms - gh.atoms).cwiseAbs().maxCoeff(), 1e-8) << "device XC and weights\n" << gd.atoms << "\nhost\n" << gh.atoms;
+    EXPECT_LT((gd.mm - gh.mm).cwiseAbs().maxCoeff(), 1e-8);
+    const QMGradient fh = host.gradientFixedGrid(h), fd = device.gradientFixedGrid(d);
+    EXPECT_LT((fd.atoms - fh.atoms).cwiseAbs().maxCoeff(), 1e-8) << "fixed grid: device\n" << fd.atoms << "\nhost\n" << fh.atoms;
+    const bool kept = c.storage == BasisFunctionStorage::Precompute && c.budgetMiB > 1;
+    EXPECT_EQ(d.storedBasisBytes > 0, kept);
+}
+
+} // namespace GpuXCTest
