@@ -134,39 +134,6 @@ Eigen::MatrixXd kineticGradient(const BasisSet& basis, const Eigen::MatrixXd& P,
     return oneBodyGradient(basis, libint2::Operator::kinetic, P, numAtoms, threads);
 }
 
-void pointChargeGradient(const BasisSet& basis, const std::vector<PointCharge>& charges, const Eigen::MatrixXd& P, int numAtoms,
-                         double threshold, Eigen::MatrixXd& atomGradient, Eigen::MatrixXd& chargeGradient, int threads) {
-    ensureLibintInitialized();
-    atomGradient = Eigen::MatrixXd::Zero(numAtoms, 3);
-    chargeGradient = Eigen::MatrixXd::Zero((int) charges.size(), 3);
-    if (charges.empty())
-        return;
-    const auto shells = toLibint(basis);
-    const auto deriv = derivativeShells(basis);
-    const Eigen::MatrixXd T = basisTransform(basis);
-    const Eigen::MatrixXd Pc = T.transpose() * P * T;
-    // One charge at a time: V of a single charge is invariant under a common translation of the charge and
-    // both basis centres, so the operator derivative is minus the sum of the basis-centre derivatives.
-    threads = std::max(1, std::min(resolveThreads(threads), (int) charges.size()));
-    libint2::Engine prototype(libint2::Operator::nuclear, basis.maxPrimitives(), basis.maxL() + 1, 0);
-    std::vector<libint2::Engine> engines(threads, prototype);
-    std::vector<Eigen::MatrixXd> partial(threads, Eigen::MatrixXd::Zero(numAtoms, 3));
-    parallelFor((int) charges.size(), threads, [&](int c, int t) {
-        libint2::Engine& engine = engines[t];
-        const PointCharge& q = charges[c];
-        engine.set_params(std::vector<std::pair<double, std::array<double, 3>>>{{q.charge, {q.xyz[0], q.xyz[1], q.xyz[2]}}});
-        for (int s1 = 0; s1 < basis.numShells(); s1++)
-            braDerivatives(basis, shells, deriv, Pc, engine, threshold, s1, [&](int s, const double g[3]) {
-                for (int d = 0; d < 3; d++) {
-                    partial[t](basis.shells()[s].atom, d) += g[d];
-                    chargeGradient(c, d) -= g[d];
-                }
-            });
-    });
-    for (const auto& p : partial)
-        atomGradient += p;
-}
-
 Eigen::MatrixXd densityFittedCoulombGradient(const BasisSet& basis, const BasisSet& auxiliary, const Eigen::MatrixXd& D,
                                              const Eigen::VectorXd& c, int numAtoms, double threshold, int threads) {
     // Libint's own first-derivative three-centre integrals are unusable in Debian 12's build (the engine

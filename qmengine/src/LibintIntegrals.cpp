@@ -136,20 +136,6 @@ Eigen::MatrixXd kineticMatrix(const BasisSet& basis) {
     return oneBody(basis, engine, 0.0);
 }
 
-Eigen::MatrixXd pointChargeMatrix(const BasisSet& basis, const std::vector<PointCharge>& charges, double threshold,
-                                  int threads) {
-    ensureLibintInitialized();
-    if (charges.empty())
-        return Eigen::MatrixXd::Zero(basis.size(), basis.size());
-    libint2::Engine engine(libint2::Operator::nuclear, basis.maxPrimitives(), basis.maxL(), 0);
-    std::vector<std::pair<double, std::array<double, 3>>> q;
-    q.reserve(charges.size());
-    for (const PointCharge& c : charges)
-        q.push_back({c.charge, {c.xyz[0], c.xyz[1], c.xyz[2]}});
-    engine.set_params(q);
-    return oneBody(basis, engine, threshold, threads);
-}
-
 double electrostaticPotential(const BasisSet& basis, const Eigen::MatrixXd& density, const std::vector<QMAtom>& atoms,
                               const double point[3]) {
     // pointChargeMatrix of a unit charge is -(u|1/|r-C||v): tr(D M) is the electrons' potential.

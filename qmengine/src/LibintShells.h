@@ -1,6 +1,7 @@
 #pragma once
 // Internal to the engine: our shells as Libint2 sees them, shared by LibintIntegrals.cpp and
 // LibintGradients.cpp (the only translation units that include Libint's headers).
+#include "ShellPairScreening.h"
 #include "openmmdft/qm/Basis.h"
 #include <libint2.hpp>
 #include <vector>
@@ -18,8 +19,6 @@ int maxL(const std::vector<libint2::Shell>& shells);
 Eigen::MatrixXd schwarz(const std::vector<libint2::Shell>& shells);
 /// The largest |D| element of every shell pair's block of a cartesian AO matrix D, for screening.
 Eigen::MatrixXd shellPairMaxima(const BasisSet& basis, const std::vector<libint2::Shell>& shells, const Eigen::MatrixXd& D);
-/// Upper bound of |<a|b>|-like products for a shell pair (most diffuse primitives), for screening.
-double pairOverlapBound(const Shell& a, const Shell& b);
 
 } // namespace QM
 } // namespace OpenMMDFT

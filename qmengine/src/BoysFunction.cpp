@@ -1,0 +1,68 @@
+// The Boys function (BoysFunction.h).
+#include "BoysFunction.h"
+#include <cmath>
+#include <vector>
+
+namespace OpenMMDFT {
+namespace QM {
+
+namespace {
+
+constexpr double kTableStep = 0.05;
+constexpr double kTableEnd = 45.0;
+constexpr int kTaylorTerms = 7;
+constexpr int kTableOrders = kMaxBoysOrder + kTaylorTerms;
+
+/** F_m(T_k) for T_k = k * kTableStep up to kTableEnd, m < kTableOrders, from the series
+ * F_m(T) = exp(-T) sum_i (2T)^i / ((2m+1)(2m+3)...(2m+2i+1)), whose terms are all positive. */
+struct BoysTable {
+    int points;
+    std::vector<double> values;  // [k * kTableOrders + m]
+    BoysTable() : points((int) std::lround(kTableEnd / kTableStep) + 1), values((size_t) points * kTableOrders) {
+        for (int k = 0; k < points; k++) {
+            const double T = k * kTableStep;
+            for (int m = 0; m < kTableOrders; m++) {
+                double term = 1.0 / (2 * m + 1), sum = term;
+                for (int i = 1; term > 1e-17 * sum || i < T; i++) {
+                    term *= 2 * T / (2 * m + 2 * i + 1);
+                    sum += term;
+                }
+                values[(size_t) k * kTableOrders + m] = std::exp(-T) * sum;
+            }
+        }
+    }
+};
+
+const BoysTable& table() {
+    static const BoysTable boys;
+    return boys;
+}
+
+} // namespace
+
+void boysFunction(int mMax, double T, double* F) {
+    if (T < kTableEnd) {
+        const BoysTable& boys = table();
+        const int k = (int) (T / kTableStep + 0.5);
+        const double* Fk = &boys.values[(size_t) k * kTableOrders];
+        // dF_m/dT = -F_(m+1): F_m(T) = sum_j F_(m+j)(T_k) (T_k - T)^j / j!
+        const double delta = k * kTableStep - T;
+        double power = 1, top = 0;
+        for (int j = 0; j < kTaylorTerms; j++) {
+            top += Fk[mMax + j] * power;
+            power *= delta / (j + 1);
+        }
+        F[mMax] = top;
+        const double e = std::exp(-T);
+        for (int m = mMax - 1; m >= 0; m--)
+            F[m] = (2 * T * F[m + 1] + e) / (2 * m + 1);
+        return;
+    }
+    const double e = std::exp(-T);
+    F[0] = 0.5 * std::sqrt(M_PI / T);
+    for (int m = 0; m < mMax; m++)
+        F[m + 1] = ((2 * m + 1) * F[m] - e) / (2 * T);
+}
+
+} // namespace QM
+} // namespace OpenMMDFT

@@ -1,0 +1,17 @@
+#pragma once
+// Internal to the engine: the Boys function F_m(T) = int_0^1 t^(2m) exp(-T t^2) dt of the Coulomb integrals over
+// Gaussians (McMurchie and Davidson, J. Comput. Phys. 26, 218 (1978); Helgaker, Jorgensen and Olsen, "Molecular
+// Electronic-Structure Theory", section 9.8.1).
+
+namespace OpenMMDFT {
+namespace QM {
+
+constexpr int kMaxBoysOrder = 16;
+
+/// F_0(T) ... F_mMax(T) into F (0 <= mMax <= kMaxBoysOrder, T >= 0), to about 1e-15 relative: for T below 45 the
+/// highest order from a 7-term Taylor expansion about a tabulated point (step 0.05) and the others by downward
+/// recursion; beyond, F_0 = sqrt(pi/T)/2 (erfc(sqrt(45)) is 1e-21) and upward recursion, which is stable there.
+void boysFunction(int mMax, double T, double* F);
+
+} // namespace QM
+} // namespace OpenMMDFT

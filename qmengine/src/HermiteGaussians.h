@@ -1,0 +1,40 @@
+#pragma once
+// Internal to the engine: the McMurchie-Davidson scheme for one-electron Coulomb integrals (McMurchie and Davidson,
+// J. Comput. Phys. 26, 218 (1978); Helgaker, Jorgensen and Olsen, "Molecular Electronic-Structure Theory", 9.5 and
+// 9.9). A product of two cartesian Gaussians is a sum of Hermite Gaussians Lambda_tuv centred at P with expansion
+// coefficients E^ij_t per direction, and the potential of Lambda_tuv at C is (2 pi / p) R_tuv(p, P - C).
+
+namespace OpenMMDFT {
+namespace QM {
+
+/// Highest Hermite order t+u+v handled: f-f pairs (6), one more for a basis-function derivative and one more for
+/// the derivative with respect to the charge's position.
+constexpr int kMaxHermiteOrder = 8;
+
+/// Number of Hermite functions with t+u+v <= L.
+constexpr int hermiteCount(int L) {
+    return (L + 1) * (L + 2) * (L + 3) / 6;
+}
+
+/// Position of (t, u, v) in the compact arrays of hermiteCoulomb (ordered by t+u+v, so the first hermiteCount(L)
+/// entries are those of order <= L, whatever the L of the array).
+int hermiteIndex(int t, int u, int v);
+
+/// The (t, u, v) of compact index k.
+void hermiteTriple(int k, int& t, int& u, int& v);
+
+/**
+ * One-dimensional expansion coefficients of x_A^i x_B^j exp(-a x_A^2 - b x_B^2) = K sum_t E[i][j][t] Lambda_t,
+ * K = exp(-ab/p X_AB^2) left out, for i <= iMax, j <= jMax: E is (iMax+1) x (jMax+1) x (iMax+jMax+1), row-major.
+ * p = a + b, PA = P_x - A_x, PB = P_x - B_x.
+ */
+void hermiteExpansion(int iMax, int jMax, double p, double PA, double PB, double* E);
+
+/**
+ * R_tuv(p, PC) for t+u+v <= L, in compact order, from F_n(p |PC|^2), n = 0..L (boysFunction):
+ * R^n_000 = (-2p)^n F_n and R^n_(t+1)uv = t R^(n+1)_(t-1)uv + X_PC R^(n+1)_tuv (and likewise for u, v).
+ */
+void hermiteCoulomb(int L, double p, const double PC[3], const double* F, double* R);
+
+} // namespace QM
+} // namespace OpenMMDFT

@@ -1,0 +1,237 @@
+// Integrals of point charges (nuclei or MM charges) with Gaussian products, and their derivatives
+// (pointChargeMatrix in Integrals.h, pointChargeGradient in IntegralGradients.h), by McMurchie and Davidson's
+// Hermite scheme (HermiteGaussians.h). Each primitive pair is expanded once; then every charge costs one Boys
+// function and one Hermite recursion, summed over the charges before the expansion is contracted back (the matrix)
+// or after the density has been contracted into it (the gradient). With many MM charges this replaces a Libint call
+// per charge, shell pair and raised/lowered angular momentum.
+#include "BoysFunction.h"
+#include "HermiteGaussians.h"
+#include "Parallel.h"
+#include "ShellPairScreening.h"
+#include "openmmdft/qm/Angular.h"
+#include "openmmdft/qm/DenseAlgebra.h"
+#include "openmmdft/qm/IntegralGradients.h"
+#include "openmmdft/qm/Integrals.h"
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <vector>
+
+namespace OpenMMDFT {
+namespace QM {
+
+namespace {
+
+/// Primitive pairs whose |c_a c_b| exp(-mu R_AB^2) (pi/p)^(3/2), the size of their charge, is below this are skipped.
+constexpr double kPrimitivePairCutoff = 1e-20;
+
+/** One primitive pair of a shell pair: exponent sum, centre, contraction prefactor and the three 1D expansions
+ * (iMax = l_a + raise, jMax = l_b). */
+struct PrimitivePair {
+    double p, alpha, P[3], K;
+    int iMax, jMax;
+    std::vector<double> E[3];
+    const double& e(int d, int i, int j, int t) const {
+        return E[d][(i * (jMax + 1) + j) * (iMax + jMax + 1) + t];
+    }
+};
+
+/** The primitive pairs of shells a and b that survive the cutoff, with the bra's angular momentum raised by raise. */
+std::vector<PrimitivePair> primitivePairs(const Shell& a, const Shell& b, int raise) {
+    std::vector<PrimitivePair> pairs;
+    double AB2 = 0;
+    for (int d = 0; d < 3; d++)
+        AB2 += (a.center[d] - b.center[d]) * (a.center[d] - b.center[d]);
+    for (size_t i = 0; i < a.exponents.size(); i++)
+        for (size_t j = 0; j < b.exponents.size(); j++) {
+            PrimitivePair pp;
+            pp.alpha = a.exponents[i];
+            const double beta = b.exponents[j];
+            pp.p = pp.alpha + beta;
+            pp.K = a.coefficients[i] * b.coefficients[j] * std::exp(-pp.alpha * beta / pp.p * AB2);
+            if (std::abs(pp.K) * std::pow(M_PI / pp.p, 1.5) < kPrimitivePairCutoff)
+                continue;
+            pp.iMax = a.l + raise;
+            pp.jMax = b.l;
+            for (int d = 0; d < 3; d++) {
+                pp.P[d] = (pp.alpha * a.center[d] + beta * b.center[d]) / pp.p;
+                pp.E[d].resize((size_t) (pp.iMax + 1) * (pp.jMax + 1) * (pp.iMax + pp.jMax + 1));
+                hermiteExpansion(pp.iMax, pp.jMax, pp.p, pp.P[d] - a.center[d], pp.P[d] - b.center[d], pp.E[d].data());
+            }
+            pairs.push_back(std::move(pp));
+        }
+    return pairs;
+}
+
+/** W_k = sum_C (-q_C) (2 pi / p) R_k(p, P - C) for the Hermite functions of order <= L. */
+void chargePotentials(const PrimitivePair& pp, int L, const std::vector<PointCharge>& charges, double* W) {
+    const int count = hermiteCount(L);
+    std::fill(W, W + count, 0.0);
+    double F[kMaxHermiteOrder + 1], R[hermiteCount(kMaxHermiteOrder)];
+    const double factor = 2 * M_PI / pp.p;
+    for (const PointCharge& c : charges) {
+        const double PC[3] = {pp.P[0] - c.xyz[0], pp.P[1] - c.xyz[1], pp.P[2] - c.xyz[2]};
+        boysFunction(L, pp.p * (PC[0] * PC[0] + PC[1] * PC[1] + PC[2] * PC[2]), F);
+        hermiteCoulomb(L, pp.p, PC, F, R);
+        const double w = -c.charge * factor;
+        for (int k = 0; k < count; k++)
+            W[k] += w * R[k];
+    }
+}
+
+bool skipPair(const BasisSet& basis, int s1, int s2, double threshold) {
+    return threshold > 0 && pairOverlapBound(basis.shells()[s1], basis.shells()[s2]) < threshold;
+}
+
+} // namespace
+
+Eigen::MatrixXd pointChargeMatrix(const BasisSet& basis, const std::vector<PointCharge>& charges, double threshold, int threads) {
+    const int n = basis.cartesianSize(), ns = basis.numShells();
+    Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n, n);
+    if (charges.empty())
+        return Eigen::MatrixXd::Zero(basis.size(), basis.size());
+    // Threads take bra shells s1 and write the disjoint blocks (s1, s2 <= s1) and their transposes.
+    parallelFor(ns, std::max(1, std::min(resolveThreads(threads), ns)), [&](int s1, int) {
+        const Shell& a = basis.shells()[s1];
+        const auto& ca = cartesianComponents(a.l);
+        double W[hermiteCount(kMaxHermiteOrder)];
+        for (int s2 = 0; s2 <= s1; s2++) {
+            if (skipPair(basis, s1, s2, threshold))
+                continue;
+            const Shell& b = basis.shells()[s2];
+            const auto& cb = cartesianComponents(b.l);
+            const int L = a.l + b.l, o1 = basis.cartesianOffset(s1), o2 = basis.cartesianOffset(s2);
+            std::vector<double> block(ca.size() * cb.size(), 0.0);
+            for (const PrimitivePair& pp : primitivePairs(a, b, 0)) {
+                chargePotentials(pp, L, charges, W);
+                for (size_t i = 0; i < ca.size(); i++)
+                    for (size_t j = 0; j < cb.size(); j++) {
+                        double sum = 0;
+                        for (int t = 0; t <= ca[i][0] + cb[j][0]; t++)
+                            for (int u = 0; u <= ca[i][1] + cb[j][1]; u++) {
+                                const double xy = pp.e(0, ca[i][0], cb[j][0], t) * pp.e(1, ca[i][1], cb[j][1], u);
+                                for (int v = 0; v <= ca[i][2] + cb[j][2]; v++)
+                                    sum += xy * pp.e(2, ca[i][2], cb[j][2], v) * W[hermiteIndex(t, u, v)];
+                            }
+                        block[i * cb.size() + j] += pp.K * sum;
+                    }
+            }
+            for (size_t i = 0; i < ca.size(); i++)
+                for (size_t j = 0; j < cb.size(); j++) {
+                    M(o1 + i, o2 + j) = block[i * cb.size() + j];
+                    M(o2 + j, o1 + i) = block[i * cb.size() + j];
+                }
+        }
+    });
+    return congruence(M, basisTransform(basis).transpose());
+}
+
+void pointChargeGradient(const BasisSet& basis, const std::vector<PointCharge>& charges, const Eigen::MatrixXd& P, int numAtoms,
+                         double threshold, Eigen::MatrixXd& atomGradient, Eigen::MatrixXd& chargeGradient, int threads) {
+    atomGradient = Eigen::MatrixXd::Zero(numAtoms, 3);
+    chargeGradient = Eigen::MatrixXd::Zero((int) charges.size(), 3);
+    if (charges.empty())
+        return;
+    const int ns = basis.numShells(), nc = (int) charges.size();
+    const Eigen::MatrixXd T = basisTransform(basis);
+    const Eigen::MatrixXd Pc = T.transpose() * P * T;
+    threads = std::max(1, std::min(resolveThreads(threads), ns));
+    std::vector<Eigen::MatrixXd> atomPart(threads, Eigen::MatrixXd::Zero(numAtoms, 3));
+    std::vector<std::vector<double>> chargePart(threads, std::vector<double>(3 * (size_t) nc, 0.0));
+    // E = sum_ab P_ab V_ab over unique shell pairs (off-diagonal blocks twice). Per primitive pair the density is
+    // contracted into Hermite coefficients D (for the charge's position) and D^A_d (for the bra centre A:
+    // d/dA_d x_A^i e^(-a x_A^2) = 2a x_A^(i+1) e^.. - i x_A^(i-1) e^..); then per charge
+    //   dE/dC_d = w sum_k D_k dR_k/dC_d = -w sum_k D_k R_(k + e_d),   dE/dA_d = w sum_k D^A_d,k R_k,
+    // with w = -q (2 pi / p), and the ket centre B from translational invariance: dE/dB = -(dE/dA + sum_C dE/dC).
+    parallelFor(ns, threads, [&](int s1, int thread) {
+        const Shell& a = basis.shells()[s1];
+        const auto& ca = cartesianComponents(a.l);
+        Eigen::MatrixXd& gAtoms = atomPart[thread];
+        std::vector<double>& gCharges = chargePart[thread];
+        double F[kMaxHermiteOrder + 1], R[hermiteCount(kMaxHermiteOrder)];
+        for (int s2 = 0; s2 <= s1; s2++) {
+            if (skipPair(basis, s1, s2, threshold))
+                continue;
+            const Shell& b = basis.shells()[s2];
+            const auto& cb = cartesianComponents(b.l);
+            const int L = a.l + b.l, o1 = basis.cartesianOffset(s1), o2 = basis.cartesianOffset(s2);
+            const double pairFactor = (s1 == s2 ? 1.0 : 2.0);
+            const int countL = hermiteCount(L), countL1 = hermiteCount(L + 1);
+            std::vector<double> D(countL), DA(3 * (size_t) countL1);
+            std::vector<int> shifted(3 * (size_t) countL);  // index of k + e_d
+            for (int k = 0; k < countL; k++) {
+                int t, u, v;
+                hermiteTriple(k, t, u, v);
+                shifted[3 * k] = hermiteIndex(t + 1, u, v);
+                shifted[3 * k + 1] = hermiteIndex(t, u + 1, v);
+                shifted[3 * k + 2] = hermiteIndex(t, u, v + 1);
+            }
+            for (const PrimitivePair& pp : primitivePairs(a, b, 1)) {
+                std::fill(D.begin(), D.end(), 0.0);
+                std::fill(DA.begin(), DA.end(), 0.0);
+                for (size_t i = 0; i < ca.size(); i++)
+                    for (size_t j = 0; j < cb.size(); j++) {
+                        const double density = pairFactor * pp.K * Pc(o1 + i, o2 + j);
+                        if (density == 0)
+                            continue;
+                        const int ai[3] = {ca[i][0], ca[i][1], ca[i][2]}, bj[3] = {cb[j][0], cb[j][1], cb[j][2]};
+                        for (int t = 0; t <= ai[0] + bj[0] + 1; t++)
+                            for (int u = 0; u <= ai[1] + bj[1] + 1; u++)
+                                for (int v = 0; v <= ai[2] + bj[2] + 1 && t + u + v <= L + 1; v++) {
+                                    // Only one direction is raised, so terms beyond order L + 1 vanish.
+                                    const int tuv[3] = {t, u, v};
+                                    // Plain factors, and the bra-derivative factor 2a E^(i+1)j - i E^(i-1)j per direction.
+                                    double plain[3], raised[3];
+                                    for (int d = 0; d < 3; d++) {
+                                        const int top = ai[d] + bj[d];
+                                        plain[d] = (tuv[d] <= top ? pp.e(d, ai[d], bj[d], tuv[d]) : 0.0);
+                                        raised[d] = 2 * pp.alpha * pp.e(d, ai[d] + 1, bj[d], tuv[d]);
+                                        if (ai[d] > 0 && tuv[d] <= top - 1)
+                                            raised[d] -= ai[d] * pp.e(d, ai[d] - 1, bj[d], tuv[d]);
+                                    }
+                                    const int k = hermiteIndex(t, u, v);
+                                    if (k < countL)
+                                        D[k] += density * plain[0] * plain[1] * plain[2];
+                                    DA[k] += density * raised[0] * plain[1] * plain[2];
+                                    DA[countL1 + k] += density * plain[0] * raised[1] * plain[2];
+                                    DA[2 * countL1 + k] += density * plain[0] * plain[1] * raised[2];
+                                }
+                    }
+                const double factor = 2 * M_PI / pp.p;
+                double gA[3] = {0, 0, 0}, gC[3] = {0, 0, 0};
+                for (int c = 0; c < nc; c++) {
+                    const PointCharge& q = charges[c];
+                    const double PC[3] = {pp.P[0] - q.xyz[0], pp.P[1] - q.xyz[1], pp.P[2] - q.xyz[2]};
+                    boysFunction(L + 1, pp.p * (PC[0] * PC[0] + PC[1] * PC[1] + PC[2] * PC[2]), F);
+                    hermiteCoulomb(L + 1, pp.p, PC, F, R);
+                    const double w = -q.charge * factor;
+                    double toC[3] = {0, 0, 0}, toA[3] = {0, 0, 0};
+                    for (int k = 0; k < countL; k++)
+                        for (int d = 0; d < 3; d++)
+                            toC[d] -= D[k] * R[shifted[3 * k + d]];
+                    for (int k = 0; k < countL1; k++)
+                        for (int d = 0; d < 3; d++)
+                            toA[d] += DA[d * countL1 + k] * R[k];
+                    for (int d = 0; d < 3; d++) {
+                        gCharges[3 * (size_t) c + d] += w * toC[d];
+                        gC[d] += w * toC[d];
+                        gA[d] += w * toA[d];
+                    }
+                }
+                for (int d = 0; d < 3; d++) {
+                    gAtoms(a.atom, d) += gA[d];
+                    gAtoms(b.atom, d) -= gA[d] + gC[d];
+                }
+            }
+        }
+    });
+    for (int t = 0; t < threads; t++) {
+        atomGradient += atomPart[t];
+        for (int c = 0; c < nc; c++)
+            for (int d = 0; d < 3; d++)
+                chargeGradient(c, d) += chargePart[t][3 * (size_t) c + d];
+    }
+}
+
+} // namespace QM
+} // namespace OpenMMDFT
