@@ -83,7 +83,16 @@ void QMRegionDriver::setParameters(const QMMMForce& force) {
     // Build everything that can fail first (parsing basis sets, checking settings), then commit.
     QM::QMSettings newSettings = settingsOf(force);
     newSettings.threads = threads;
-    unique_ptr<QM::KohnShamLDA> newEngine(new QM::KohnShamLDA(newSettings, xcFactory));
+    // Density fitting solves its normal equations (the Coulomb metric) through the plugin's least-squares kernel,
+    // created once in this Context (compute() makes it before the engine runs); otherwise the engine solves them.
+    QM::NormalEquationSolver metricSolver;
+    if (fitOnContextKernel)
+        metricSolver = [this](const Eigen::MatrixXd& A, Eigen::MatrixXd& B) {
+            if (!fitSolver)
+                throw OpenMMException("QMMMForce: the least-squares kernel for density fitting is missing (internal error)");
+            solveMetric(*fitSolver, A, B);
+        };
+    unique_ptr<QM::KohnShamLDA> newEngine(new QM::KohnShamLDA(newSettings, xcFactory, metricSolver));
     unique_ptr<DensityExtrapolation> newHistory(new DensityExtrapolation(
         force.getDensityExtrapolation() == QMMMForce::ASPC     ? DensityExtrapolation::ASPC
         : force.getDensityExtrapolation() == QMMMForce::XLBOMD ? DensityExtrapolation::XLBOMD
@@ -162,6 +171,21 @@ double QMRegionDriver::execute(ContextImpl& context, const vector<Vec3>& positio
         rejected = true;
         return INFINITY;
     }
+}
+
+void QMRegionDriver::solveMetric(LeastSquaresSolver& fit, const Eigen::MatrixXd& A, Eigen::MatrixXd& B) {
+    const int n = A.rows(), nrhs = B.cols();
+    // The metric is symmetric up to rounding; symmetrize so column-major and row-major agree exactly.
+    Eigen::MatrixXd symmetric = 0.5 * (A + A.transpose());
+    vector<double> a(symmetric.data(), symmetric.data() + (size_t) n * n);
+    Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rowMajorB = B;
+    vector<double> b(rowMajorB.data(), rowMajorB.data() + (size_t) n * nrhs);
+    LeastSquaresOptions options;
+    options.method = LeastSquaresMethod::Cholesky;
+    options.normalEquationsGiven = true;
+    options.computeResidualNorms = false;
+    LeastSquaresResult x = fit.solve(n, n, nrhs, a, b, options);
+    B = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> >(x.x.data(), n, nrhs);
 }
 
 vector<int> QMRegionDriver::nonFiniteForces(const vector<Vec3>& forces) {
@@ -310,26 +334,8 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
         mm[c] = {{p[0] * BOHR_PER_NM, p[1] * BOHR_PER_NM, p[2] * BOHR_PER_NM}, placement.mmCharges[c]};
     }
     const vector<int>& mmParticles = placement.mmParticles;
-    // Density fitting solves its normal equations (the Coulomb metric) through the plugin's
-    // least-squares kernel, created once in this Context; otherwise the engine solves them itself.
-    unique_ptr<QM::ScopedNormalEquationSolver> throughKernel;
-    if (fitOnContextKernel) {
-        LeastSquaresSolver& fit = solver(context);
-        throughKernel.reset(new QM::ScopedNormalEquationSolver([&fit](const Eigen::MatrixXd& A, Eigen::MatrixXd& B) {
-            const int n = A.rows(), nrhs = B.cols();
-            // The metric is symmetric up to rounding; symmetrize so column-major and row-major agree exactly.
-            Eigen::MatrixXd symmetric = 0.5 * (A + A.transpose());
-            vector<double> a(symmetric.data(), symmetric.data() + (size_t) n * n);
-            Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rowMajorB = B;
-            vector<double> b(rowMajorB.data(), rowMajorB.data() + (size_t) n * nrhs);
-            LeastSquaresOptions options;
-            options.method = LeastSquaresMethod::Cholesky;
-            options.normalEquationsGiven = true;
-            options.computeResidualNorms = false;
-            LeastSquaresResult x = fit.solve(n, n, nrhs, a, b, options);
-            B = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> >(x.x.data(), n, nrhs);
-        }));
-    }
+    if (fitOnContextKernel)
+        solver(context);  // the engine's metric solver uses it
     // MD moves atoms a little each step: the SCF starts from the densities of the previous steps.
     int extrapolated = 0;
     const unique_ptr<QM::DensityGuess> guess = densityHistory->guess(qmPositions, mmParticles, extrapolated);

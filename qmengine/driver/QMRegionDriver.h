@@ -79,6 +79,8 @@ private:
     double computeOrThrow(OpenMM::ContextImpl& context, const std::vector<OpenMM::Vec3>& positions,
                           const OpenMM::Vec3* boxVectors, std::vector<OpenMM::Vec3>* forces);
     LeastSquaresSolver& solver(OpenMM::ContextImpl& context);
+    /** A X = B for the density-fitting metric A (symmetric positive definite) through the least-squares kernel. */
+    static void solveMetric(LeastSquaresSolver& fit, const Eigen::MatrixXd& A, Eigen::MatrixXd& B);
     /** The forces of the embedding switching function (QMMMForce::setUseEmbeddingSwitchingFunction), kJ/mol/nm. */
     void addSwitchingForces(const QMEmbedding::Placement& placement, const std::vector<QM::QMAtom>& atoms,
                             const Eigen::MatrixXd& density, const std::vector<double>& extraPotential,

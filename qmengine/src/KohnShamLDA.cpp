@@ -86,7 +86,8 @@ struct KohnShamLDA::System {
     }
 
     System(const std::vector<QMAtom>& a, const std::vector<PointCharge>& mm, const QMSettings& s,
-           const BasisDefinition& def, const BasisDefinition& auxDef, bool densityFitting, const XCBackendFactory& xcFactory)
+           const BasisDefinition& def, const BasisDefinition& auxDef, bool densityFitting, const XCBackendFactory& xcFactory,
+           const NormalEquationSolver& metricSolver)
         : atoms(a), mm(mm), basis(def, a, usePure(s, def)) {
         double t = seconds();
         atomOfFunction.resize(basis.size());
@@ -125,7 +126,7 @@ struct KohnShamLDA::System {
         if (densityFitting) {
             // The auxiliary basis follows the orbital basis's angular convention (as PySCF does).
             aux = BasisSet(auxDef, atoms, basis.pure(), 6);
-            fitted.reset(new DensityFittedCoulomb(basis, aux, s.integralThreshold, s.threads));
+            fitted.reset(new DensityFittedCoulomb(basis, aux, s.integralThreshold, s.threads, metricSolver));
         }
         else
             exact.reset(new ExactCoulomb(basis, s.integralThreshold, s.threads));
@@ -140,8 +141,10 @@ struct KohnShamLDA::System {
 };
 
 
-KohnShamLDA::KohnShamLDA(const QMSettings& settings, std::shared_ptr<const XCBackendFactory> xcFactory)
-    : settings_(settings), xcFactory_(xcFactory ? xcFactory : std::make_shared<HostXCBackendFactory>()) {
+KohnShamLDA::KohnShamLDA(const QMSettings& settings, std::shared_ptr<const XCBackendFactory> xcFactory,
+                         NormalEquationSolver metricSolver)
+    : settings_(settings), xcFactory_(xcFactory ? xcFactory : std::make_shared<HostXCBackendFactory>()),
+      metricSolver_(std::move(metricSolver)) {
     basisDefinition_ = loadBasisDefinition(settings.basisSet, settings.dataDirectory);
     if (settings.coulomb == CoulombMethod::DensityFitting)
         auxiliaryDefinition_ = loadBasisDefinition(settings.auxiliaryBasisSet, settings.dataDirectory);
@@ -295,7 +298,7 @@ const Eigen::MatrixXd& KohnShamLDA::atomicDensity(int Z) {
     s.energyConvergence = 1e-6;
     const std::vector<QMAtom> atom = {{Z, {0, 0, 0}}};
     // Spherical atoms for the guess: small, always on the host.
-    System sys(atom, {}, s, basisDefinition_, auxiliaryDefinition_, false, HostXCBackendFactory());
+    System sys(atom, {}, s, basisDefinition_, auxiliaryDefinition_, false, HostXCBackendFactory(), NormalEquationSolver());
     SCFProblem problem{sys.S, sys.Hcore, sys.Vmm, sys.X, 0.0, 0.0,
                        [&](const Eigen::MatrixXd& D) { return sys.coulomb(D); }, *sys.xc, (double) Z, true};
     SCFOutcome o = runSCF(s, problem, Eigen::MatrixXd(), false);
@@ -352,7 +355,7 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
 
     const double tStart = seconds();
     last_.reset(new System(atoms, mm, settings_, basisDefinition_, auxiliaryDefinition_,
-                           settings_.coulomb == CoulombMethod::DensityFitting, *xcFactory_));
+                           settings_.coulomb == CoulombMethod::DensityFitting, *xcFactory_, metricSolver_));
     System& sys = *last_;
     if (nElectrons / 2 > sys.X.cols())
         throw OpenMM::OpenMMException("QM: the basis set has fewer orbitals than occupied orbitals");

@@ -239,7 +239,8 @@ struct DensityFittedCoulomb::Impl {
     mutable Eigen::VectorXd coefficients;
 };
 
-DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet& aux, double threshold, int threads)
+DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet& aux, double threshold, int threads,
+                                           const NormalEquationSolver& metricSolver)
     : impl_(new Impl{basis, aux, basisTransform(basis), basisTransform(aux), {}, nullptr, {}, {}, {}}) {
     Impl& d = *impl_;
     const auto shells = toLibint(basis);
@@ -275,7 +276,7 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
                 d.metric.block(aux.offset(q), aux.offset(p), block.cols(), block.rows()) = block.transpose();
             }
         });
-        d.solver.reset(new SymmetricPositiveDefiniteSolver(d.metric));
+        d.solver.reset(new SymmetricPositiveDefiniteSolver(d.metric, metricSolver));
     }
     // Significant shell pairs by Schwarz bound times the largest auxiliary (P|P)^1/2.
     const Eigen::MatrixXd Q = schwarz(shells);

@@ -4,22 +4,6 @@
 namespace OpenMMDFT {
 namespace QM {
 
-namespace {
-thread_local NormalEquationSolver installedSolver;
-}
-
-ScopedNormalEquationSolver::ScopedNormalEquationSolver(NormalEquationSolver solver) : previous_(installedSolver) {
-    installedSolver = std::move(solver);
-}
-
-ScopedNormalEquationSolver::~ScopedNormalEquationSolver() {
-    installedSolver = previous_;
-}
-
-const NormalEquationSolver& ScopedNormalEquationSolver::current() {
-    return installedSolver;
-}
-
 struct SymmetricPositiveDefiniteSolver::Impl {
     Eigen::LLT<Eigen::MatrixXd> llt;
     Eigen::MatrixXd inverse;  // from an installed NormalEquationSolver
@@ -34,13 +18,14 @@ struct SymmetricPositiveDefiniteSolver::Impl {
     }
 };
 
-SymmetricPositiveDefiniteSolver::SymmetricPositiveDefiniteSolver(const Eigen::MatrixXd& A) : impl_(new Impl) {
+SymmetricPositiveDefiniteSolver::SymmetricPositiveDefiniteSolver(const Eigen::MatrixXd& A, const NormalEquationSolver& solver)
+    : impl_(new Impl) {
     if (A.rows() != A.cols())
         throw OpenMM::OpenMMException("QM: solveSymmetricPositiveDefinite needs a square matrix");
-    if (installedSolver) {
+    if (solver) {
         // One solve with the identity as right-hand sides; each SCF iteration is then a product.
         impl_->inverse = Eigen::MatrixXd::Identity(A.rows(), A.cols());
-        installedSolver(A, impl_->inverse);
+        solver(A, impl_->inverse);
         impl_->matrix = A;
         impl_->useInverse = true;
         return;

@@ -3,6 +3,7 @@
 // the BasisSet (pure where its shells are pure); internally libint works on
 // cartesian shells only and the engine transforms (see Angular.h).
 #include "openmmdft/qm/Basis.h"
+#include "openmmdft/qm/LinearSolve.h"
 #include "openmmdft/qm/Types.h"
 #include <Eigen/Dense>
 #include <memory>
@@ -40,10 +41,11 @@ private:
 
 /// Density-fitted Coulomb: c = (P|Q)^-1 sum (Q|uv) D_uv, J_uv = sum_Q (uv|Q) c_Q.
 /// The three-center integrals of significant shell pairs are computed once and kept;
-/// the metric is factored once through solveSymmetricPositiveDefinite's solver.
+/// the metric is factored once (SymmetricPositiveDefiniteSolver, through metricSolver when given).
 class DensityFittedCoulomb {
 public:
-    DensityFittedCoulomb(const BasisSet& basis, const BasisSet& auxiliary, double threshold, int threads = 1);
+    DensityFittedCoulomb(const BasisSet& basis, const BasisSet& auxiliary, double threshold, int threads = 1,
+                         const NormalEquationSolver& metricSolver = NormalEquationSolver());
     ~DensityFittedCoulomb();
     Eigen::MatrixXd compute(const Eigen::MatrixXd& density) const;
     /// Coefficients c of the last compute() (auxiliary basis, pure where it is pure).

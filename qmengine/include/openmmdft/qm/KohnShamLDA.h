@@ -5,6 +5,7 @@
 #include "openmmdft/qm/Basis.h"
 #include "openmmdft/qm/Grid.h"
 #include "openmmdft/qm/Integrals.h"
+#include "openmmdft/qm/LinearSolve.h"
 #include "openmmdft/qm/XCBackend.h"
 #include "openmmdft/qm/XCIntegrator.h"
 #include "openmmdft/qm/Settings.h"
@@ -89,7 +90,10 @@ struct QMGradient {
 class KohnShamLDA {
 public:
     /// xcFactory: where the XC work of each geometry runs (null: HostXCBackendFactory, the host's threads).
-    explicit KohnShamLDA(const QMSettings& settings, std::shared_ptr<const XCBackendFactory> xcFactory = nullptr);
+    /// metricSolver: how the density-fitting metric is solved (empty: Eigen's Cholesky; the plugin passes its
+    /// least-squares kernel).
+    explicit KohnShamLDA(const QMSettings& settings, std::shared_ptr<const XCBackendFactory> xcFactory = nullptr,
+                         NormalEquationSolver metricSolver = NormalEquationSolver());
     ~KohnShamLDA();
     /// Throws OpenMMException for bad input (odd electron count, atoms closer than 0.1 A, an MM charge
     /// closer than 0.1 A to a nucleus, unknown element, basis without the element), and SCFConvergenceError
@@ -119,6 +123,7 @@ private:
     QMGradient gradientTerms(const QMResult& result, bool gridResponse) const;
     QMSettings settings_;
     std::shared_ptr<const XCBackendFactory> xcFactory_;
+    NormalEquationSolver metricSolver_;
     BasisDefinition basisDefinition_, auxiliaryDefinition_;
     std::unique_ptr<System> last_;
     std::map<int, Eigen::MatrixXd> atomicDensities_; ///< SAD cache by element
