@@ -5,13 +5,13 @@
  * System: (H2O)n on a cubic lattice (2.9 Å spacing, random orientations) as the QM region (SVWN5, DZVP,
  * density fitting with def2-universal-jfit, grid (50, 194), SCF convergence 1e-8), inside a shell of rigid
  * MM TIP3P waters from 3.5 Å outside the cluster (a shell 4.5 Å thick, thicker for more than ~60 waters),
- * no cutoff; velocity Verlet at 0.5 fs, each step starting its
- * SCF from the previous step's density. Per platform: seconds per MD step (after one untimed step, which
- * builds the SAD guess and compiles the kernels), SCF iterations per step, seconds per SCF iteration (step
+ * no cutoff; velocity Verlet at 0.5 fs, each step starting its SCF from the QMMMForce's default guess (ASPC
+ * of the previous steps' densities). Per platform: seconds per MD step (after --warmup untimed steps: the first
+ * builds the SAD guess and compiles the kernels, the others fill the density history), SCF iterations per step, seconds per SCF iteration (step
  * time over iterations, gradient included), where the XC work ran, the basis values kept, and the ratio of
  * the first platform's step time to this one's (> 1: faster than the first).
  *
- *   BenchQMRegion [--sizes 1,4,8] [--steps 3] [--mm-waters 60] [--platforms CPU,CUDA:double,CUDA:mixed]
+ *   BenchQMRegion [--sizes 1,4,8] [--steps 3] [--warmup 1] [--mm-waters 60] [--platforms CPU,CUDA:double,CUDA:mixed]
  *                 [--storage precompute|recompute] [--basis DZVP] [--markdown file]
  */
 #include "../tests/PluginLoading.h"
@@ -160,7 +160,8 @@ struct Row {
     map<string, double> timings;  // of the last timed step
 };
 
-Row measure(int n, int mmWaters, bool recompute, const string& basis, const string& platformName, const string& precision, int steps) {
+Row measure(int n, int mmWaters, bool recompute, const string& basis, const string& platformName, const string& precision, int steps,
+            int warmup) {
     Row row{n, platformName, precision, 0, 0, 0, "", 0, ""};
     unique_ptr<Benchmark> b(buildSystem(n, mmWaters, recompute, basis));
     try {
@@ -178,6 +179,8 @@ Row measure(int n, int mmWaters, bool recompute, const string& basis, const stri
         context.setVelocitiesToTemperature(300, 1);
         integrator.step(1);
         row.firstStep = chrono::duration<double>(Clock::now() - start).count();
+        // Untimed steps that fill the density history, so that the timed ones see the extrapolation's steady state.
+        integrator.step(warmup - 1);
         int iterations = 0;
         start = Clock::now();
         for (int i = 0; i < steps; i++) {
@@ -213,7 +216,7 @@ vector<string> split(const string& text) {
 
 int main(int argc, char* argv[]) {
     string sizes = "1,4,8", platforms = "CPU,CUDA:double,CUDA:mixed", markdown, basis = "DZVP";
-    int steps = 3, mmWaters = 60;
+    int steps = 3, mmWaters = 60, warmup = 1;
     bool recompute = false;
     for (int i = 1; i < argc; i++) {
         const string a = argv[i];
@@ -223,6 +226,8 @@ int main(int argc, char* argv[]) {
             platforms = argv[++i];
         else if (a == "--steps" && i + 1 < argc)
             steps = max(1, atoi(argv[++i]));
+        else if (a == "--warmup" && i + 1 < argc)
+            warmup = max(1, atoi(argv[++i]));
         else if (a == "--mm-waters" && i + 1 < argc)
             mmWaters = max(0, atoi(argv[++i]));
         else if (a == "--storage" && i + 1 < argc)
@@ -250,8 +255,9 @@ int main(int argc, char* argv[]) {
         if (!reason.empty())
             printf("%s platform unavailable: %s\n", gpu[0], reason.c_str());
     }
-    printf("BenchQMRegion: (H2O)n QM in %d MM TIP3P waters, SVWN5/%s/def2-universal-jfit, grid (50,194), %s, %d timed steps;"
-           " %u hardware threads\n", mmWaters, basis.c_str(), recompute ? "Recompute" : "Precompute", steps, thread::hardware_concurrency());
+    printf("BenchQMRegion: (H2O)n QM in %d MM TIP3P waters, SVWN5/%s/def2-universal-jfit, grid (50,194), %s, %d untimed and %d timed steps;"
+           " %u hardware threads\n", mmWaters, basis.c_str(), recompute ? "Recompute" : "Precompute", warmup, steps,
+           thread::hardware_concurrency());
     const char* header = "| n | platform | precision | first step (s) | s per step | SCF iter per step | s per SCF iter | XC | basis MiB | first platform / this |";
     printf("%s\n", header);
     vector<string> table{header, "|---|---|---|---|---|---|---|---|---|---|"}, phaseLines;
@@ -261,7 +267,7 @@ int main(int argc, char* argv[]) {
         for (const string& entry : split(platforms)) {
             const size_t colon = entry.find(':');
             const string name = entry.substr(0, colon), precision = colon == string::npos ? "" : entry.substr(colon + 1);
-            Row row = measure(n, mmWaters, recompute, basis, name, precision, steps);
+            Row row = measure(n, mmWaters, recompute, basis, name, precision, steps, warmup);
             char line[512];
             if (!row.error.empty())
                 snprintf(line, sizeof(line), "| %d | %s | %s | unavailable: %s |", n, name.c_str(), precision.c_str(), row.error.c_str());

@@ -36,7 +36,7 @@ for test in ${TESTS:-TestCudaXCBackend TestCudaQMMMForce TestCudaLeastSquares}; 
     grep '^\[  FAILED  \] .*\.' "$out/$test.log" | head -20
 done
 timeout "${QM_LIMIT:-300}" "$work/bin/BenchQMRegion" --sizes "${QM_SIZES:-1,4,8}" --platforms "${QM_PLATFORMS:-CPU,CUDA:double,CUDA:mixed}" \
-    --steps "${QM_STEPS:-3}" --markdown "$out/bench-qm.md" 2>&1 | tee "$out/bench-qm.log" || status=1
+    --steps "${QM_STEPS:-3}" --warmup "${QM_WARMUP:-1}" --markdown "$out/bench-qm.md" 2>&1 | tee "$out/bench-qm.log" || status=1
 if [ "${SIZES:-}" != "none" ]; then
     timeout "${LS_LIMIT:-240}" "$work/bin/BenchLeastSquares" --sizes "${SIZES:-1000,2000,3000,4000,5000}" --platforms CUDA --repeat 3 \
         --markdown "$out/bench-cuda.md" > "$out/bench-cuda.log" 2>&1 || status=1
