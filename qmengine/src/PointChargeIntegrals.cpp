@@ -12,13 +12,17 @@
 #include "openmmdft/qm/DenseAlgebra.h"
 #include "openmmdft/qm/IntegralGradients.h"
 #include "openmmdft/qm/Integrals.h"
+#include <openmm/OpenMMException.h>
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <string>
 #include <vector>
 
 namespace OpenMMDFT {
 namespace QM {
+
+using OpenMM::OpenMMException;
 
 namespace {
 
@@ -79,6 +83,12 @@ void chargePotentials(const PrimitivePair& pp, int L, const std::vector<PointCha
     }
 }
 
+/** The Hermite tables reach order kMaxHermiteOrder: f-f pairs, raised once for the gradient, and the charge's derivative. */
+void checkAngularMomentum(const BasisSet& basis) {
+    if (2 * basis.maxL() + 2 > kMaxHermiteOrder)
+        throw OpenMMException("QM: point-charge integrals handle shells up to f (the basis has l = " + std::to_string(basis.maxL()) + ")");
+}
+
 bool skipPair(const BasisSet& basis, int s1, int s2, double threshold) {
     return threshold > 0 && pairOverlapBound(basis.shells()[s1], basis.shells()[s2]) < threshold;
 }
@@ -86,6 +96,7 @@ bool skipPair(const BasisSet& basis, int s1, int s2, double threshold) {
 } // namespace
 
 Eigen::MatrixXd pointChargeMatrix(const BasisSet& basis, const std::vector<PointCharge>& charges, double threshold, int threads) {
+    checkAngularMomentum(basis);
     const int n = basis.cartesianSize(), ns = basis.numShells();
     Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n, n);
     if (charges.empty())
@@ -132,6 +143,7 @@ void pointChargeGradient(const BasisSet& basis, const std::vector<PointCharge>& 
     chargeGradient = Eigen::MatrixXd::Zero((int) charges.size(), 3);
     if (charges.empty())
         return;
+    checkAngularMomentum(basis);
     const int ns = basis.numShells(), nc = (int) charges.size();
     const Eigen::MatrixXd T = basisTransform(basis);
     const Eigen::MatrixXd Pc = T.transpose() * P * T;
