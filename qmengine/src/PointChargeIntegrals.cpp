@@ -89,8 +89,15 @@ void checkAngularMomentum(const BasisSet& basis) {
         throw OpenMMException("QM: point-charge integrals handle shells up to f (the basis has l = " + std::to_string(basis.maxL()) + ")");
 }
 
-bool skipPair(const BasisSet& basis, int s1, int s2, double threshold) {
-    return threshold > 0 && pairOverlapBound(basis.shells()[s1], basis.shells()[s2]) < threshold;
+/** body(s1, s2, thread) for every shell pair s2 <= s1 whose overlap bound reaches threshold (all if it is 0); threads
+ * take bra shells s1, so the blocks (s1, s2) one thread writes are its own. */
+template <class Body>
+void forEachShellPair(const BasisSet& basis, double threshold, int threads, Body body) {
+    parallelFor(basis.numShells(), threads, [&](int s1, int thread) {
+        for (int s2 = 0; s2 <= s1; s2++)
+            if (threshold <= 0 || pairOverlapBound(basis.shells()[s1], basis.shells()[s2]) >= threshold)
+                body(s1, s2, thread);
+    });
 }
 
 } // namespace
@@ -101,38 +108,34 @@ Eigen::MatrixXd pointChargeMatrix(const BasisSet& basis, const std::vector<Point
     Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n, n);
     if (charges.empty())
         return Eigen::MatrixXd::Zero(basis.size(), basis.size());
-    // Threads take bra shells s1 and write the disjoint blocks (s1, s2 <= s1) and their transposes.
-    parallelFor(ns, std::max(1, std::min(resolveThreads(threads), ns)), [&](int s1, int) {
+    // Each pair writes its block (s1, s2 <= s1) and the transpose.
+    forEachShellPair(basis, threshold, std::max(1, std::min(resolveThreads(threads), ns)), [&](int s1, int s2, int) {
         const Shell& a = basis.shells()[s1];
+        const Shell& b = basis.shells()[s2];
         const auto& ca = cartesianComponents(a.l);
+        const auto& cb = cartesianComponents(b.l);
         double W[hermiteCount(kMaxHermiteOrder)];
-        for (int s2 = 0; s2 <= s1; s2++) {
-            if (skipPair(basis, s1, s2, threshold))
-                continue;
-            const Shell& b = basis.shells()[s2];
-            const auto& cb = cartesianComponents(b.l);
-            const int L = a.l + b.l, o1 = basis.cartesianOffset(s1), o2 = basis.cartesianOffset(s2);
-            std::vector<double> block(ca.size() * cb.size(), 0.0);
-            for (const PrimitivePair& pp : primitivePairs(a, b, 0)) {
-                chargePotentials(pp, L, charges, W);
-                for (size_t i = 0; i < ca.size(); i++)
-                    for (size_t j = 0; j < cb.size(); j++) {
-                        double sum = 0;
-                        for (int t = 0; t <= ca[i][0] + cb[j][0]; t++)
-                            for (int u = 0; u <= ca[i][1] + cb[j][1]; u++) {
-                                const double xy = pp.e(0, ca[i][0], cb[j][0], t) * pp.e(1, ca[i][1], cb[j][1], u);
-                                for (int v = 0; v <= ca[i][2] + cb[j][2]; v++)
-                                    sum += xy * pp.e(2, ca[i][2], cb[j][2], v) * W[hermiteIndex(t, u, v)];
-                            }
-                        block[i * cb.size() + j] += pp.K * sum;
-                    }
-            }
+        const int L = a.l + b.l, o1 = basis.cartesianOffset(s1), o2 = basis.cartesianOffset(s2);
+        std::vector<double> block(ca.size() * cb.size(), 0.0);
+        for (const PrimitivePair& pp : primitivePairs(a, b, 0)) {
+            chargePotentials(pp, L, charges, W);
             for (size_t i = 0; i < ca.size(); i++)
                 for (size_t j = 0; j < cb.size(); j++) {
-                    M(o1 + i, o2 + j) = block[i * cb.size() + j];
-                    M(o2 + j, o1 + i) = block[i * cb.size() + j];
+                    double sum = 0;
+                    for (int t = 0; t <= ca[i][0] + cb[j][0]; t++)
+                        for (int u = 0; u <= ca[i][1] + cb[j][1]; u++) {
+                            const double xy = pp.e(0, ca[i][0], cb[j][0], t) * pp.e(1, ca[i][1], cb[j][1], u);
+                            for (int v = 0; v <= ca[i][2] + cb[j][2]; v++)
+                                sum += xy * pp.e(2, ca[i][2], cb[j][2], v) * W[hermiteIndex(t, u, v)];
+                        }
+                    block[i * cb.size() + j] += pp.K * sum;
                 }
         }
+        for (size_t i = 0; i < ca.size(); i++)
+            for (size_t j = 0; j < cb.size(); j++) {
+                M(o1 + i, o2 + j) = block[i * cb.size() + j];
+                M(o2 + j, o1 + i) = block[i * cb.size() + j];
+            }
     });
     return congruence(M, basisTransform(basis).transpose());
 }
@@ -155,85 +158,81 @@ void pointChargeGradient(const BasisSet& basis, const std::vector<PointCharge>& 
     // d/dA_d x_A^i e^(-a x_A^2) = 2a x_A^(i+1) e^.. - i x_A^(i-1) e^..); then per charge
     //   dE/dC_d = w sum_k D_k dR_k/dC_d = -w sum_k D_k R_(k + e_d),   dE/dA_d = w sum_k D^A_d,k R_k,
     // with w = -q (2 pi / p), and the ket centre B from translational invariance: dE/dB = -(dE/dA + sum_C dE/dC).
-    parallelFor(ns, threads, [&](int s1, int thread) {
+    forEachShellPair(basis, threshold, threads, [&](int s1, int s2, int thread) {
         const Shell& a = basis.shells()[s1];
+        const Shell& b = basis.shells()[s2];
         const auto& ca = cartesianComponents(a.l);
+        const auto& cb = cartesianComponents(b.l);
         Eigen::MatrixXd& gAtoms = atomPart[thread];
         std::vector<double>& gCharges = chargePart[thread];
         double F[kMaxHermiteOrder + 1], R[hermiteCount(kMaxHermiteOrder)];
-        for (int s2 = 0; s2 <= s1; s2++) {
-            if (skipPair(basis, s1, s2, threshold))
-                continue;
-            const Shell& b = basis.shells()[s2];
-            const auto& cb = cartesianComponents(b.l);
-            const int L = a.l + b.l, o1 = basis.cartesianOffset(s1), o2 = basis.cartesianOffset(s2);
-            const double pairFactor = (s1 == s2 ? 1.0 : 2.0);
-            const int countL = hermiteCount(L), countL1 = hermiteCount(L + 1);
-            std::vector<double> D(countL), DA(3 * (size_t) countL1);
-            std::vector<int> shifted(3 * (size_t) countL);  // index of k + e_d
-            for (int k = 0; k < countL; k++) {
-                int t, u, v;
-                hermiteTriple(k, t, u, v);
-                shifted[3 * k] = hermiteIndex(t + 1, u, v);
-                shifted[3 * k + 1] = hermiteIndex(t, u + 1, v);
-                shifted[3 * k + 2] = hermiteIndex(t, u, v + 1);
-            }
-            for (const PrimitivePair& pp : primitivePairs(a, b, 1)) {
-                std::fill(D.begin(), D.end(), 0.0);
-                std::fill(DA.begin(), DA.end(), 0.0);
-                for (size_t i = 0; i < ca.size(); i++)
-                    for (size_t j = 0; j < cb.size(); j++) {
-                        const double density = pairFactor * pp.K * Pc(o1 + i, o2 + j);
-                        if (density == 0)
-                            continue;
-                        const int ai[3] = {ca[i][0], ca[i][1], ca[i][2]}, bj[3] = {cb[j][0], cb[j][1], cb[j][2]};
-                        for (int t = 0; t <= ai[0] + bj[0] + 1; t++)
-                            for (int u = 0; u <= ai[1] + bj[1] + 1; u++)
-                                for (int v = 0; v <= ai[2] + bj[2] + 1 && t + u + v <= L + 1; v++) {
-                                    // Only one direction is raised, so terms beyond order L + 1 vanish.
-                                    const int tuv[3] = {t, u, v};
-                                    // Plain factors, and the bra-derivative factor 2a E^(i+1)j - i E^(i-1)j per direction.
-                                    double plain[3], raised[3];
-                                    for (int d = 0; d < 3; d++) {
-                                        const int top = ai[d] + bj[d];
-                                        plain[d] = (tuv[d] <= top ? pp.e(d, ai[d], bj[d], tuv[d]) : 0.0);
-                                        raised[d] = 2 * pp.alpha * pp.e(d, ai[d] + 1, bj[d], tuv[d]);
-                                        if (ai[d] > 0 && tuv[d] <= top - 1)
-                                            raised[d] -= ai[d] * pp.e(d, ai[d] - 1, bj[d], tuv[d]);
-                                    }
-                                    const int k = hermiteIndex(t, u, v);
-                                    if (k < countL)
-                                        D[k] += density * plain[0] * plain[1] * plain[2];
-                                    DA[k] += density * raised[0] * plain[1] * plain[2];
-                                    DA[countL1 + k] += density * plain[0] * raised[1] * plain[2];
-                                    DA[2 * countL1 + k] += density * plain[0] * plain[1] * raised[2];
+        const int L = a.l + b.l, o1 = basis.cartesianOffset(s1), o2 = basis.cartesianOffset(s2);
+        const double pairFactor = (s1 == s2 ? 1.0 : 2.0);
+        const int countL = hermiteCount(L), countL1 = hermiteCount(L + 1);
+        std::vector<double> D(countL), DA(3 * (size_t) countL1);
+        std::vector<int> shifted(3 * (size_t) countL);  // index of k + e_d
+        for (int k = 0; k < countL; k++) {
+            int t, u, v;
+            hermiteTriple(k, t, u, v);
+            shifted[3 * k] = hermiteIndex(t + 1, u, v);
+            shifted[3 * k + 1] = hermiteIndex(t, u + 1, v);
+            shifted[3 * k + 2] = hermiteIndex(t, u, v + 1);
+        }
+        for (const PrimitivePair& pp : primitivePairs(a, b, 1)) {
+            std::fill(D.begin(), D.end(), 0.0);
+            std::fill(DA.begin(), DA.end(), 0.0);
+            for (size_t i = 0; i < ca.size(); i++)
+                for (size_t j = 0; j < cb.size(); j++) {
+                    const double density = pairFactor * pp.K * Pc(o1 + i, o2 + j);
+                    if (density == 0)
+                        continue;
+                    const int ai[3] = {ca[i][0], ca[i][1], ca[i][2]}, bj[3] = {cb[j][0], cb[j][1], cb[j][2]};
+                    for (int t = 0; t <= ai[0] + bj[0] + 1; t++)
+                        for (int u = 0; u <= ai[1] + bj[1] + 1; u++)
+                            for (int v = 0; v <= ai[2] + bj[2] + 1 && t + u + v <= L + 1; v++) {
+                                // Only one direction is raised, so terms beyond order L + 1 vanish.
+                                const int tuv[3] = {t, u, v};
+                                // Plain factors, and the bra-derivative factor 2a E^(i+1)j - i E^(i-1)j per direction.
+                                double plain[3], raised[3];
+                                for (int d = 0; d < 3; d++) {
+                                    const int top = ai[d] + bj[d];
+                                    plain[d] = (tuv[d] <= top ? pp.e(d, ai[d], bj[d], tuv[d]) : 0.0);
+                                    raised[d] = 2 * pp.alpha * pp.e(d, ai[d] + 1, bj[d], tuv[d]);
+                                    if (ai[d] > 0 && tuv[d] <= top - 1)
+                                        raised[d] -= ai[d] * pp.e(d, ai[d] - 1, bj[d], tuv[d]);
                                 }
-                    }
-                const double factor = 2 * M_PI / pp.p;
-                double gA[3] = {0, 0, 0}, gC[3] = {0, 0, 0};
-                for (int c = 0; c < nc; c++) {
-                    const PointCharge& q = charges[c];
-                    const double PC[3] = {pp.P[0] - q.xyz[0], pp.P[1] - q.xyz[1], pp.P[2] - q.xyz[2]};
-                    boysFunction(L + 1, pp.p * (PC[0] * PC[0] + PC[1] * PC[1] + PC[2] * PC[2]), F);
-                    hermiteCoulomb(L + 1, pp.p, PC, F, R);
-                    const double w = -q.charge * factor;
-                    double toC[3] = {0, 0, 0}, toA[3] = {0, 0, 0};
-                    for (int k = 0; k < countL; k++)
-                        for (int d = 0; d < 3; d++)
-                            toC[d] -= D[k] * R[shifted[3 * k + d]];
-                    for (int k = 0; k < countL1; k++)
-                        for (int d = 0; d < 3; d++)
-                            toA[d] += DA[d * countL1 + k] * R[k];
-                    for (int d = 0; d < 3; d++) {
-                        gCharges[3 * (size_t) c + d] += w * toC[d];
-                        gC[d] += w * toC[d];
-                        gA[d] += w * toA[d];
-                    }
+                                const int k = hermiteIndex(t, u, v);
+                                if (k < countL)
+                                    D[k] += density * plain[0] * plain[1] * plain[2];
+                                DA[k] += density * raised[0] * plain[1] * plain[2];
+                                DA[countL1 + k] += density * plain[0] * raised[1] * plain[2];
+                                DA[2 * countL1 + k] += density * plain[0] * plain[1] * raised[2];
+                            }
                 }
+            const double factor = 2 * M_PI / pp.p;
+            double gA[3] = {0, 0, 0}, gC[3] = {0, 0, 0};
+            for (int c = 0; c < nc; c++) {
+                const PointCharge& q = charges[c];
+                const double PC[3] = {pp.P[0] - q.xyz[0], pp.P[1] - q.xyz[1], pp.P[2] - q.xyz[2]};
+                boysFunction(L + 1, pp.p * (PC[0] * PC[0] + PC[1] * PC[1] + PC[2] * PC[2]), F);
+                hermiteCoulomb(L + 1, pp.p, PC, F, R);
+                const double w = -q.charge * factor;
+                double toC[3] = {0, 0, 0}, toA[3] = {0, 0, 0};
+                for (int k = 0; k < countL; k++)
+                    for (int d = 0; d < 3; d++)
+                        toC[d] -= D[k] * R[shifted[3 * k + d]];
+                for (int k = 0; k < countL1; k++)
+                    for (int d = 0; d < 3; d++)
+                        toA[d] += DA[d * countL1 + k] * R[k];
                 for (int d = 0; d < 3; d++) {
-                    gAtoms(a.atom, d) += gA[d];
-                    gAtoms(b.atom, d) -= gA[d] + gC[d];
+                    gCharges[3 * (size_t) c + d] += w * toC[d];
+                    gC[d] += w * toC[d];
+                    gA[d] += w * toA[d];
                 }
+            }
+            for (int d = 0; d < 3; d++) {
+                gAtoms(a.atom, d) += gA[d];
+                gAtoms(b.atom, d) -= gA[d] + gC[d];
             }
         }
     });
