@@ -126,7 +126,8 @@ struct KohnShamLDA::System {
         if (densityFitting) {
             // The auxiliary basis follows the orbital basis's angular convention (as PySCF does).
             aux = BasisSet(auxDef, atoms, basis.pure(), 6);
-            fitted.reset(new DensityFittedCoulomb(basis, aux, s.integralThreshold, s.threads, metricSolver));
+            fitted.reset(new DensityFittedCoulomb(basis, aux, s.integralThreshold, s.threads, metricSolver,
+                                                  xcFactory.densityFittingContractions()));
         }
         else
             exact.reset(new ExactCoulomb(basis, s.integralThreshold, s.threads));
@@ -428,6 +429,7 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
         sys.mulliken(o.result.density, o.result.mullikenCharges, o.result.longRangePotential);
     o.result.gridPoints = sys.grid->numPoints();
     o.result.xcBackend = sys.xc->name();
+    o.result.coulombContractions = sys.fitted ? sys.fitted->contractionsLocation() : "host";
     o.result.storedBasisBytes = sys.xc->storedBytes();
     o.result.basisStorageNotice = sys.xc->notice();
     for (const auto& kv : sys.timings)

@@ -236,12 +236,14 @@ struct DensityFittedCoulomb::Impl {
     // Three-center integrals of significant cartesian function pairs a>=b: B(P_cart, pair).
     std::vector<std::pair<int, int>> pairs;
     Eigen::MatrixXd B;
+    std::unique_ptr<DensityFittingContractions> contractions;  // holding B instead of the host, when set
     mutable Eigen::VectorXd coefficients;
 };
 
 DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet& aux, double threshold, int threads,
-                                           const NormalEquationSolver& metricSolver)
-    : impl_(new Impl{basis, aux, basisTransform(basis), basisTransform(aux), {}, nullptr, {}, {}, {}}) {
+                                           const NormalEquationSolver& metricSolver,
+                                           std::unique_ptr<DensityFittingContractions> contractions)
+    : impl_(new Impl{basis, aux, basisTransform(basis), basisTransform(aux), {}, nullptr, {}, {}, nullptr, {}}) {
     Impl& d = *impl_;
     const auto shells = toLibint(basis);
     const auto auxShells = toLibint(aux);
@@ -341,6 +343,10 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
             }
         }
     });
+    if (contractions && contractions->store(d.B)) {
+        d.contractions = std::move(contractions);
+        d.B.resize(0, 0);  // held where the contractions run now
+    }
 }
 
 DensityFittedCoulomb::~DensityFittedCoulomb() = default;
@@ -354,9 +360,10 @@ Eigen::MatrixXd DensityFittedCoulomb::compute(const Eigen::MatrixXd& density) co
         const auto& p = d.pairs[k];
         dv[k] = p.first == p.second ? D(p.first, p.second) : D(p.first, p.second) + D(p.second, p.first);
     }
-    const Eigen::VectorXd gamma = product(d.B, false, dv);
+    const Eigen::VectorXd gamma = d.contractions ? d.contractions->fit(dv) : Eigen::VectorXd(product(d.B, false, dv));
     d.coefficients = d.solver->solve(gamma);
-    const Eigen::VectorXd jv = product(d.B, true, d.coefficients);
+    const Eigen::VectorXd jv = d.contractions ? d.contractions->project(d.coefficients)
+                                              : Eigen::VectorXd(product(d.B, true, d.coefficients));
     Eigen::MatrixXd J = Eigen::MatrixXd::Zero(D.rows(), D.cols());
     for (Eigen::Index k = 0; k < np; k++) {
         const auto& p = d.pairs[k];
@@ -370,7 +377,11 @@ const Eigen::VectorXd& DensityFittedCoulomb::fitCoefficients() const {
 }
 
 size_t DensityFittedCoulomb::storedBytes() const {
-    return (size_t) impl_->B.size() * sizeof(double);
+    return impl_->contractions ? impl_->contractions->storedBytes() : (size_t) impl_->B.size() * sizeof(double);
+}
+
+const char* DensityFittedCoulomb::contractionsLocation() const {
+    return impl_->contractions ? "device" : "host";
 }
 
 const Eigen::MatrixXd& DensityFittedCoulomb::metric() const {

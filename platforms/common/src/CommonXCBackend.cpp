@@ -508,9 +508,75 @@ private:
     ComputeKernel partitionKernel, partitionSumKernel;
 };
 
+/**
+ * The density-fitting contractions on the device: B in device memory for the geometry (up to
+ * MAX_TENSOR_BYTES, else the host keeps it), and per SCF iteration the pair density up, gamma down, the fit
+ * coefficients up and B^T c down: vectors only.
+ */
+class CommonDensityFittingContractions : public QM::DensityFittingContractions {
+public:
+    static constexpr double MAX_TENSOR_BYTES = 4.0 * 1073741824.0;
+    CommonDensityFittingContractions(ComputeContext& cc, ComputeProgram program) : cc(cc), program(program) {
+    }
+    bool store(const Eigen::MatrixXd& B) override {
+        rows = B.rows();
+        columns = B.cols();
+        const double bytes = (double) rows * columns * sizeof(double);
+        if (rows == 0 || columns == 0 || bytes > MAX_TENSOR_BYTES)
+            return false;
+        ContextSelector selector(cc);
+        tensor.initialize<double>(cc, (size_t) rows * columns, "qmDensityFittingTensor");
+        tensor.upload(B.data());
+        pairVector.initialize<double>(cc, columns, "qmDensityFittingPairs");
+        auxVector.initialize<double>(cc, rows, "qmDensityFittingAuxiliary");
+        fitKernel = program->createKernel("densityFittingFit");
+        projectKernel = program->createKernel("densityFittingProject");
+        for (ComputeKernel* k : {&fitKernel, &projectKernel}) {
+            (*k)->addArg(rows);
+            (*k)->addArg(columns);
+            (*k)->addArg(tensor);
+        }
+        fitKernel->addArg(pairVector);
+        fitKernel->addArg(auxVector);
+        projectKernel->addArg(auxVector);
+        projectKernel->addArg(pairVector);
+        return true;
+    }
+    Eigen::VectorXd fit(const Eigen::VectorXd& pairDensity) override {
+        ContextSelector selector(cc);
+        pairVector.upload(pairDensity.data());
+        fitKernel->execute(rows);
+        Eigen::VectorXd gamma(rows);
+        auxVector.download(gamma.data());
+        return gamma;
+    }
+    Eigen::VectorXd project(const Eigen::VectorXd& coefficients) override {
+        ContextSelector selector(cc);
+        auxVector.upload(coefficients.data());
+        projectKernel->execute(DF_GROUP_SIZE * min(columns, 65536), DF_GROUP_SIZE);
+        Eigen::VectorXd j(columns);
+        pairVector.download(j.data());
+        return j;
+    }
+    size_t storedBytes() const override {
+        return tensor.isInitialized() ? (size_t) rows * columns * sizeof(double) : 0;
+    }
+private:
+    static const int DF_GROUP_SIZE = 128;  // DF_GROUP of densityFittingProject
+    ComputeContext& cc;
+    ComputeProgram program;
+    int rows = 0, columns = 0;
+    ComputeArray tensor, pairVector, auxVector;
+    ComputeKernel fitKernel, projectKernel;
+};
+
 } // namespace
 
 CommonXCBackendFactory::CommonXCBackendFactory(ComputeContext& cc) : cc(cc) {
+}
+
+unique_ptr<QM::DensityFittingContractions> CommonXCBackendFactory::densityFittingContractions() const {
+    return unique_ptr<QM::DensityFittingContractions>(new CommonDensityFittingContractions(cc, programFor(0)));
 }
 
 bool CommonXCBackendFactory::supported(ComputeContext& cc) {

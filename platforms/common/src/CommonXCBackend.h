@@ -25,7 +25,8 @@ namespace OpenMMDFT {
  * device too (up to 128 atoms; beyond, on the host from f = rho eps_xc per point).
  *
  * The factory also computes the raw grid's partition weights on the device for MolecularGrid
- * (PartitionWeightEvaluator): only the atoms, radial and angular grids go up and the weights come down.
+ * (PartitionWeightEvaluator): only the atoms, radial and angular grids go up and the weights come down; and it
+ * keeps the density-fitting tensor in device memory for the Coulomb contractions of the SCF iterations.
  */
 class CommonXCBackendFactory : public QM::XCBackendFactory, public QM::PartitionWeightEvaluator {
 public:
@@ -36,6 +37,8 @@ public:
     }
     void weights(const std::vector<QM::QMAtom>& atoms, const QM::GridSettings& settings, const std::vector<QM::RadialGrid>& radial,
                  const QM::AngularGrid& angular, std::vector<double>& partition) const override;
+    /** B d and B^T c of the density fitting with B in device memory (up to 4 GiB per geometry). */
+    std::unique_ptr<QM::DensityFittingContractions> densityFittingContractions() const override;
     /** Whether the device can run it (double precision); otherwise use the host back end. */
     static bool supported(OpenMM::ComputeContext& cc);
 private:

@@ -2,7 +2,8 @@
  * back end, through the QM engine itself: the same SCF energy and the same analytic gradient (grid response
  * included), with the basis values kept on the device, recomputed, and recomputed in many small chunks (a
  * tiny memory budget), for spherical and cartesian d and f shells, Becke's and SSF's partitions (their weights
- * and weight derivatives run on the device too), and a water dimer on the MD benchmarks' grid. One body for
+ * and weight derivatives run on the device too), and a water dimer on the MD benchmarks' grid; the
+ * density-fitting contractions run on the device too. One body for
  * every GPU platform: the platform's test supplies the factory (OpenCL links it, CUDA's comes from the plugin).
  * Bounds: 1e-9 Eh and 1e-8 Eh/bohr (the same arithmetic in another summation order); grid weights 1e-12
  * absolute, point by point; SCF iterations within one of the host's. */
@@ -66,7 +67,8 @@ inline std::vector<Case> allCases() {
                  AtomicSizeAdjustment::None, true}};
 }
 
-/** A back end factory that uses another's device XC but leaves the grid's partition weights to the host. */
+/** A back end factory that uses another's device XC but leaves the grid's partition weights (and the density-fitting
+ * contractions) to the host. */
 class HostWeightsFactory : public XCBackendFactory {
 public:
     explicit HostWeightsFactory(std::shared_ptr<const XCBackendFactory> device) : device(std::move(device)) {}
@@ -126,6 +128,9 @@ inline void testDeviceXCMatchesHost(const std::shared_ptr<const XCBackendFactory
     // a point whose weight rounds to zero on one side only).
     KohnShamLDA host(s), deviceXC(s, std::make_shared<HostWeightsFactory>(factory)), device(s, factory);
     const QMResult h = host.compute(atoms, 0, mm), x = deviceXC.compute(atoms, 0, mm), d = device.compute(atoms, 0, mm);
+    EXPECT_EQ(h.coulombContractions, "host");
+    EXPECT_EQ(x.coulombContractions, "host");
+    EXPECT_EQ(d.coulombContractions, "device");  // the DF tensor in device memory, B d and B^T c there
     for (const QMResult* r : {&x, &d}) {
         EXPECT_EQ(r->xcBackend, "device");
         EXPECT_NEAR(r->total, h.total, 1e-9);

@@ -604,3 +604,39 @@ KERNEL void partitionWeights(int numAtoms, int numRadial, int numAngular, int ss
         weights[index] = weight;
     }
 }
+
+/* ---- Density-fitting contractions of one SCF iteration: gamma = B d and j = B^T c ------------------------
+ * B (auxiliary functions x function pairs) is stored column-major, as the engine computes it, once per geometry. */
+
+/** gamma[P] = sum_k B[P, k] d[k]: one work item per auxiliary function, reading B's columns together. */
+KERNEL void densityFittingFit(int rows, int columns, GLOBAL const double* RESTRICT B, GLOBAL const double* RESTRICT d,
+                              GLOBAL double* RESTRICT gamma) {
+    for (int row = GLOBAL_ID; row < rows; row += GLOBAL_SIZE) {
+        double sum = 0;
+        for (int k = 0; k < columns; k++)
+            sum += B[(mm_long) k*rows+row]*d[k];
+        gamma[row] = sum;
+    }
+}
+
+#define DF_GROUP 128
+/** j[k] = sum_P B[P, k] c[P]: one work group per function pair, summing its column in local memory. */
+KERNEL void densityFittingProject(int rows, int columns, GLOBAL const double* RESTRICT B, GLOBAL const double* RESTRICT c,
+                                  GLOBAL double* RESTRICT j) {
+    LOCAL double partial[DF_GROUP];
+    for (int column = GROUP_ID; column < columns; column += NUM_GROUPS) {
+        double sum = 0;
+        for (int row = LOCAL_ID; row < rows; row += DF_GROUP)
+            sum += B[(mm_long) column*rows+row]*c[row];
+        partial[LOCAL_ID] = sum;
+        SYNC_THREADS;
+        for (int step = DF_GROUP/2; step > 0; step /= 2) {
+            if (LOCAL_ID < step)
+                partial[LOCAL_ID] += partial[LOCAL_ID+step];
+            SYNC_THREADS;
+        }
+        if (LOCAL_ID == 0)
+            j[column] = partial[0];
+        SYNC_THREADS;
+    }
+}

@@ -39,21 +39,40 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
+/// Where the density-fitting contractions of each SCF iteration run: gamma = B d and j = B^T c with the stored
+/// three-centre tensor B (auxiliary functions x significant function pairs, column-major). By default the host's
+/// BLAS; a GPU platform keeps B in device memory, so that only vectors cross per iteration.
+class DensityFittingContractions {
+public:
+    virtual ~DensityFittingContractions() = default;
+    /// Take B for this geometry. False if it cannot hold it (the host then keeps it).
+    virtual bool store(const Eigen::MatrixXd& B) = 0;
+    /// B d (one entry per auxiliary function).
+    virtual Eigen::VectorXd fit(const Eigen::VectorXd& pairDensity) = 0;
+    /// B^T c (one entry per function pair).
+    virtual Eigen::VectorXd project(const Eigen::VectorXd& coefficients) = 0;
+    virtual size_t storedBytes() const = 0;
+};
+
 /// Density-fitted Coulomb: c = (P|Q)^-1 sum (Q|uv) D_uv, J_uv = sum_Q (uv|Q) c_Q.
 /// The three-center integrals of significant shell pairs are computed once and kept;
 /// the metric is factored once (SymmetricPositiveDefiniteSolver, through metricSolver when given).
 class DensityFittedCoulomb {
 public:
+    /// contractions: where B d and B^T c run (null: the host), given B after it is computed.
     DensityFittedCoulomb(const BasisSet& basis, const BasisSet& auxiliary, double threshold, int threads = 1,
-                         const NormalEquationSolver& metricSolver = NormalEquationSolver());
+                         const NormalEquationSolver& metricSolver = NormalEquationSolver(),
+                         std::unique_ptr<DensityFittingContractions> contractions = nullptr);
     ~DensityFittedCoulomb();
     Eigen::MatrixXd compute(const Eigen::MatrixXd& density) const;
     /// Coefficients c of the last compute() (auxiliary basis, pure where it is pure).
     const Eigen::VectorXd& fitCoefficients() const;
     /// Two-center metric (P|Q).
     const Eigen::MatrixXd& metric() const;
-    /// Memory held by the stored three-center integrals.
+    /// Memory held by the stored three-center integrals (on the host, or where the contractions run).
     size_t storedBytes() const;
+    /// Where the contractions ran: "host" or "device".
+    const char* contractionsLocation() const;
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;

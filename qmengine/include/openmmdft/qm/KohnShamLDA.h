@@ -71,6 +71,7 @@ struct QMResult {
     double gridElectrons = 0;    ///< integral of rho on the grid
     size_t gridPoints = 0;
     std::string xcBackend;           ///< where the XC work ran (XCBackend::name)
+    std::string coulombContractions; ///< where the density-fitting contractions ran: "host" or "device"
     size_t storedBasisBytes = 0;     ///< basis values kept between SCF iterations, there
     std::string basisStorageNotice;  ///< XCBackend::notice()
     /// Wall-clock seconds: "setup.integrals", "setup.grid", "setup.xc", "setup.coulomb",

@@ -6,6 +6,7 @@
 // between the engine and the back end (GauXC's split between the integrator and its device driver).
 #include "openmmdft/qm/Basis.h"
 #include "openmmdft/qm/Grid.h"
+#include "openmmdft/qm/Integrals.h"
 #include "openmmdft/qm/Settings.h"
 #include "openmmdft/qm/Types.h"
 #include "openmmdft/qm/XCIntegrator.h"
@@ -51,6 +52,10 @@ public:
     virtual std::unique_ptr<XCBackend> create(const XCGeometry& geometry) const = 0;
     /** Where the grid's partition weights are computed (null: on the host, by MolecularGrid itself). */
     virtual const PartitionWeightEvaluator* partitionWeights() const {
+        return nullptr;
+    }
+    /** Where one geometry's density-fitting contractions run (null: on the host, through BLAS). */
+    virtual std::unique_ptr<DensityFittingContractions> densityFittingContractions() const {
         return nullptr;
     }
 };
