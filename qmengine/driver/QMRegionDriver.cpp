@@ -383,6 +383,8 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
     results.xcBackend = r.xcBackend;
     results.basisValueBytes = (double) r.storedBasisBytes;
     results.basisStorageNotice = r.basisStorageNotice;
+    results.coulombContractions = r.coulombContractions;
+    results.densityFittingBytes = (double) r.densityFittingBytes;
     results.numMMCharges = mm.size();
     results.orbitalEnergies.resize(r.orbitalEnergies.size());
     for (size_t i = 0; i < r.orbitalEnergies.size(); i++)

@@ -430,6 +430,7 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
     o.result.gridPoints = sys.grid->numPoints();
     o.result.xcBackend = sys.xc->name();
     o.result.coulombContractions = sys.fitted ? sys.fitted->contractionsLocation() : "host";
+    o.result.densityFittingBytes = sys.fitted ? sys.fitted->storedBytes() : 0;
     o.result.storedBasisBytes = sys.xc->storedBytes();
     o.result.basisStorageNotice = sys.xc->notice();
     for (const auto& kv : sys.timings)

@@ -158,6 +158,9 @@ def test_matches_reference(case, platform, precision):
     else:
         assert results["basisValueBytes"] == 0
     assert ("recomputed every SCF iteration" in results["basisStorageNotice"]) == overLimit
+    # The density-fitting tensor is kept in device memory and the SCF's Coulomb contractions run there.
+    if force.getCoulombMethod() == openmmdft.QMMMForce.DensityFitting:
+        assert results["coulombContractions"] == "device" and results["densityFittingBytes"] > 0
 
 
 @pytest.mark.parametrize("platform, precision", GPU[:1])

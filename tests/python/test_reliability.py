@@ -143,7 +143,10 @@ def test_update_matches_a_fresh_context(name):
     updated = energyAndForces(context)
     fresh = energyAndForces(contextFor(system, positions))
     assert abs(updated[0] - fresh[0]) < 1e-6
-    assert force.getQMResults(context)["xcBackend"] == "host"  # Reference: the XC work runs on the host
+    results = force.getQMResults(context)
+    assert results["xcBackend"] == "host"  # Reference: the XC work and the DF contractions run on the host
+    assert results["coulombContractions"] == "host"
+    assert (results["densityFittingBytes"] > 0) == (force.getCoulombMethod() == openmmdft.QMMMForce.DensityFitting)
     assert np.array_equal(np.isnan(updated[1]), np.isnan(fresh[1]))  # energy-only mode: NaN on the QM atoms in both
     finite = np.isfinite(fresh[1])
     assert np.abs(updated[1][finite] - fresh[1][finite]).max() < 1e-5 + 1e-9 * np.abs(fresh[1][finite]).max()

@@ -63,6 +63,8 @@ struct QMResults {
     std::string xcBackend;
     double basisValueBytes;
     std::string basisStorageNotice;
+    std::string coulombContractions;
+    double densityFittingBytes;
     int numMMCharges;
     std::vector<double> orbitalEnergies;
     double homoLumoGap;
@@ -341,6 +343,8 @@ def _qmResults(self, context):
         "xcBackend": r.xcBackend,
         "basisValueBytes": int(r.basisValueBytes),
         "basisStorageNotice": r.basisStorageNotice,
+        "coulombContractions": r.coulombContractions,
+        "densityFittingBytes": int(r.densityFittingBytes),
         "numMMCharges": r.numMMCharges,
         "orbitalEnergies": list(r.orbitalEnergies) * energy,
         "homoLumoGap": r.homoLumoGap * energy,

@@ -50,6 +50,12 @@ struct QMResults {
     double basisValueBytes = 0;
     /** Empty, or why Precompute keeps fewer basis values than it needs (the limit, setBasisStorageLimit). */
     std::string basisStorageNotice;
+    /** Where the density-fitting Coulomb contractions of the SCF iterations ran: "host" or "device" (OpenCL/CUDA in
+     * double precision arithmetic; the three-centre tensor up to 4 GiB is then kept in device memory). */
+    std::string coulombContractions;
+    /** Bytes of the stored density-fitting three-centre tensor (in device memory when coulombContractions is
+     * "device"; 0 with exact Coulomb). */
+    double densityFittingBytes = 0;
     /** ESP charges (e), one per QM atom in QM-atom order; empty when the ESP charge method is NoESPCharges. */
     std::vector<double> espCharges;
     /** Wall-clock seconds of the last computation's phases, for finding where a step's time goes: the SCF's
