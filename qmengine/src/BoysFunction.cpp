@@ -58,7 +58,9 @@ void boysFunction(int mMax, double T, double* F) {
             F[m] = (2 * T * F[m + 1] + e) / (2 * m + 1);
         return;
     }
-    const double e = std::exp(-T);
+    // Beyond T = 100, exp(-T) changes F_m by less than 1e-25 relative for every m <= kMaxBoysOrder (the terms
+    // it drops are exp(-T) T^(m - 1/2) / Gamma(m + 1/2) of F_m): most far charges skip the exponential.
+    const double e = (T < 100 ? std::exp(-T) : 0.0);
     F[0] = 0.5 * std::sqrt(M_PI / T);
     for (int m = 0; m < mMax; m++)
         F[m + 1] = ((2 * m + 1) * F[m] - e) / (2 * T);

@@ -72,7 +72,7 @@ std::vector<PointCharge> testCharges(const std::vector<QMAtom>& atoms) {
 
 TEST(BoysFunction, MatchesQuadrature) {
     double F[kMaxBoysOrder + 1];
-    for (double T : {0.0, 1e-3, 0.3, 2.7, 10.0, 29.99, 44.99, 45.01, 60.0, 200.0}) {
+    for (double T : {0.0, 1e-3, 0.3, 2.7, 10.0, 29.99, 44.99, 45.01, 60.0, 99.9, 100.1, 200.0}) {
         boysFunction(kMaxBoysOrder, T, F);
         for (int m = 0; m <= kMaxBoysOrder; m++) {
             const double expected = (T == 0 ? 1.0 / (2 * m + 1) : boysByQuadrature(m, T));
