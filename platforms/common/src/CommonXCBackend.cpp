@@ -525,7 +525,12 @@ public:
         if (rows == 0 || columns == 0 || bytes > MAX_TENSOR_BYTES)
             return false;
         ContextSelector selector(cc);
-        tensor.initialize<double>(cc, (size_t) rows * columns, "qmDensityFittingTensor");
+        try {
+            tensor.initialize<double>(cc, (size_t) rows * columns, "qmDensityFittingTensor");
+        }
+        catch (const OpenMMException&) {
+            return false;  // no room on the device: the host keeps B
+        }
         tensor.upload(B.data());
         pairVector.initialize<double>(cc, columns, "qmDensityFittingPairs");
         auxVector.initialize<double>(cc, rows, "qmDensityFittingAuxiliary");
