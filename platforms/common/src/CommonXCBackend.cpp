@@ -511,7 +511,8 @@ private:
 /**
  * The density-fitting contractions on the device: B in device memory for the geometry (up to
  * MAX_TENSOR_BYTES, else the host keeps it), and per SCF iteration the pair density up, gamma down, the fit
- * coefficients up and B^T c down: vectors only.
+ * coefficients up and B^T c down: vectors only. The sums are in a fixed order (slices added in order, a tree
+ * per work group), so the results do not depend on scheduling.
  */
 class CommonDensityFittingContractions : public QM::DensityFittingContractions {
 public:
@@ -534,15 +535,25 @@ public:
         tensor.upload(B.data());
         pairVector.initialize<double>(cc, columns, "qmDensityFittingPairs");
         auxVector.initialize<double>(cc, rows, "qmDensityFittingAuxiliary");
+        // Enough work items for B d: about 1e5 (row, slice) sums, at most 256 slices.
+        slices = max(1, min(256, min(columns, (100000 + rows - 1) / rows)));
+        fitPartial.initialize<double>(cc, (size_t) rows * slices, "qmDensityFittingPartialFit");
         fitKernel = program->createKernel("densityFittingFit");
+        fitSumKernel = program->createKernel("densityFittingFitSum");
         projectKernel = program->createKernel("densityFittingProject");
-        for (ComputeKernel* k : {&fitKernel, &projectKernel}) {
-            (*k)->addArg(rows);
-            (*k)->addArg(columns);
-            (*k)->addArg(tensor);
-        }
+        fitKernel->addArg(rows);
+        fitKernel->addArg(columns);
+        fitKernel->addArg(slices);
+        fitKernel->addArg(tensor);
         fitKernel->addArg(pairVector);
-        fitKernel->addArg(auxVector);
+        fitKernel->addArg(fitPartial);
+        fitSumKernel->addArg(rows);
+        fitSumKernel->addArg(slices);
+        fitSumKernel->addArg(fitPartial);
+        fitSumKernel->addArg(auxVector);
+        projectKernel->addArg(rows);
+        projectKernel->addArg(columns);
+        projectKernel->addArg(tensor);
         projectKernel->addArg(auxVector);
         projectKernel->addArg(pairVector);
         return true;
@@ -550,7 +561,8 @@ public:
     Eigen::VectorXd fit(const Eigen::VectorXd& pairDensity) override {
         ContextSelector selector(cc);
         pairVector.upload(pairDensity.data());
-        fitKernel->execute(rows);
+        fitKernel->execute(rows * slices);
+        fitSumKernel->execute(rows);
         Eigen::VectorXd gamma(rows);
         auxVector.download(gamma.data());
         return gamma;
@@ -570,9 +582,9 @@ private:
     static const int DF_GROUP_SIZE = 128;  // DF_GROUP of densityFittingProject
     ComputeContext& cc;
     ComputeProgram program;
-    int rows = 0, columns = 0;
-    ComputeArray tensor, pairVector, auxVector;
-    ComputeKernel fitKernel, projectKernel;
+    int rows = 0, columns = 0, slices = 1;
+    ComputeArray tensor, pairVector, auxVector, fitPartial;
+    ComputeKernel fitKernel, fitSumKernel, projectKernel;
 };
 
 } // namespace

@@ -608,13 +608,27 @@ KERNEL void partitionWeights(int numAtoms, int numRadial, int numAngular, int ss
 /* ---- Density-fitting contractions of one SCF iteration: gamma = B d and j = B^T c ------------------------
  * B (auxiliary functions x function pairs) is stored column-major, as the engine computes it, once per geometry. */
 
-/** gamma[P] = sum_k B[P, k] d[k]: one work item per auxiliary function, reading B's columns together. */
-KERNEL void densityFittingFit(int rows, int columns, GLOBAL const double* RESTRICT B, GLOBAL const double* RESTRICT d,
-                              GLOBAL double* RESTRICT gamma) {
+/** Partial sums of gamma[P] = sum_k B[P, k] d[k] over `slices` slices of the pairs: work item (P, slice), so that
+ * there are enough of them for a GPU (a few thousand auxiliary functions alone are not); consecutive items read
+ * consecutive rows of a column. densityFittingFitSum() adds the slices in order. */
+KERNEL void densityFittingFit(int rows, int columns, int slices, GLOBAL const double* RESTRICT B, GLOBAL const double* RESTRICT d,
+                              GLOBAL double* RESTRICT partial) {
+    const int perSlice = (columns+slices-1)/slices;
+    for (int item = GLOBAL_ID; item < rows*slices; item += GLOBAL_SIZE) {
+        const int row = item%rows, slice = item/rows;
+        const int first = slice*perSlice, last = min(columns, first+perSlice);
+        double sum = 0;
+        for (int k = first; k < last; k++)
+            sum += B[(mm_long) k*rows+row]*d[k];
+        partial[item] = sum;
+    }
+}
+
+KERNEL void densityFittingFitSum(int rows, int slices, GLOBAL const double* RESTRICT partial, GLOBAL double* RESTRICT gamma) {
     for (int row = GLOBAL_ID; row < rows; row += GLOBAL_SIZE) {
         double sum = 0;
-        for (int k = 0; k < columns; k++)
-            sum += B[(mm_long) k*rows+row]*d[k];
+        for (int slice = 0; slice < slices; slice++)
+            sum += partial[slice*rows+row];
         gamma[row] = sum;
     }
 }
