@@ -132,7 +132,14 @@ struct PartitionWeightDerivatives::Impl {
     std::vector<QMAtom> atoms;
     GridSettings settings;
     PartitionData pd;
-    Impl(const std::vector<QMAtom>& a, const GridSettings& s) : atoms(a), settings(s), pd(a, s) {}
+    std::vector<double> ax, ay, az;  // atom coordinates, one array per direction
+    Impl(const std::vector<QMAtom>& a, const GridSettings& s) : atoms(a), settings(s), pd(a, s) {
+        for (const QMAtom& atom : a) {
+            ax.push_back(atom.xyz[0]);
+            ay.push_back(atom.xyz[1]);
+            az.push_back(atom.xyz[2]);
+        }
+    }
 };
 
 PartitionWeightDerivatives::PartitionWeightDerivatives(const std::vector<QMAtom>& atoms, const GridSettings& settings)
@@ -140,74 +147,111 @@ PartitionWeightDerivatives::PartitionWeightDerivatives(const std::vector<QMAtom>
 
 PartitionWeightDerivatives::~PartitionWeightDerivatives() = default;
 
+namespace {
+
+/** Per-thread scratch of PartitionWeightDerivatives::compute, one array per quantity and direction. */
+struct PartitionScratch {
+    std::vector<double> dist, ux, uy, uz, sv, sl, mu, prefix, suffix, dZx, dZy, dZz, dPx, dPy, dPz;
+    std::vector<int> cells;
+    void resize(int n) {
+        for (std::vector<double>* v : {&dist, &ux, &uy, &uz, &sv, &sl, &mu, &dZx, &dZy, &dZz, &dPx, &dPy, &dPz})
+            v->assign(n, 0.0);
+        prefix.resize(n + 1);
+        suffix.resize(n + 1);
+    }
+};
+
+} // namespace
+
 double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector<double>& dW) const {
-    const auto& atoms = impl_->atoms;
-    const GridSettings& s = impl_->settings;
-    const PartitionData& pd = impl_->pd;
+    const Impl& impl = *impl_;
+    const GridSettings& s = impl.settings;
+    const PartitionData& pd = impl.pd;
     const int n = pd.n;
     dW.assign((size_t) n * 3, 0.0);
     if (n == 1)
         return 1.0;
-    thread_local std::vector<double> dist;
-    thread_local std::vector<std::array<double, 3>> unit; // (r - R_b) / |r - R_b|
-    dist.resize(n);
-    unit.resize(n);
+    thread_local PartitionScratch w;
+    w.resize(n);
+    const double* ax = impl.ax.data();
+    const double* ay = impl.ay.data();
+    const double* az = impl.az.data();
     for (int b = 0; b < n; b++) {
-        dist[b] = distance(r, atoms[b].xyz);
-        for (int k = 0; k < 3; k++)
-            unit[b][k] = dist[b] > 0 ? (r[k] - atoms[b].xyz[k]) / dist[b] : 0.0;
+        const double dx = r[0] - ax[b], dy = r[1] - ay[b], dz = r[2] - az[b];
+        const double d = std::sqrt(dx * dx + dy * dy + dz * dz);
+        w.dist[b] = d;
+        const double inverse = (d > 0 ? 1 / d : 0.0);  // (r - R_b) / |r - R_b|
+        w.ux[b] = dx * inverse;
+        w.uy[b] = dy * inverse;
+        w.uz[b] = dz * inverse;
     }
-    if (s.partition == AtomicPartition::StratmannScuseriaFrisch && dist[A] <= 0.5 * (1 - kSSFa) * pd.nearest[A])
+    if (s.partition == AtomicPartition::StratmannScuseriaFrisch && w.dist[A] <= 0.5 * (1 - kSSFa) * pd.nearest[A])
         return 1.0; // the weight is exactly one in a neighbourhood: no derivative
     // P_c = prod_{d != c} s(nu_cd). Only dP_A/dR_b and dZ/dR_b = sum_c dP_c/dR_b are needed, accumulated cell by
     // cell (O(atoms) per cell that survives the screening of weightOf; far cells are exactly the skipped ones).
-    thread_local std::vector<double> sv, sl, prefix, suffix;
-    thread_local std::vector<std::array<double, 3>> dnuC, dnuD, dZ, dPA;
-    sv.resize(n);
-    sl.resize(n);
-    prefix.resize(n + 1);
-    suffix.resize(n + 1);
-    dnuC.resize(n);
-    dnuD.resize(n);
-    dZ.assign(n, {0, 0, 0});
-    dPA.assign(n, {0, 0, 0});
     // The cells that survive weightOf's screening. When only A's does, W_A = P_A / P_A = 1 and
     // dW_A = (dP_A - W_A dP_A) / P_A = 0 exactly: most points near a nucleus end here.
-    thread_local std::vector<int> cells;
-    cells.clear();
+    w.cells.clear();
     for (int c = 0; c < n; c++) {
         if (c != A) {
-            double mu = (dist[c] - dist[A]) * pd.invR[c * n + A];
+            double mu = (w.dist[c] - w.dist[A]) * pd.invR[c * n + A];
             mu += pd.a[c * n + A] * (1 - mu * mu);
             if (cellFunction(s.partition, mu) < 1e-15)
                 continue;
         }
-        cells.push_back(c);
+        w.cells.push_back(c);
     }
-    if (cells.size() == 1)
+    if (w.cells.size() == 1)
         return 1.0;
+    const bool becke = s.partition == AtomicPartition::Becke;
+    // Plain unaliased pointers into the scratch arrays (one array per quantity and direction) for the loops over d.
+    const double* __restrict dist = w.dist.data();
+    const double* __restrict ux = w.ux.data();
+    const double* __restrict uy = w.uy.data();
+    const double* __restrict uz = w.uz.data();
+    double* __restrict sv = w.sv.data();
+    double* __restrict sl = w.sl.data();
+    double* __restrict muOf = w.mu.data();
+    double* __restrict prefix = w.prefix.data();
+    double* __restrict suffix = w.suffix.data();
+    double* __restrict dZx = w.dZx.data();
+    double* __restrict dZy = w.dZy.data();
+    double* __restrict dZz = w.dZz.data();
+    double* __restrict dPx = w.dPx.data();
+    double* __restrict dPy = w.dPy.data();
+    double* __restrict dPz = w.dPz.data();
     double Z = 0, PA = 0;
-    for (int c : cells) {
-        for (int d = 0; d < n; d++) {
-            sv[d] = 1;
-            sl[d] = 0;
-            if (d == c)
-                continue;
-            const double invR = pd.invR[c * n + d], a = pd.a[c * n + d];
-            const double mu = (dist[c] - dist[d]) * invR;
-            const double nu = mu + a * (1 - mu * mu);
-            double slope;
-            cellValueAndSlope(s.partition, nu, sv[d], slope);
-            // A factor that is exactly 1 in double (a neighbour far on the other side) has a slope below 1e-16.
-            sl[d] = (sv[d] == 1.0 ? 0.0 : slope * (1 - 2 * a * mu)); // ds/dmu
-            if (sl[d] == 0)
-                continue;
-            for (int k = 0; k < 3; k++) {
-                const double e = (atoms[c].xyz[k] - atoms[d].xyz[k]) * invR; // unit vector R_d -> R_c
-                dnuC[d][k] = (-unit[c][k] - mu * e) * invR;
-                dnuD[d][k] = (unit[d][k] + mu * e) * invR;
+    for (int c : w.cells) {
+        const double* __restrict invR = &pd.invR[c * n];
+        const double* __restrict a = &pd.a[c * n];
+        const double dc = dist[c];
+        // The factors s(nu_cd) and their slopes ds/dmu_cd for every d (d = c gives mu = 0 through invR = 0 and is
+        // reset to the neutral factor after the loop); Becke's without branches or calls.
+        // A factor that is exactly 1 in double (a neighbour far on the other side) has a slope below 1e-16: 0.
+        if (becke)
+            for (int d = 0; d < n; d++) {
+                const double mu = (dc - dist[d]) * invR[d];
+                // Becke's three iterations of p(f) = 1.5 f - 0.5 f^3, unrolled, with the chain rule for the slope.
+                const double f0 = mu + a[d] * (1 - mu * mu);
+                const double f1 = 1.5 * f0 - 0.5 * f0 * f0 * f0, f2 = 1.5 * f1 - 0.5 * f1 * f1 * f1;
+                const double f3 = 1.5 * f2 - 0.5 * f2 * f2 * f2;
+                const double slope = (1.5 - 1.5 * f0 * f0) * (1.5 - 1.5 * f1 * f1) * (1.5 - 1.5 * f2 * f2);
+                const double value = 0.5 * (1 - f3);
+                muOf[d] = mu;
+                sv[d] = value;
+                sl[d] = (value == 1.0 ? 0.0 : -0.5 * slope * (1 - 2 * a[d] * mu));
             }
-        }
+        else
+            for (int d = 0; d < n; d++) {
+                const double mu = (dc - dist[d]) * invR[d];
+                double value, slope;
+                cellValueAndSlope(s.partition, mu + a[d] * (1 - mu * mu), value, slope);
+                muOf[d] = mu;
+                sv[d] = value;
+                sl[d] = (value == 1.0 ? 0.0 : slope * (1 - 2 * a[d] * mu));
+            }
+        sv[c] = 1;
+        sl[c] = 0;
         prefix[0] = 1;
         for (int d = 0; d < n; d++)
             prefix[d + 1] = prefix[d] * sv[d];
@@ -218,27 +262,40 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
         Z += Pc;
         if (c == A)
             PA = Pc;
+        // d P_c / d mu_cd times d mu_cd / dR_c and dR_d; d = c contributes nothing (its slope is 0).
+        const double isA = (c == A ? 1.0 : 0.0);
+        const double ucx = ux[c], ucy = uy[c], ucz = uz[c], acx = ax[c], acy = ay[c], acz = az[c];
+        double toCx = 0, toCy = 0, toCz = 0;
         for (int d = 0; d < n; d++) {
-            if (d == c || sl[d] == 0)
-                continue;
-            const double others = prefix[d] * suffix[d + 1] * sl[d]; // d P_c / d mu_cd
-            for (int k = 0; k < 3; k++) {
-                const double toC = others * dnuC[d][k], toD = others * dnuD[d][k];
-                dZ[c][k] += toC;
-                dZ[d][k] += toD;
-                if (c == A) {
-                    dPA[c][k] += toC;
-                    dPA[d][k] += toD;
-                }
-            }
+            const double others = prefix[d] * suffix[d + 1] * sl[d] * invR[d];
+            const double mu = muOf[d];
+            const double ex = (acx - ax[d]) * invR[d], ey = (acy - ay[d]) * invR[d], ez = (acz - az[d]) * invR[d];
+            toCx += others * (-ucx - mu * ex);
+            toCy += others * (-ucy - mu * ey);
+            toCz += others * (-ucz - mu * ez);
+            const double toDx = others * (ux[d] + mu * ex), toDy = others * (uy[d] + mu * ey), toDz = others * (uz[d] + mu * ez);
+            dZx[d] += toDx;
+            dZy[d] += toDy;
+            dZz[d] += toDz;
+            dPx[d] += isA * toDx;
+            dPy[d] += isA * toDy;
+            dPz[d] += isA * toDz;
         }
+        dZx[c] += toCx;
+        dZy[c] += toCy;
+        dZz[c] += toCz;
+        dPx[c] += isA * toCx;
+        dPy[c] += isA * toCy;
+        dPz[c] += isA * toCz;
     }
     if (!(Z > 0))
         return 0.0;
     const double W = PA / Z;
-    for (int b = 0; b < n; b++)
-        for (int k = 0; k < 3; k++)
-            dW[(size_t) b * 3 + k] = (dPA[b][k] - W * dZ[b][k]) / Z;
+    for (int b = 0; b < n; b++) {
+        dW[(size_t) b * 3] = (dPx[b] - W * dZx[b]) / Z;
+        dW[(size_t) b * 3 + 1] = (dPy[b] - W * dZy[b]) / Z;
+        dW[(size_t) b * 3 + 2] = (dPz[b] - W * dZz[b]) / Z;
+    }
     return W;
 }
 
