@@ -86,7 +86,7 @@ TEST_P(CudaKernelCompile, BondGraph) {
 
 /** The QM region's device XC (double in every precision) and the host-force accumulation. */
 TEST_P(CudaKernelCompile, QMExchangeCorrelation) {
-    string log = compile(CommonQMMMKernelSources::qmXC,
+    string log = compile(CommonQMMMKernelSources::shellValues + CommonQMMMKernelSources::qmXC,
                          {{"VWN_A", "3.10907e-02"}, {"VWN_X0", "-1.0498e-01"}, {"VWN_B", "3.72744e+00"}, {"VWN_C", "1.29352e+01"}});
     EXPECT_TRUE(log.empty()) << log;
 }

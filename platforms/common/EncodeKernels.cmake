@@ -1,9 +1,11 @@
 # Turn every kernels/*.cc file into a C++ string constant (run with cmake -P at build time).
-# Inputs: KERNEL_DIR, OUTPUT_H, OUTPUT_CPP, CLASS_NAME.
+# Inputs: KERNEL_DIR, OUTPUT_H, OUTPUT_CPP, CLASS_NAME, and optionally EXTRA_FILES (more .cc files, e.g. the QM
+# engine's code shared by the host and the kernels).
 # Each file becomes `static const std::string <file name without .cc>;` of class CLASS_NAME,
 # defined from a raw string literal, so the kernel text needs no escaping.
 file(GLOB KERNEL_FILES ${KERNEL_DIR}/*.cc)
 list(SORT KERNEL_FILES)
+list(APPEND KERNEL_FILES ${EXTRA_FILES})
 set(DELIMITER "OPENMMDFT_KERNEL")
 set(DECLARATIONS "")
 set(DEFINITIONS "")

@@ -4,75 +4,41 @@
 #include "openmmdft/qm/Angular.h"
 #include "openmmdft/qm/LDA.h"
 #include "Parallel.h"
+#include "ShellValues.h"
 #include <algorithm>
 #include <cmath>
 
 namespace OpenMMDFT {
 namespace QM {
 
-void evaluateBasisFunctionGradients(const BasisSet& basis, const std::vector<int>& shells, const double* x, const double* y,
-                                    const double* z, int npoints, Eigen::MatrixXd& phi, Eigen::MatrixXd dphi[3]) {
+void evaluateBasisFunctionGradients(const ShellTables& tables, const BasisSet& basis, const std::vector<int>& shells,
+                                    const double* x, const double* y, const double* z, int npoints, Eigen::MatrixXd& phi,
+                                    Eigen::MatrixXd dphi[3]) {
     int nf = 0;
     for (int s : shells)
         nf += basis.shells()[s].size();
     phi.resize(npoints, nf);
     for (int d = 0; d < 3; d++)
         dphi[d].resize(npoints, nf);
-    double cart[4][28]; // value, d/dx, d/dy, d/dz of the cartesian components (l <= 6)
-    double pw[3][8];     // powers of dx, dy, dz
+    double value[10], gradient[3][10];  // an f shell's cartesian components at most
     int col = 0;
     for (int s : shells) {
-        const Shell& sh = basis.shells()[s];
-        const auto& comps = cartesianComponents(sh.l);
-        const int nc = sh.cartesianSize();
-        const Eigen::MatrixXd* pure = sh.pure ? &cartesianToPure(sh.l) : nullptr;
+        const int size = basis.shells()[s].size();
         for (int p = 0; p < npoints; p++) {
-            const double r[3] = {x[p] - sh.center[0], y[p] - sh.center[1], z[p] - sh.center[2]};
-            const double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
-            // radial R = sum c e^{-a r^2}; dR/dx = -2 x sum c a e^{-a r^2}
-            double radial = 0, radialSlope = 0;
-            for (size_t k = 0; k < sh.exponents.size(); k++) {
-                const double e = sh.coefficients[k] * std::exp(-sh.exponents[k] * r2);
-                radial += e;
-                radialSlope += sh.exponents[k] * e;
-            }
-            radialSlope *= -2;
-            for (int d = 0; d < 3; d++) {
-                pw[d][0] = 1;
-                for (int k = 1; k <= sh.l; k++)
-                    pw[d][k] = pw[d][k - 1] * r[d];
-            }
-            for (int c = 0; c < nc; c++) {
-                const int e[3] = {comps[c][0], comps[c][1], comps[c][2]};
-                const double angular = pw[0][e[0]] * pw[1][e[1]] * pw[2][e[2]];
-                cart[0][c] = radial * angular;
-                for (int d = 0; d < 3; d++) {
-                    // d/dx (x^a y^b z^c R) = a x^(a-1) y^b z^c R + x^a y^b z^c x R'/x (with R' = -2 x sum c a e)
-                    double lowered = 0;
-                    if (e[d] > 0) {
-                        int f[3] = {e[0], e[1], e[2]};
-                        f[d]--;
-                        lowered = e[d] * pw[0][f[0]] * pw[1][f[1]] * pw[2][f[2]];
-                    }
-                    cart[1 + d][c] = radial * lowered + radialSlope * r[d] * angular;
-                }
-            }
-            for (int q = 0; q < 4; q++) {
-                Eigen::MatrixXd& out = (q == 0 ? phi : dphi[q - 1]);
-                if (pure)
-                    for (int m = 0; m < 2 * sh.l + 1; m++) {
-                        double v = 0;
-                        for (int c = 0; c < nc; c++)
-                            v += (*pure)(m, c) * cart[q][c];
-                        out(p, col + m) = v;
-                    }
-                else
-                    for (int c = 0; c < nc; c++)
-                        out(p, col + c) = cart[q][c];
+            shellValuesAt(tables, s, x[p], y[p], z[p], value, gradient[0], gradient[1], gradient[2]);
+            for (int m = 0; m < size; m++) {
+                phi(p, col + m) = value[m];
+                for (int d = 0; d < 3; d++)
+                    dphi[d](p, col + m) = gradient[d][m];
             }
         }
-        col += sh.size();
+        col += size;
     }
+}
+
+void evaluateBasisFunctionGradients(const BasisSet& basis, const std::vector<int>& shells, const double* x, const double* y,
+                                    const double* z, int npoints, Eigen::MatrixXd& phi, Eigen::MatrixXd dphi[3]) {
+    evaluateBasisFunctionGradients(ShellTables(basis), basis, shells, x, y, z, npoints, phi, dphi);
 }
 
 namespace {
@@ -114,6 +80,7 @@ Eigen::MatrixXd xcGradientTerms(const BasisSet& basis, const MolecularGrid& grid
                                 int numAtoms, int threads, const PartitionWeightDerivatives* partition) {
     const auto& batches = grid.batches();
     threads = std::max(1, std::min(resolveThreads(threads), (int) batches.size()));
+    const ShellTables tables(basis);
     std::vector<int> atomOf(basis.size()); // the atom of every basis function
     for (int s = 0; s < basis.numShells(); s++)
         for (int i = 0; i < basis.shells()[s].size(); i++)
@@ -133,7 +100,7 @@ Eigen::MatrixXd xcGradientTerms(const BasisSet& basis, const MolecularGrid& grid
             for (int j = 0; j < nf; j++)
                 for (int i = 0; i < nf; i++)
                     Dsub(i, j) = density(fn[i], fn[j]);
-            evaluateBasisFunctionGradients(basis, g.shells, g.x.data(), g.y.data(), g.z.data(), np, phi, dphi);
+            evaluateBasisFunctionGradients(tables, basis, g.shells, g.x.data(), g.y.data(), g.z.data(), np, phi, dphi);
             X.noalias() = phi * Dsub; // (D phi)_u at each point
             rho = (X.array() * phi.array()).rowwise().sum();
         }

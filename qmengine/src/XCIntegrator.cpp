@@ -2,58 +2,39 @@
 #include "openmmdft/qm/Angular.h"
 #include "openmmdft/qm/LDA.h"
 #include "Parallel.h"
+#include "ShellValues.h"
 #include <cmath>
 
 namespace OpenMMDFT {
 namespace QM {
 
-void evaluateBasisFunctions(const BasisSet& basis, const std::vector<int>& shells, const double* x, const double* y,
-                            const double* z, int npoints, Eigen::MatrixXd& phi) {
+void evaluateBasisFunctions(const ShellTables& tables, const BasisSet& basis, const std::vector<int>& shells, const double* x,
+                            const double* y, const double* z, int npoints, Eigen::MatrixXd& phi) {
     int nf = 0;
     for (int s : shells)
         nf += basis.shells()[s].size();
     phi.resize(npoints, nf);
-    double cart[28];        // up to l = 6 components
-    double px[7], py[7], pz[7];
+    double value[10];  // an f shell's cartesian components at most
     int col = 0;
     for (int s : shells) {
-        const Shell& sh = basis.shells()[s];
-        const auto& comps = cartesianComponents(sh.l);
-        const int nc = sh.cartesianSize();
-        const Eigen::MatrixXd* pure = sh.pure ? &cartesianToPure(sh.l) : nullptr;
+        const int size = basis.shells()[s].size();
         for (int p = 0; p < npoints; p++) {
-            const double dx = x[p] - sh.center[0], dy = y[p] - sh.center[1], dz = z[p] - sh.center[2];
-            const double r2 = dx * dx + dy * dy + dz * dz;
-            double radial = 0;
-            for (size_t k = 0; k < sh.exponents.size(); k++)
-                radial += sh.coefficients[k] * std::exp(-sh.exponents[k] * r2);
-            px[0] = py[0] = pz[0] = 1;
-            for (int k = 1; k <= sh.l; k++) {
-                px[k] = px[k - 1] * dx;
-                py[k] = py[k - 1] * dy;
-                pz[k] = pz[k - 1] * dz;
-            }
-            for (int c = 0; c < nc; c++)
-                cart[c] = radial * px[comps[c][0]] * py[comps[c][1]] * pz[comps[c][2]];
-            if (pure) {
-                for (int m = 0; m < 2 * sh.l + 1; m++) {
-                    double v = 0;
-                    for (int c = 0; c < nc; c++)
-                        v += (*pure)(m, c) * cart[c];
-                    phi(p, col + m) = v;
-                }
-            }
-            else
-                for (int c = 0; c < nc; c++)
-                    phi(p, col + c) = cart[c];
+            shellValuesAt(tables, s, x[p], y[p], z[p], value);
+            for (int m = 0; m < size; m++)
+                phi(p, col + m) = value[m];
         }
-        col += sh.size();
+        col += size;
     }
+}
+
+void evaluateBasisFunctions(const BasisSet& basis, const std::vector<int>& shells, const double* x, const double* y,
+                            const double* z, int npoints, Eigen::MatrixXd& phi) {
+    evaluateBasisFunctions(ShellTables(basis), basis, shells, x, y, z, npoints, phi);
 }
 
 XCIntegrator::XCIntegrator(const BasisSet& basis, const MolecularGrid& grid, Functional functional,
                            BasisFunctionStorage storage, int blockSize, int threads, double maxStoredMiB)
-    : basis_(basis), grid_(grid), functional_(functional), storage_(storage), threads_(resolveThreads(threads)) {
+    : basis_(basis), tables_(basis), grid_(grid), functional_(functional), storage_(storage), threads_(resolveThreads(threads)) {
     const auto& batches = grid.batches();
     for (int b = 0; b < (int) batches.size(); b++) {
         if (batches[b].functions.empty())
@@ -75,7 +56,7 @@ XCIntegrator::XCIntegrator(const BasisSet& basis, const MolecularGrid& grid, Fun
         parallelFor((int) keep, threads_, [&](int k, int) {
             const GridBatch& g = batches[blocks_[k].batch];
             const int f = blocks_[k].first;
-            evaluateBasisFunctions(basis_, g.shells, &g.x[f], &g.y[f], &g.z[f], blocks_[k].count, stored_[k]);
+            evaluateBasisFunctions(tables_, basis_, g.shells, &g.x[f], &g.y[f], &g.z[f], blocks_[k].count, stored_[k]);
         });
     }
 }
@@ -122,7 +103,7 @@ XCContribution XCIntegrator::compute(const Eigen::MatrixXd& density, const Eigen
         if (k < (int) stored_.size())
             phi = &stored_[k];
         else {
-            evaluateBasisFunctions(basis_, g.shells, &g.x[blk.first], &g.y[blk.first], &g.z[blk.first], blk.count,
+            evaluateBasisFunctions(tables_, basis_, g.shells, &g.x[blk.first], &g.y[blk.first], &g.z[blk.first], blk.count,
                                    P.phiLocal);
             phi = &P.phiLocal;
         }

@@ -1,4 +1,5 @@
 #include "CommonXCBackend.h"
+#include "openmmdft/qm/ShellTables.h"
 #include "CommonQMMMKernelSources.h"
 #include "openmmdft/qm/Angular.h"
 #include "openmmdft/qm/Grid.h"
@@ -29,8 +30,6 @@ struct XCLayout {
     // XC_TILE x XC_TILE functions, each in batch order (batchFirstBlock/batchFirstTile: prefix sums).
     vector<int> blockBatch, blockFirstPoint, batchFirstBlock, tileBatch, tileRow, tileColumn, batchFirstTile;
     vector<int> parentAtom, gridBatch;  // host only: each point's atom, each device batch's grid batch
-    vector<double> shellCenter, primExponent, primCoefficient;
-    vector<int> shellL, shellPure, shellPrimStart, shellNumPrim;
     size_t phiSize = 0;
 
     static const int BLOCK = 32, TILE = 64;  // XC_BLOCK and XC_TILE of kernels/qmXC.cc
@@ -89,35 +88,11 @@ struct XCLayout {
         batchPhiStart.push_back((int) phiSize);
         batchPointStart.push_back(x.size());
         batchFunctionStart.push_back(batchFunctions.size());
-        for (const QM::Shell& s : basis.shells()) {
-            if (s.l > 3)
-                throw OpenMMException("QMMMForce: the device XC handles shells up to f");
-            shellCenter.insert(shellCenter.end(), s.center.begin(), s.center.end());
-            shellL.push_back(s.l);
-            shellPure.push_back(s.pure ? 1 : 0);
-            shellPrimStart.push_back(primExponent.size());
-            shellNumPrim.push_back(s.exponents.size());
-            primExponent.insert(primExponent.end(), s.exponents.begin(), s.exponents.end());
-            primCoefficient.insert(primCoefficient.end(), s.coefficients.begin(), s.coefficients.end());
-        }
     }
     int numBatches() const {
         return batchNumPoints.size();
     }
 };
-
-/** Cartesian component powers for l = 0..3 in the engine's order, and the d and f solid-harmonic matrices. */
-void angularTables(vector<int>& cartPowers, vector<double>& pureMatrix) {
-    for (int l = 0; l <= 3; l++)
-        for (const auto& c : QM::cartesianComponents(l))
-            cartPowers.insert(cartPowers.end(), {c[0], c[1], c[2]});
-    for (int l = 2; l <= 3; l++) {
-        const Eigen::MatrixXd& m = QM::cartesianToPure(l);
-        for (int r = 0; r < m.rows(); r++)
-            for (int c = 0; c < m.cols(); c++)
-                pureMatrix.push_back(m(r, c));
-    }
-}
 
 template <class T>
 void uploadArray(ComputeContext& cc, ComputeArray& array, const vector<T>& data, const char* name) {
@@ -150,9 +125,8 @@ public:
         : cc(cc), geometry(geometry), layout(geometry.basis, geometry.grid) {
         ContextSelector selector(cc);
         const int nbf = geometry.basis.size();
-        vector<int> cartPowers;
-        vector<double> pureMatrix;
-        angularTables(cartPowers, pureMatrix);
+        // The shell tables of the shared shell evaluation (qmengine/src/shared/shellValues.cc), as the host builds them.
+        const QM::ShellTables shells(geometry.basis);
         uploadArray(cc, pointX, layout.x, "qmXCPointX");
         uploadArray(cc, pointY, layout.y, "qmXCPointY");
         uploadArray(cc, pointZ, layout.z, "qmXCPointZ");
@@ -173,15 +147,15 @@ public:
         uploadArray(cc, tileBatch, layout.tileBatch, "qmXCTileBatch");
         uploadArray(cc, tileRow, layout.tileRow, "qmXCTileRow");
         uploadArray(cc, tileColumn, layout.tileColumn, "qmXCTileColumn");
-        uploadArray(cc, shellCenter, layout.shellCenter, "qmXCShellCenter");
-        uploadArray(cc, shellL, layout.shellL, "qmXCShellL");
-        uploadArray(cc, shellPure, layout.shellPure, "qmXCShellPure");
-        uploadArray(cc, shellPrimStart, layout.shellPrimStart, "qmXCShellPrimStart");
-        uploadArray(cc, shellNumPrim, layout.shellNumPrim, "qmXCShellNumPrim");
-        uploadArray(cc, primExponent, layout.primExponent, "qmXCPrimExponent");
-        uploadArray(cc, primCoefficient, layout.primCoefficient, "qmXCPrimCoefficient");
-        uploadArray(cc, cartPowersArray, cartPowers, "qmXCCartPowers");
-        uploadArray(cc, pureMatrixArray, pureMatrix, "qmXCPureMatrix");
+        uploadArray(cc, shellCenter, shells.center, "qmXCShellCenter");
+        uploadArray(cc, shellL, shells.l, "qmXCShellL");
+        uploadArray(cc, shellPure, shells.pure, "qmXCShellPure");
+        uploadArray(cc, shellPrimStart, shells.primStart, "qmXCShellPrimStart");
+        uploadArray(cc, shellNumPrim, shells.numPrim, "qmXCShellNumPrim");
+        uploadArray(cc, primExponent, shells.exponent, "qmXCPrimExponent");
+        uploadArray(cc, primCoefficient, shells.coefficient, "qmXCPrimCoefficient");
+        uploadArray(cc, cartPowersArray, shells.cartPowers, "qmXCCartPowers");
+        uploadArray(cc, pureMatrixArray, shells.pureMatrix, "qmXCPureMatrix");
         const size_t numPoints = max<size_t>(layout.w.size(), 1);
         wv.initialize<double>(cc, numPoints, "qmXCWeightedPotential");
         pointEnergy.initialize<double>(cc, numPoints, "qmXCPointEnergy");
@@ -617,7 +591,8 @@ ComputeProgram CommonXCBackendFactory::programFor(int index) const {
         defines["VWN_X0"] = literal(parameters[index][1]);
         defines["VWN_B"] = literal(parameters[index][2]);
         defines["VWN_C"] = literal(parameters[index][3]);
-        program[index] = cc.compileProgram(CommonQMMMKernelSources::qmXC, defines);
+        // The engine's shared shell evaluation first: the kernels call shellValues().
+        program[index] = cc.compileProgram(CommonQMMMKernelSources::shellValues + CommonQMMMKernelSources::qmXC, defines);
     }
     return program[index];
 }

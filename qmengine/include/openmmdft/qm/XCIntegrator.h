@@ -5,19 +5,27 @@
 #include "openmmdft/qm/Basis.h"
 #include "openmmdft/qm/Grid.h"
 #include "openmmdft/qm/Settings.h"
+#include "openmmdft/qm/ShellTables.h"
 #include <Eigen/Dense>
 #include <vector>
 
 namespace OpenMMDFT {
 namespace QM {
 
-/// Values of the functions of the given shells at points: phi(p, f), functions in shell order.
+/// Values of the functions of the given shells at points: phi(p, f), functions in shell order. The shared shell
+/// evaluation (qmengine/src/shared/shellValues.cc), the same code as the GPU platforms' kernels; shells up to f.
 void evaluateBasisFunctions(const BasisSet& basis, const std::vector<int>& shells, const double* x,
+                            const double* y, const double* z, int npoints, Eigen::MatrixXd& phi);
+/// The same with the basis's shell tables built once by the caller.
+void evaluateBasisFunctions(const ShellTables& tables, const BasisSet& basis, const std::vector<int>& shells, const double* x,
                             const double* y, const double* z, int npoints, Eigen::MatrixXd& phi);
 
 /// Values and Cartesian gradients (d/dx, d/dy, d/dz at the point) of the same functions, same layout as phi.
 void evaluateBasisFunctionGradients(const BasisSet& basis, const std::vector<int>& shells, const double* x, const double* y,
                                     const double* z, int npoints, Eigen::MatrixXd& phi, Eigen::MatrixXd dphi[3]);
+void evaluateBasisFunctionGradients(const ShellTables& tables, const BasisSet& basis, const std::vector<int>& shells,
+                                    const double* x, const double* y, const double* z, int npoints, Eigen::MatrixXd& phi,
+                                    Eigen::MatrixXd dphi[3]);
 /// d E_xc / d R_A (numAtoms x 3) through the basis functions only, the grid held fixed (no derivatives of the
 /// partition weights, points not moving with their atoms): -2 sum_p w_p v_xc(p) sum_{u on A} grad phi_u(p) (D phi(p))_u.
 /// The same approximation as PySCF's grad.rks with grid_response = False; it vanishes as the grid becomes complete.
@@ -64,6 +72,7 @@ private:
         int first, count; // points [first, first+count) of the batch
     };
     const BasisSet& basis_;
+    ShellTables tables_;
     const MolecularGrid& grid_;
     Functional functional_;
     BasisFunctionStorage storage_;
