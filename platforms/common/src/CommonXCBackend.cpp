@@ -373,7 +373,7 @@ private:
         for (ComputeArray* a : {&pointX, &pointY, &pointZ, &pointW, &pointF, &pointParentAtom, &partition.atoms, &partition.invR,
                                 &partition.sizeAdjustment, &partition.nearest, &partialGradients})
             partitionKernel->addArg(*a);
-        partitionSumKernel = program->createKernel("sumPartialGradients");
+        partitionSumKernel = program->createKernel("sumPartialColumns");
         partitionSumKernel->addArg(3 * numAtoms);
         partitionSumKernel->addArg(partitionItems);
         partitionSumKernel->addArg(partialGradients);
@@ -513,7 +513,7 @@ public:
         slices = max(1, min(256, min(columns, (100000 + rows - 1) / rows)));
         fitPartial.initialize<double>(cc, (size_t) rows * slices, "qmDensityFittingPartialFit");
         fitKernel = program->createKernel("densityFittingFit");
-        fitSumKernel = program->createKernel("densityFittingFitSum");
+        fitSumKernel = program->createKernel("sumPartialColumns");
         projectKernel = program->createKernel("densityFittingProject");
         fitKernel->addArg(rows);
         fitKernel->addArg(columns);

@@ -340,7 +340,7 @@ KERNEL void gradientFunctions(int firstBatch, int lastBatch, GLOBAL const int* R
  * with A, atom B != A gets f w / W dW_A/dR_B and A gets minus their sum: the host's
  * xcPartitionWeightGradient, with the same screening of cells. Each of `items` columns takes points in a
  * stride of items and keeps its gradient in private memory (at most PARTITION_MAX_ATOMS atoms, else the host does
- * this), written out as one column of partial (3 n x items); sumPartialGradients() adds the columns in
+ * this), written out as one column of partial (3 n x items); sumPartialColumns() adds the columns in
  * order, so the result does not depend on scheduling. Products of all factors but one are prefix x suffix
  * products of the cell's factors, kept per work item (as the host does). */
 
@@ -503,13 +503,13 @@ KERNEL void partitionWeightGradient(int numPoints, int items, int numAtoms, int 
     }
 }
 
-/** gradient[k] = sum over the items' columns of partial (count x items), in item order. */
-KERNEL void sumPartialGradients(int count, int items, GLOBAL const double* RESTRICT partial, GLOBAL double* RESTRICT gradient) {
+/** total[k] = sum over the items' columns of partial (count x items, row-major), in item order. */
+KERNEL void sumPartialColumns(int count, int items, GLOBAL const double* RESTRICT partial, GLOBAL double* RESTRICT total) {
     for (int k = GLOBAL_ID; k < count; k += GLOBAL_SIZE) {
         double sum = 0;
         for (int i = 0; i < items; i++)
             sum += partial[k*items+i];
-        gradient[k] = sum;
+        total[k] = sum;
     }
 }
 
@@ -557,7 +557,7 @@ KERNEL void partitionWeights(int numAtoms, int numRadial, int numAngular, int ss
 
 /** Partial sums of gamma[P] = sum_k B[P, k] d[k] over `slices` slices of the pairs: work item (P, slice), so that
  * there are enough of them for a GPU (a few thousand auxiliary functions alone are not); consecutive items read
- * consecutive rows of a column. densityFittingFitSum() adds the slices in order. */
+ * consecutive rows of a column. partial is rows x slices; sumPartialColumns() adds each row's slices in order. */
 KERNEL void densityFittingFit(int rows, int columns, int slices, GLOBAL const double* RESTRICT B, GLOBAL const double* RESTRICT d,
                               GLOBAL double* RESTRICT partial) {
     const int perSlice = (columns+slices-1)/slices;
@@ -567,16 +567,7 @@ KERNEL void densityFittingFit(int rows, int columns, int slices, GLOBAL const do
         double sum = 0;
         for (int k = first; k < last; k++)
             sum += B[(mm_long) k*rows+row]*d[k];
-        partial[item] = sum;
-    }
-}
-
-KERNEL void densityFittingFitSum(int rows, int slices, GLOBAL const double* RESTRICT partial, GLOBAL double* RESTRICT gamma) {
-    for (int row = GLOBAL_ID; row < rows; row += GLOBAL_SIZE) {
-        double sum = 0;
-        for (int slice = 0; slice < slices; slice++)
-            sum += partial[slice*rows+row];
-        gamma[row] = sum;
+        partial[row*slices+slice] = sum;
     }
 }
 
