@@ -67,16 +67,22 @@ std::vector<PrimitivePair> primitivePairs(const Shell& a, const Shell& b, int ra
     return pairs;
 }
 
+/** R_k(p, P - C) of the pair at charge c, for the Hermite functions of order <= L: one Boys function, one recursion. */
+void hermiteCoulombAt(const PrimitivePair& pp, int L, const PointCharge& c, double* R) {
+    double F[kMaxHermiteOrder + 1];
+    const double PC[3] = {pp.P[0] - c.xyz[0], pp.P[1] - c.xyz[1], pp.P[2] - c.xyz[2]};
+    boysFunction(L, pp.p * (PC[0] * PC[0] + PC[1] * PC[1] + PC[2] * PC[2]), F);
+    hermiteCoulomb(L, pp.p, PC, F, R);
+}
+
 /** W_k = sum_C (-q_C) (2 pi / p) R_k(p, P - C) for the Hermite functions of order <= L. */
 void chargePotentials(const PrimitivePair& pp, int L, const std::vector<PointCharge>& charges, double* W) {
     const int count = hermiteCount(L);
     std::fill(W, W + count, 0.0);
-    double F[kMaxHermiteOrder + 1], R[hermiteCount(kMaxHermiteOrder)];
+    double R[hermiteCount(kMaxHermiteOrder)];
     const double factor = 2 * M_PI / pp.p;
     for (const PointCharge& c : charges) {
-        const double PC[3] = {pp.P[0] - c.xyz[0], pp.P[1] - c.xyz[1], pp.P[2] - c.xyz[2]};
-        boysFunction(L, pp.p * (PC[0] * PC[0] + PC[1] * PC[1] + PC[2] * PC[2]), F);
-        hermiteCoulomb(L, pp.p, PC, F, R);
+        hermiteCoulombAt(pp, L, c, R);
         const double w = -c.charge * factor;
         for (int k = 0; k < count; k++)
             W[k] += w * R[k];
@@ -165,7 +171,7 @@ void pointChargeGradient(const BasisSet& basis, const std::vector<PointCharge>& 
         const auto& cb = cartesianComponents(b.l);
         Eigen::MatrixXd& gAtoms = atomPart[thread];
         std::vector<double>& gCharges = chargePart[thread];
-        double F[kMaxHermiteOrder + 1], R[hermiteCount(kMaxHermiteOrder)];
+        double R[hermiteCount(kMaxHermiteOrder)];
         const int L = a.l + b.l, o1 = basis.cartesianOffset(s1), o2 = basis.cartesianOffset(s2);
         const double pairFactor = (s1 == s2 ? 1.0 : 2.0);
         const int countL = hermiteCount(L), countL1 = hermiteCount(L + 1);
@@ -212,11 +218,8 @@ void pointChargeGradient(const BasisSet& basis, const std::vector<PointCharge>& 
             const double factor = 2 * M_PI / pp.p;
             double gA[3] = {0, 0, 0}, gC[3] = {0, 0, 0};
             for (int c = 0; c < nc; c++) {
-                const PointCharge& q = charges[c];
-                const double PC[3] = {pp.P[0] - q.xyz[0], pp.P[1] - q.xyz[1], pp.P[2] - q.xyz[2]};
-                boysFunction(L + 1, pp.p * (PC[0] * PC[0] + PC[1] * PC[1] + PC[2] * PC[2]), F);
-                hermiteCoulomb(L + 1, pp.p, PC, F, R);
-                const double w = -q.charge * factor;
+                hermiteCoulombAt(pp, L + 1, charges[c], R);
+                const double w = -charges[c].charge * factor;
                 double toC[3] = {0, 0, 0}, toA[3] = {0, 0, 0};
                 for (int k = 0; k < countL; k++)
                     for (int d = 0; d < 3; d++)

@@ -1,7 +1,6 @@
 // XC contribution to the nuclear gradient (XCIntegrator.h), and the basis-function gradients it needs.
 #include "openmmdft/qm/XCIntegrator.h"
 #include <openmm/OpenMMException.h>
-#include "openmmdft/qm/Angular.h"
 #include "openmmdft/qm/LDA.h"
 #include "Parallel.h"
 #include "ShellValues.h"
@@ -34,11 +33,6 @@ void evaluateBasisFunctionGradients(const ShellTables& tables, const BasisSet& b
         }
         col += size;
     }
-}
-
-void evaluateBasisFunctionGradients(const BasisSet& basis, const std::vector<int>& shells, const double* x, const double* y,
-                                    const double* z, int npoints, Eigen::MatrixXd& phi, Eigen::MatrixXd dphi[3]) {
-    evaluateBasisFunctionGradients(ShellTables(basis), basis, shells, x, y, z, npoints, phi, dphi);
 }
 
 namespace {

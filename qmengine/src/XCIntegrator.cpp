@@ -1,5 +1,4 @@
 #include "openmmdft/qm/XCIntegrator.h"
-#include "openmmdft/qm/Angular.h"
 #include "openmmdft/qm/LDA.h"
 #include "Parallel.h"
 #include "ShellValues.h"

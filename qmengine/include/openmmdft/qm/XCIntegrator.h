@@ -21,8 +21,6 @@ void evaluateBasisFunctions(const ShellTables& tables, const BasisSet& basis, co
                             const double* y, const double* z, int npoints, Eigen::MatrixXd& phi);
 
 /// Values and Cartesian gradients (d/dx, d/dy, d/dz at the point) of the same functions, same layout as phi.
-void evaluateBasisFunctionGradients(const BasisSet& basis, const std::vector<int>& shells, const double* x, const double* y,
-                                    const double* z, int npoints, Eigen::MatrixXd& phi, Eigen::MatrixXd dphi[3]);
 void evaluateBasisFunctionGradients(const ShellTables& tables, const BasisSet& basis, const std::vector<int>& shells,
                                     const double* x, const double* y, const double* z, int npoints, Eigen::MatrixXd& phi,
                                     Eigen::MatrixXd dphi[3]);
