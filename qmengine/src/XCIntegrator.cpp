@@ -71,16 +71,13 @@ XCContribution XCIntegrator::compute(const Eigen::MatrixXd& density, const Eigen
     const int nbf = basis_.size();
     const auto& batches = grid_.batches();
     const int threads = std::max(1, std::min(threads_, (int) blocks_.size()));
-    // Per-thread partial sums; blocks are independent, so the only shared writes are here.
+    // Per-thread scratch; each block's V goes to its slot's matrix (below).
     struct Partial {
-        Eigen::MatrixXd matrix;
         Eigen::MatrixXd phiLocal, Dsub, X, Vsub;
     };
     std::vector<Partial> parts(threads);
     std::vector<double> blockEnergy(blocks_.size()), blockElectrons(blocks_.size());
-    for (auto& p : parts)
-        p.matrix = Eigen::MatrixXd::Zero(nbf, nbf);
-    parallelFor((int) blocks_.size(), threads, [&](int k, int t) {
+    auto addBlock = [&](int k, int t, Eigen::MatrixXd& V) {
         Partial& P = parts[t];
         const Block& blk = blocks_[k];
         const GridBatch& g = batches[blk.batch];
@@ -128,16 +125,23 @@ XCContribution XCIntegrator::compute(const Eigen::MatrixXd& density, const Eigen
         P.Vsub.triangularView<Eigen::Lower>() += phi->transpose() * P.X;
         for (int j = 0; j < nf; j++)
             for (int i = j; i < nf; i++) {
-                P.matrix(fn[i], fn[j]) += P.Vsub(i, j);
+                V(fn[i], fn[j]) += P.Vsub(i, j);
                 if (i != j)
-                    P.matrix(fn[j], fn[i]) += P.Vsub(i, j);
+                    V(fn[j], fn[i]) += P.Vsub(i, j);
             }
+    };
+    // V is summed in 2 x threads slots, block k in slot k % slots in block order, which the threads take as they
+    // come free: the sums do not depend on scheduling (the SCF is the same in every run), and the load stays balanced.
+    const int slots = std::min((int) blocks_.size(), 2 * threads);
+    std::vector<Eigen::MatrixXd> slotMatrix(slots, Eigen::MatrixXd::Zero(nbf, nbf));
+    parallelFor(slots, threads, [&](int slot, int t) {
+        for (int k = slot; k < (int) blocks_.size(); k += slots)
+            addBlock(k, t, slotMatrix[slot]);
     });
-    // Sum in thread order so that results do not depend on scheduling more than necessary.
     XCContribution out;
-    out.matrix = parts[0].matrix;
-    for (int t = 1; t < threads; t++)
-        out.matrix += parts[t].matrix;
+    out.matrix = Eigen::MatrixXd::Zero(nbf, nbf);
+    for (const Eigen::MatrixXd& V : slotMatrix)
+        out.matrix += V;
     for (size_t k = 0; k < blocks_.size(); k++) {
         out.energy += blockEnergy[k];
         out.electrons += blockElectrons[k];
