@@ -5,15 +5,17 @@
  *
  * The preamble below defines the Compute API's macros the way OpenMM's CUDA platform does
  * (KERNEL = extern "C" __global__, LOCAL = __shared__, SYNC_THREADS = __syncthreads(), mm_ulong, ATOMIC_ADD, ...).
- * Standalone programs: least squares, the bond graph, the QM region's device XC and the host-force
- * accumulation. Kernels that are snippets inserted into OpenMM's own templates (qmmmCoulomb, qmmmPair14,
+ * Standalone programs: least squares, the bond graph, the QM region's device XC, the density-fitting integrals
+ * and the host-force accumulation. Kernels that are snippets inserted into OpenMM's own templates (qmmmCoulomb, qmmmPair14,
  * qmmmPositionCheck) are not standalone programs and are not compiled here.
  */
 #include "LeastSquaresProgram.h"
 #include "CommonQMMMKernelSources.h"
+#include "ThreeCentreProgram.h"
 #include <gtest/gtest.h>
 #include <nvrtc.h>
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -89,6 +91,14 @@ TEST_P(CudaKernelCompile, QMExchangeCorrelation) {
     string log = compile(CommonQMMMKernelSources::shellValues + CommonQMMMKernelSources::qmXC,
                          {{"VWN_A", "3.10907e-02"}, {"VWN_X0", "-1.0498e-01"}, {"VWN_B", "3.72744e+00"}, {"VWN_C", "1.29352e+01"}});
     EXPECT_TRUE(log.empty()) << log;
+}
+
+/** The density-fitting integrals and their gradient, for the largest shells the platforms send there (f, h). */
+TEST_P(CudaKernelCompile, ThreeCentreIntegrals) {
+    for (const auto& l : {std::make_pair(2, 4), std::make_pair(3, 5)}) {
+        string log = compile(CommonQMMMKernelSources::qmThreeCentre, threeCentreDefines(l.first, l.second));
+        EXPECT_TRUE(log.empty()) << log;
+    }
 }
 
 TEST_P(CudaKernelCompile, AddHostForces) {

@@ -9,6 +9,8 @@
 #include "../platforms/common/tests/GpuXCBackendTestCases.h"
 #include <dlfcn.h>
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 using namespace OpenMM;
 using namespace GpuXCTest;
@@ -17,27 +19,56 @@ typedef void (*FactoryHook)(Context&, std::shared_ptr<const XCBackendFactory>&);
 
 class CudaXCBackend : public ::testing::TestWithParam<Case> {};
 
-TEST_P(CudaXCBackend, MatchesTheHostThroughTheEngine) {
+/** A CUDA Context in double precision and its factory from the plugin's hook; the reason to skip when there is none. */
+static std::string cudaFactory(std::unique_ptr<Context>& context, System& system, VerletIntegrator& integrator, void*& plugin,
+                               std::shared_ptr<const XCBackendFactory>& factory) {
     const std::string& reason = QMMMTest::loadCudaPluginOnce(QMMMTest::cudaPluginFile());
     if (!reason.empty())
-        GTEST_SKIP() << reason;
-    std::unique_ptr<Context> context;
-    System system;
+        return reason;
     system.addParticle(1.0);
-    VerletIntegrator integrator(0.001);
     try {
         context.reset(new Context(system, integrator, Platform::getPlatformByName("CUDA"), {{"Precision", "double"}}));
     }
     catch (const std::exception& e) {
-        GTEST_SKIP() << "CUDA platform unavailable: " << e.what();
+        return std::string("CUDA platform unavailable: ") + e.what();
     }
-    void* plugin = dlopen(QMMMTest::cudaPluginFile().c_str(), RTLD_LAZY | RTLD_NOLOAD);
-    ASSERT_NE(plugin, nullptr) << dlerror();
+    plugin = dlopen(QMMMTest::cudaPluginFile().c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (plugin == nullptr)
+        throw std::runtime_error(dlerror());
     FactoryHook hook = (FactoryHook) dlsym(plugin, "openmmdftCudaXCBackendFactory");
-    ASSERT_NE(hook, nullptr) << dlerror();
-    std::shared_ptr<const XCBackendFactory> factory;
+    if (hook == nullptr)
+        throw std::runtime_error(dlerror());
     hook(*context, factory);
-    ASSERT_TRUE(factory != nullptr) << "the CUDA device has no double precision";
+    if (factory == nullptr)
+        throw std::runtime_error("the CUDA device has no double precision");
+    return "";
+}
+
+TEST(CudaDensityFitting, DeviceIntegralsMatchLibint) {
+    std::unique_ptr<Context> context;
+    System system;
+    VerletIntegrator integrator(0.001);
+    void* plugin = nullptr;
+    std::shared_ptr<const XCBackendFactory> factory;
+    const std::string reason = cudaFactory(context, system, integrator, plugin, factory);
+    if (!reason.empty())
+        GTEST_SKIP() << reason;
+    testDeviceDensityFittingMatchesLibint(factory, "DZVP", true);
+    testDeviceDensityFittingMatchesLibint(factory, "DZVP", false);
+    testDeviceDensityFittingMatchesLibint(factory, "def2-TZVP", true);
+    factory.reset();
+    dlclose(plugin);
+}
+
+TEST_P(CudaXCBackend, MatchesTheHostThroughTheEngine) {
+    std::unique_ptr<Context> context;
+    System system;
+    VerletIntegrator integrator(0.001);
+    void* plugin = nullptr;
+    std::shared_ptr<const XCBackendFactory> factory;
+    const std::string reason = cudaFactory(context, system, integrator, plugin, factory);
+    if (!reason.empty())
+        GTEST_SKIP() << reason;
     testDeviceXCMatchesHost(factory, GetParam());
     factory.reset();
     dlclose(plugin);

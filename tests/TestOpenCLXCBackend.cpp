@@ -18,6 +18,35 @@ using namespace GpuXCTest;
 
 class OpenCLXCBackend : public ::testing::TestWithParam<Case> {};
 
+/** The factory of an OpenCL Context in double precision (null, with the test skipped, without one). */
+static std::shared_ptr<CommonXCBackendFactory> openCLFactory(std::unique_ptr<Context>& context, System& system, VerletIntegrator& integrator) {
+    QMMMTest::loadPlatformOnce("libOpenMMOpenCL.so", registerQMMMOpenCLKernelFactories);
+    system.addParticle(1.0);
+    try {
+        context.reset(new Context(system, integrator, Platform::getPlatformByName("OpenCL"), {{"Precision", "double"}}));
+    }
+    catch (const std::exception& e) {
+        return nullptr;
+    }
+    OpenCLPlatform::PlatformData* data = static_cast<OpenCLPlatform::PlatformData*>(ContextImplAccess().of(*context).getPlatformData());
+    ComputeContext& cc = *data->contexts[0];
+    if (!CommonXCBackendFactory::supported(cc))
+        return nullptr;
+    return std::make_shared<CommonXCBackendFactory>(cc);
+}
+
+TEST(OpenCLDensityFitting, DeviceIntegralsMatchLibint) {
+    std::unique_ptr<Context> context;
+    System system;
+    VerletIntegrator integrator(0.001);
+    auto factory = openCLFactory(context, system, integrator);
+    if (!factory)
+        GTEST_SKIP() << "no OpenCL device with double precision";
+    testDeviceDensityFittingMatchesLibint(factory, "DZVP", true);
+    testDeviceDensityFittingMatchesLibint(factory, "DZVP", false);
+    testDeviceDensityFittingMatchesLibint(factory, "def2-TZVP", true);
+}
+
 TEST_P(OpenCLXCBackend, MatchesTheHostThroughTheEngine) {
     QMMMTest::loadPlatformOnce("libOpenMMOpenCL.so", registerQMMMOpenCLKernelFactories);
     std::unique_ptr<Context> context;

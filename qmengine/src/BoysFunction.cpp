@@ -8,10 +8,10 @@ namespace QM {
 
 namespace {
 
-constexpr double kTableStep = 0.05;
-constexpr double kTableEnd = 45.0;
-constexpr int kTaylorTerms = 7;
-constexpr int kTableOrders = kMaxBoysOrder + kTaylorTerms;
+constexpr double kTableStep = kBoysTableStep;
+constexpr double kTableEnd = kBoysTableEnd;
+constexpr int kTaylorTerms = kBoysTaylorTerms;
+constexpr int kTableOrders = kBoysTableOrders;
 
 /** F_m(T_k) for T_k = k * kTableStep up to kTableEnd, m < kTableOrders, from the series
  * F_m(T) = exp(-T) sum_i (2T)^i / ((2m+1)(2m+3)...(2m+2i+1)), whose terms are all positive. */
@@ -39,6 +39,10 @@ const BoysTable& table() {
 }
 
 } // namespace
+
+const std::vector<double>& boysTableValues() {
+    return table().values;
+}
 
 void boysFunction(int mMax, double T, double* F) {
     if (T < kTableEnd) {

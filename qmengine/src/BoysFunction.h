@@ -3,10 +3,19 @@
 // Gaussians (McMurchie and Davidson, J. Comput. Phys. 26, 218 (1978); Helgaker, Jorgensen and Olsen, "Molecular
 // Electronic-Structure Theory", section 9.8.1).
 
+#include <vector>
+
 namespace OpenMMDFT {
 namespace QM {
 
 constexpr int kMaxBoysOrder = 16;
+/// The table behind boysFunction (also uploaded to GPU platforms, which evaluate F_m the same way).
+constexpr double kBoysTableStep = 0.05;
+constexpr double kBoysTableEnd = 45.0;
+constexpr int kBoysTaylorTerms = 7;
+constexpr int kBoysTableOrders = kMaxBoysOrder + kBoysTaylorTerms;
+/// F_m(k kBoysTableStep) at [k * kBoysTableOrders + m], k = 0 .. kBoysTableEnd / kBoysTableStep.
+const std::vector<double>& boysTableValues();
 
 /// F_0(T) ... F_mMax(T) into F (0 <= mMax <= kMaxBoysOrder, T >= 0), to about 1e-15 relative: for T below 45 the
 /// highest order from a 7-term Taylor expansion about a tabulated point (step 0.05) and the others by downward

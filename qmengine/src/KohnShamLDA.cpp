@@ -267,8 +267,7 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
     if (sys.fitted) {
         // Coulomb: the fit of this density (the SCF's last fit may belong to the previous iteration's density).
         sys.fitted->compute(D);
-        g.atoms += densityFittedCoulombGradient(sys.basis, sys.aux, D, sys.fitted->fitCoefficients(), na, settings_.integralThreshold,
-                                                threads);
+        g.atoms += sys.fitted->gradient(D, na, settings_.integralThreshold, threads);
     }
     else
         g.atoms += exactCoulombGradient(sys.basis, D, na, settings_.integralThreshold, threads);

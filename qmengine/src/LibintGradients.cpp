@@ -136,6 +136,12 @@ Eigen::MatrixXd kineticGradient(const BasisSet& basis, const Eigen::MatrixXd& P,
 
 Eigen::MatrixXd densityFittedCoulombGradient(const BasisSet& basis, const BasisSet& auxiliary, const Eigen::MatrixXd& D,
                                              const Eigen::VectorXd& c, int numAtoms, double threshold, int threads) {
+    return densityFittingThreeCentreGradient(basis, auxiliary, D, c, numAtoms, threshold, threads) +
+           densityFittingMetricGradient(auxiliary, c, numAtoms, threads);
+}
+
+Eigen::MatrixXd densityFittingThreeCentreGradient(const BasisSet& basis, const BasisSet& auxiliary, const Eigen::MatrixXd& D,
+                                                  const Eigen::VectorXd& c, int numAtoms, double threshold, int threads) {
     // Libint's own first-derivative three-centre integrals are unusable in Debian 12's build (the engine
     // indexes its table of derivative routines with the wrong dimension and finds null routines), so the
     // basis-function derivatives come from the plain integrals with raised and lowered angular momentum, as
@@ -143,7 +149,7 @@ Eigen::MatrixXd densityFittedCoulombGradient(const BasisSet& basis, const BasisS
     ensureLibintInitialized();
     const auto shells = toLibint(basis);
     const auto auxShells = toLibint(auxiliary);
-    const auto deriv = derivativeShells(basis), auxDeriv = derivativeShells(auxiliary);
+    const auto deriv = derivativeShells(basis);
     const Eigen::MatrixXd T = basisTransform(basis), Ta = basisTransform(auxiliary);
     const Eigen::MatrixXd Dc = T.transpose() * D * T;
     const Eigen::VectorXd cc = Ta.transpose() * c;
@@ -191,7 +197,21 @@ Eigen::MatrixXd densityFittedCoulombGradient(const BasisSet& basis, const BasisS
         }
     });
 
+    Eigen::MatrixXd G = Eigen::MatrixXd::Zero(numAtoms, 3);
+    for (const auto& part : partial)
+        G += part;
+    return G;
+}
+
+Eigen::MatrixXd densityFittingMetricGradient(const BasisSet& auxiliary, const Eigen::VectorXd& c, int numAtoms, int threads) {
     // -1/2 sum_PQ c_P c_Q d(P|Q) = -sum_{P on A} sum_Q c_P c_Q (d_A P|Q) (both centres are basis centres).
+    ensureLibintInitialized();
+    const auto auxShells = toLibint(auxiliary);
+    const auto auxDeriv = derivativeShells(auxiliary);
+    const Eigen::VectorXd cc = basisTransform(auxiliary).transpose() * c;
+    const int na = auxiliary.numShells();
+    threads = std::max(1, std::min(resolveThreads(threads), na));
+    std::vector<Eigen::MatrixXd> partial(threads, Eigen::MatrixXd::Zero(numAtoms, 3));
     Eigen::MatrixXd C = cc * cc.transpose();
     libint2::Engine two(libint2::Operator::coulomb, maxNprim(auxShells), maxL(auxShells) + 1, 0);
     two.set(libint2::BraKet::xs_xs);

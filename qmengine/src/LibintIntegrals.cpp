@@ -5,6 +5,7 @@
 #include "openmmdft/qm/Integrals.h"
 #include "openmmdft/qm/Angular.h"
 #include "openmmdft/qm/DenseAlgebra.h"
+#include "openmmdft/qm/IntegralGradients.h"
 #include "openmmdft/qm/LinearSolve.h"
 #include "LibintShells.h"
 #include "Parallel.h"
@@ -238,12 +239,13 @@ struct DensityFittedCoulomb::Impl {
     Eigen::MatrixXd B;
     std::unique_ptr<DensityFittingContractions> contractions;  // holding B instead of the host, when set
     mutable Eigen::VectorXd coefficients;
+    bool deviceIntegrals = false;  // B (and so the three-centre gradient) computed where the contractions run
 };
 
 DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet& aux, double threshold, int threads,
                                            const NormalEquationSolver& metricSolver,
                                            std::unique_ptr<DensityFittingContractions> contractions)
-    : impl_(new Impl{basis, aux, basisTransform(basis), basisTransform(aux), {}, nullptr, {}, {}, nullptr, {}}) {
+    : impl_(new Impl{basis, aux, basisTransform(basis), basisTransform(aux), {}, nullptr, {}, {}, nullptr, {}, false}) {
     Impl& d = *impl_;
     const auto shells = toLibint(basis);
     const auto auxShells = toLibint(aux);
@@ -307,6 +309,12 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
             for (size_t j = 0; j < shells[sp.second].size(); j++)
                 if (o1 + (int) i >= o2 + (int) j)
                     d.pairs.push_back({o1 + (int) i, o2 + (int) j});
+    }
+    // Where the contractions run may compute B itself (a GPU platform, from the same pairs and screening).
+    if (contractions && contractions->computeTensor(makeThreeCentreTask(basis, aux, shellPairs, pairStart, (int) d.pairs.size()))) {
+        d.contractions = std::move(contractions);
+        d.deviceIntegrals = true;
+        return;
     }
     // B in the pure auxiliary basis (so that the SCF works with the metric directly), each aux shell's
     // cartesian rows transformed as they come from Libint.
@@ -382,6 +390,22 @@ size_t DensityFittedCoulomb::storedBytes() const {
 
 const char* DensityFittedCoulomb::contractionsLocation() const {
     return impl_->contractions ? "device" : "host";
+}
+
+const char* DensityFittedCoulomb::integralsLocation() const {
+    return impl_->deviceIntegrals ? "device" : "host";
+}
+
+Eigen::MatrixXd DensityFittedCoulomb::gradient(const Eigen::MatrixXd& density, int numAtoms, double threshold, int threads) const {
+    const Impl& d = *impl_;
+    if (!d.deviceIntegrals)
+        return densityFittedCoulombGradient(d.basis, d.aux, density, d.coefficients, numAtoms, threshold, threads);
+    Eigen::MatrixXd G = densityFittingMetricGradient(d.aux, d.coefficients, numAtoms, threads);
+    const Eigen::MatrixXd D = congruence(density, d.T);
+    const Eigen::VectorXd c = d.Taux.transpose() * d.coefficients;
+    if (!d.contractions->addThreeCentreGradient(D, c, G))
+        G += densityFittingThreeCentreGradient(d.basis, d.aux, density, d.coefficients, numAtoms, threshold, threads);
+    return G;
 }
 
 const Eigen::MatrixXd& DensityFittedCoulomb::metric() const {

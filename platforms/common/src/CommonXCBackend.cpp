@@ -1,4 +1,6 @@
 #include "CommonXCBackend.h"
+#include "CommonDensityFitting.h"
+#include "ThreeCentreProgram.h"
 #include "openmmdft/qm/ShellTables.h"
 #include "CommonQMMMKernelSources.h"
 #include "openmmdft/qm/Angular.h"
@@ -482,92 +484,22 @@ private:
     ComputeKernel partitionKernel, partitionSumKernel;
 };
 
-/**
- * The density-fitting contractions on the device: B in device memory for the geometry (up to
- * MAX_TENSOR_BYTES, else the host keeps it), and per SCF iteration the pair density up, gamma down, the fit
- * coefficients up and B^T c down: vectors only. The sums are in a fixed order (slices added in order, a tree
- * per work group), so the results do not depend on scheduling.
- */
-class CommonDensityFittingContractions : public QM::DensityFittingContractions {
-public:
-    static constexpr double MAX_TENSOR_BYTES = 4.0 * 1073741824.0;
-    CommonDensityFittingContractions(ComputeContext& cc, ComputeProgram program) : cc(cc), program(program) {
-    }
-    bool store(const Eigen::MatrixXd& B) override {
-        rows = B.rows();
-        columns = B.cols();
-        const double bytes = (double) rows * columns * sizeof(double);
-        if (rows == 0 || columns == 0 || bytes > MAX_TENSOR_BYTES)
-            return false;
-        ContextSelector selector(cc);
-        try {
-            tensor.initialize<double>(cc, (size_t) rows * columns, "qmDensityFittingTensor");
-        }
-        catch (const OpenMMException&) {
-            return false;  // no room on the device: the host keeps B
-        }
-        tensor.upload(B.data());
-        pairVector.initialize<double>(cc, columns, "qmDensityFittingPairs");
-        auxVector.initialize<double>(cc, rows, "qmDensityFittingAuxiliary");
-        // Enough work items for B d: about 1e5 (row, slice) sums, at most 256 slices.
-        slices = max(1, min(256, min(columns, (100000 + rows - 1) / rows)));
-        fitPartial.initialize<double>(cc, (size_t) rows * slices, "qmDensityFittingPartialFit");
-        fitKernel = program->createKernel("densityFittingFit");
-        fitSumKernel = program->createKernel("sumPartialColumns");
-        projectKernel = program->createKernel("densityFittingProject");
-        fitKernel->addArg(rows);
-        fitKernel->addArg(columns);
-        fitKernel->addArg(slices);
-        fitKernel->addArg(tensor);
-        fitKernel->addArg(pairVector);
-        fitKernel->addArg(fitPartial);
-        fitSumKernel->addArg(rows);
-        fitSumKernel->addArg(slices);
-        fitSumKernel->addArg(fitPartial);
-        fitSumKernel->addArg(auxVector);
-        projectKernel->addArg(rows);
-        projectKernel->addArg(columns);
-        projectKernel->addArg(tensor);
-        projectKernel->addArg(auxVector);
-        projectKernel->addArg(pairVector);
-        return true;
-    }
-    Eigen::VectorXd fit(const Eigen::VectorXd& pairDensity) override {
-        ContextSelector selector(cc);
-        pairVector.upload(pairDensity.data());
-        fitKernel->execute(rows * slices);
-        fitSumKernel->execute(rows);
-        Eigen::VectorXd gamma(rows);
-        auxVector.download(gamma.data());
-        return gamma;
-    }
-    Eigen::VectorXd project(const Eigen::VectorXd& coefficients) override {
-        ContextSelector selector(cc);
-        auxVector.upload(coefficients.data());
-        projectKernel->execute(DF_GROUP_SIZE * min(columns, 65536), DF_GROUP_SIZE);
-        Eigen::VectorXd j(columns);
-        pairVector.download(j.data());
-        return j;
-    }
-    size_t storedBytes() const override {
-        return tensor.isInitialized() ? (size_t) rows * columns * sizeof(double) : 0;
-    }
-private:
-    static const int DF_GROUP_SIZE = 128;  // DF_GROUP of densityFittingProject
-    ComputeContext& cc;
-    ComputeProgram program;
-    int rows = 0, columns = 0, slices = 1;
-    ComputeArray tensor, pairVector, auxVector, fitPartial;
-    ComputeKernel fitKernel, fitSumKernel, projectKernel;
-};
-
 } // namespace
 
 CommonXCBackendFactory::CommonXCBackendFactory(ComputeContext& cc) : cc(cc) {
 }
 
 unique_ptr<QM::DensityFittingContractions> CommonXCBackendFactory::densityFittingContractions() const {
-    return unique_ptr<QM::DensityFittingContractions>(new CommonDensityFittingContractions(cc, programFor(0)));
+    return createDensityFittingContractions(cc, programFor(0), [this](int basisL, int auxL) { return threeCentreProgram(basisL, auxL); });
+}
+
+ComputeProgram CommonXCBackendFactory::threeCentreProgram(int basisL, int auxL) const {
+    auto& compiled = threeCentrePrograms[{basisL, auxL}];
+    if (!compiled) {
+        ContextSelector selector(cc);
+        compiled = cc.compileProgram(CommonQMMMKernelSources::qmThreeCentre, threeCentreDefines(basisL, auxL));
+    }
+    return compiled;
 }
 
 bool CommonXCBackendFactory::supported(ComputeContext& cc) {

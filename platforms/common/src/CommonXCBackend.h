@@ -4,7 +4,9 @@
 #include "openmmdft/qm/XCBackend.h"
 #include "openmm/common/ComputeContext.h"
 #include "openmm/common/ComputeProgram.h"
+#include <map>
 #include <memory>
+#include <utility>
 
 namespace OpenMMDFT {
 
@@ -44,8 +46,11 @@ public:
 private:
     /** The kernels of kernels/qmXC.cc for one functional (0: SVWN5, 1: SVWN_RPA), compiled on first use. */
     OpenMM::ComputeProgram programFor(int index) const;
+    /** The kernels of kernels/qmThreeCentre.cc for bases up to these l, compiled once (each MD step's geometry reuses them). */
+    OpenMM::ComputeProgram threeCentreProgram(int basisL, int auxL) const;
     OpenMM::ComputeContext& cc;
     mutable OpenMM::ComputeProgram program[2];
+    mutable std::map<std::pair<int, int>, OpenMM::ComputeProgram> threeCentrePrograms;
 };
 
 } // namespace OpenMMDFT

@@ -33,6 +33,11 @@ void pointChargeGradient(const BasisSet& basis, const std::vector<PointCharge>& 
 /// Both bases carry the atom index of every shell.
 Eigen::MatrixXd densityFittedCoulombGradient(const BasisSet& basis, const BasisSet& auxiliary, const Eigen::MatrixXd& D,
                                              const Eigen::VectorXd& c, int numAtoms, double threshold, int threads = 1);
+/// Its three-centre part, sum_Q c_Q sum_uv D_uv d(Q|uv), on the orbital and the fitting functions' centres.
+Eigen::MatrixXd densityFittingThreeCentreGradient(const BasisSet& basis, const BasisSet& auxiliary, const Eigen::MatrixXd& D,
+                                                  const Eigen::VectorXd& c, int numAtoms, double threshold, int threads = 1);
+/// Its metric part, -1/2 sum_PQ c_P c_Q d(P|Q).
+Eigen::MatrixXd densityFittingMetricGradient(const BasisSet& auxiliary, const Eigen::VectorXd& c, int numAtoms, int threads = 1);
 
 /// d/dR of the exact Coulomb energy E_J = 1/2 sum_{uvls} D_uv D_ls (uv|ls), from Libint2's four-centre first
 /// derivatives over the unique shell quartets (Schwarz bound times the largest density element below threshold

@@ -4,6 +4,7 @@
 // cartesian shells only and the engine transforms (see Angular.h).
 #include "openmmdft/qm/Basis.h"
 #include "openmmdft/qm/LinearSolve.h"
+#include "openmmdft/qm/ThreeCentreTask.h"
 #include "openmmdft/qm/Types.h"
 #include <Eigen/Dense>
 #include <memory>
@@ -47,6 +48,18 @@ public:
     virtual ~DensityFittingContractions() = default;
     /// Take B for this geometry. False if it cannot hold it (the host then keeps it).
     virtual bool store(const Eigen::MatrixXd& B) = 0;
+    /// Compute B for this geometry where the contractions run, instead of taking it from the host. False if that
+    /// is not done here (the host then computes B and offers it to store()).
+    virtual bool computeTensor(const ThreeCentreTask& task) {
+        return false;
+    }
+    /// After computeTensor(): add to G (atoms x 3) the three-centre part of the density-fitted Coulomb gradient,
+    /// sum_Q c_Q sum_uv D_uv d(Q|uv), for the cartesian density D and cartesian fit coefficients c. False if
+    /// that is not done here (the host computes it).
+    virtual bool addThreeCentreGradient(const Eigen::MatrixXd& cartesianDensity, const Eigen::VectorXd& cartesianCoefficients,
+                                        Eigen::MatrixXd& G) {
+        return false;
+    }
     /// B d (one entry per auxiliary function).
     virtual Eigen::VectorXd fit(const Eigen::VectorXd& pairDensity) = 0;
     /// B^T c (one entry per function pair).
@@ -73,6 +86,11 @@ public:
     size_t storedBytes() const;
     /// Where the contractions ran: "host" or "device".
     const char* contractionsLocation() const;
+    /// Where the three-centre integrals and their gradient are computed: "host" or "device".
+    const char* integralsLocation() const;
+    /// d/dR of the fitted Coulomb energy for density D (pure where the basis is pure) and the coefficients of the
+    /// last compute(), as densityFittedCoulombGradient (the three-centre part where the integrals were computed).
+    Eigen::MatrixXd gradient(const Eigen::MatrixXd& density, int numAtoms, double threshold, int threads) const;
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;

@@ -1,0 +1,232 @@
+// Density fitting on the GPU platforms (CommonDensityFitting.h).
+#include "CommonDensityFitting.h"
+#include "ThreeCentreProgram.h"
+#include "openmm/OpenMMException.h"
+#include "openmm/common/ComputeArray.h"
+#include "openmm/common/ComputeKernel.h"
+#include "openmm/common/ContextSelector.h"
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+using namespace OpenMM;
+using namespace OpenMMDFT;
+using namespace std;
+
+namespace {
+
+/// The largest l of the orbital and fitting shells the integral kernels take (their private arrays grow with both).
+const int MAX_BASIS_L = 3, MAX_AUX_L = 5;
+
+/** Uploads data, allocating the array on first use (later uploads to it keep its size). */
+template <class T>
+void uploadVector(ComputeContext& cc, ComputeArray& array, const vector<T>& data, const char* name) {
+    if (!array.isInitialized())
+        array.initialize<T>(cc, max<size_t>(data.size(), 1), name);
+    if (array.getSize() != max<size_t>(data.size(), 1))
+        throw OpenMMException(string("QM: ") + name + " changed size within one geometry");
+    if (!data.empty())
+        array.upload(data);
+}
+
+/** One basis's flat shell tables in device memory. */
+struct DeviceShells {
+    ComputeArray l, atom, primStart, numPrim, offset, cartesianOffset, size, center, exponent, coefficient;
+    void upload(ComputeContext& cc, const QM::FlatShells& shells, int totalFunctions) {
+        vector<int> sizes(shells.offset.size());
+        for (size_t s = 0; s < sizes.size(); s++)
+            sizes[s] = (s + 1 < sizes.size() ? shells.offset[s + 1] : totalFunctions) - shells.offset[s];
+        uploadVector(cc, l, shells.l, "qmDFShellL");
+        uploadVector(cc, atom, shells.atom, "qmDFShellAtom");
+        uploadVector(cc, primStart, shells.primStart, "qmDFShellPrimStart");
+        uploadVector(cc, numPrim, shells.numPrim, "qmDFShellNumPrim");
+        uploadVector(cc, offset, shells.offset, "qmDFShellOffset");
+        uploadVector(cc, cartesianOffset, shells.cartesianOffset, "qmDFShellCartesianOffset");
+        uploadVector(cc, size, sizes, "qmDFShellSize");
+        uploadVector(cc, center, shells.center, "qmDFShellCenter");
+        uploadVector(cc, exponent, shells.exponent, "qmDFPrimExponent");
+        uploadVector(cc, coefficient, shells.coefficient, "qmDFPrimCoefficient");
+    }
+};
+
+/**
+ * The density-fitting contractions on the device: B in device memory for the geometry (up to
+ * MAX_TENSOR_BYTES, else the host keeps it), and per SCF iteration the pair density up, gamma down, the fit
+ * coefficients up and B^T c down: vectors only. The sums are in a fixed order (slices added in order, a tree
+ * per work group), so the results do not depend on scheduling.
+ */
+class CommonDensityFittingContractions : public QM::DensityFittingContractions {
+public:
+    static constexpr double MAX_TENSOR_BYTES = 4.0 * 1073741824.0;
+    CommonDensityFittingContractions(ComputeContext& cc, ComputeProgram program, function<ComputeProgram(int, int)> integralProgram)
+        : cc(cc), program(program), integralProgram(integralProgram) {
+    }
+    bool store(const Eigen::MatrixXd& B) override {
+        ContextSelector selector(cc);
+        if (!allocate(B.rows(), B.cols()))
+            return false;
+        tensor.upload(B.data());
+        return true;
+    }
+    bool computeTensor(const QM::ThreeCentreTask& task) override {
+        if (task.basis.maxL > MAX_BASIS_L || task.aux.maxL > MAX_AUX_L || task.pairFirst.empty())
+            return false;
+        ContextSelector selector(cc);
+        if (!allocate(task.rows, task.columns))
+            return false;
+        integrals = integralProgram(task.basis.maxL, task.aux.maxL);
+        basis.upload(cc, task.basis, 0);
+        aux.upload(cc, task.aux, task.rows);
+        numPairs = (int) task.pairFirst.size();
+        uploadVector(cc, pairFirst, task.pairFirst, "qmDFPairFirst");
+        uploadVector(cc, pairSecond, task.pairSecond, "qmDFPairSecond");
+        uploadVector(cc, pairColumn, task.pairColumn, "qmDFPairColumn");
+        uploadVector(cc, auxTransform, task.auxTransform, "qmDFAuxTransform");
+        uploadVector(cc, auxTransformStart, task.auxTransformStart, "qmDFAuxTransformStart");
+        uploadVector(cc, boysTable, task.boysTable, "qmBoysTable");
+        boysStep = task.boysStep;
+        boysEnd = task.boysEnd;
+        boysOrders = task.boysOrders;
+        boysTaylorTerms = task.boysTaylorTerms;
+        numAuxShells = (int) task.aux.l.size();
+        // The fitting shells of each atom, for the gradient's work items (the auxiliary basis lists them atom by atom).
+        vector<int> atomShellStart;
+        for (int s = 0; s < numAuxShells; s++)
+            while ((int) atomShellStart.size() <= task.aux.atom[s])
+                atomShellStart.push_back(s);
+        atomShellStart.push_back(numAuxShells);
+        numAtoms = (int) atomShellStart.size() - 1;
+        uploadVector(cc, auxAtomShellStart, atomShellStart, "qmDFAuxAtomShellStart");
+        ComputeKernel kernel = integrals->createKernel("threeCentreTensor");
+        kernel->addArg(numPairs);
+        kernel->addArg(numAuxShells);
+        kernel->addArg(rows);
+        for (ComputeArray* a : {&pairFirst, &pairSecond, &pairColumn, &basis.l, &basis.primStart, &basis.numPrim, &basis.center,
+                                &basis.exponent, &basis.coefficient, &aux.l, &aux.primStart, &aux.numPrim, &aux.offset, &aux.size,
+                                &aux.center, &aux.exponent, &aux.coefficient, &auxTransform, &auxTransformStart, &boysTable})
+            kernel->addArg(*a);
+        kernel->addArg(boysStep);
+        kernel->addArg(boysEnd);
+        kernel->addArg(boysOrders);
+        kernel->addArg(boysTaylorTerms);
+        kernel->addArg(tensor);
+        kernel->execute(numPairs * numAuxShells, 64);
+        integralsHere = true;
+        return true;
+    }
+    bool addThreeCentreGradient(const Eigen::MatrixXd& D, const Eigen::VectorXd& c, Eigen::MatrixXd& G) override {
+        if (!integralsHere)
+            return false;
+        ContextSelector selector(cc);
+        const int nbf = (int) D.rows();
+        const vector<double> density(D.data(), D.data() + D.size());  // symmetric: row- and column-major alike
+        const vector<double> coefficients(c.data(), c.data() + c.size());
+        uploadVector(cc, densityArray, density, "qmDFGradientDensity");
+        uploadVector(cc, coefficientArray, coefficients, "qmDFGradientCoefficients");
+        const int gradientAtoms = max(numAtoms, (int) G.rows());
+        uploadVector(cc, gradientArray, vector<long long>(3 * gradientAtoms, 0), "qmDFGradient");
+        ComputeKernel kernel = integrals->createKernel("threeCentreGradient");
+        kernel->addArg(numPairs);
+        kernel->addArg(numAtoms);
+        kernel->addArg(nbf);
+        for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.atom, &basis.primStart, &basis.numPrim, &basis.cartesianOffset,
+                                &basis.center, &basis.exponent, &basis.coefficient, &auxAtomShellStart, &aux.l, &aux.primStart,
+                                &aux.numPrim, &aux.cartesianOffset, &aux.center, &aux.exponent, &aux.coefficient, &boysTable})
+            kernel->addArg(*a);
+        kernel->addArg(boysStep);
+        kernel->addArg(boysEnd);
+        kernel->addArg(boysOrders);
+        kernel->addArg(boysTaylorTerms);
+        kernel->addArg(densityArray);
+        kernel->addArg(coefficientArray);
+        kernel->addArg(gradientArray);
+        kernel->execute(numPairs * numAtoms, 64);
+        vector<long long> fixed;
+        gradientArray.download(fixed);
+        for (int a = 0; a < (int) G.rows(); a++)
+            for (int d = 0; d < 3; d++)
+                G(a, d) += fixed[3 * a + d] / THREE_CENTRE_GRADIENT_SCALE;
+        return true;
+    }
+    /** Room for B (rows x columns, column-major) and the contraction kernels; false if it does not fit. */
+    bool allocate(int numRows, int numColumns) {
+        rows = numRows;
+        columns = numColumns;
+        const double bytes = (double) rows * columns * sizeof(double);
+        if (rows == 0 || columns == 0 || bytes > MAX_TENSOR_BYTES)
+            return false;
+        try {
+            tensor.initialize<double>(cc, (size_t) rows * columns, "qmDensityFittingTensor");
+        }
+        catch (const OpenMMException&) {
+            return false;  // no room on the device: the host keeps B
+        }
+        pairVector.initialize<double>(cc, columns, "qmDensityFittingPairs");
+        auxVector.initialize<double>(cc, rows, "qmDensityFittingAuxiliary");
+        // Enough work items for B d: about 1e5 (row, slice) sums, at most 256 slices.
+        slices = max(1, min(256, min(columns, (100000 + rows - 1) / rows)));
+        fitPartial.initialize<double>(cc, (size_t) rows * slices, "qmDensityFittingPartialFit");
+        fitKernel = program->createKernel("densityFittingFit");
+        fitSumKernel = program->createKernel("sumPartialColumns");
+        projectKernel = program->createKernel("densityFittingProject");
+        fitKernel->addArg(rows);
+        fitKernel->addArg(columns);
+        fitKernel->addArg(slices);
+        fitKernel->addArg(tensor);
+        fitKernel->addArg(pairVector);
+        fitKernel->addArg(fitPartial);
+        fitSumKernel->addArg(rows);
+        fitSumKernel->addArg(slices);
+        fitSumKernel->addArg(fitPartial);
+        fitSumKernel->addArg(auxVector);
+        projectKernel->addArg(rows);
+        projectKernel->addArg(columns);
+        projectKernel->addArg(tensor);
+        projectKernel->addArg(auxVector);
+        projectKernel->addArg(pairVector);
+        return true;
+    }
+    Eigen::VectorXd fit(const Eigen::VectorXd& pairDensity) override {
+        ContextSelector selector(cc);
+        pairVector.upload(pairDensity.data());
+        fitKernel->execute(rows * slices);
+        fitSumKernel->execute(rows);
+        Eigen::VectorXd gamma(rows);
+        auxVector.download(gamma.data());
+        return gamma;
+    }
+    Eigen::VectorXd project(const Eigen::VectorXd& coefficients) override {
+        ContextSelector selector(cc);
+        auxVector.upload(coefficients.data());
+        projectKernel->execute(DF_GROUP_SIZE * min(columns, 65536), DF_GROUP_SIZE);
+        Eigen::VectorXd j(columns);
+        pairVector.download(j.data());
+        return j;
+    }
+    size_t storedBytes() const override {
+        return tensor.isInitialized() ? (size_t) rows * columns * sizeof(double) : 0;
+    }
+private:
+    static const int DF_GROUP_SIZE = 128;  // DF_GROUP of densityFittingProject
+    ComputeContext& cc;
+    ComputeProgram program, integrals;
+    function<ComputeProgram(int, int)> integralProgram;
+    int rows = 0, columns = 0, slices = 1;
+    ComputeArray tensor, pairVector, auxVector, fitPartial;
+    ComputeKernel fitKernel, fitSumKernel, projectKernel;
+    // The integrals' inputs, kept for the gradient of the same geometry.
+    bool integralsHere = false;
+    int numPairs = 0, numAuxShells = 0, numAtoms = 0, boysOrders = 0, boysTaylorTerms = 0;
+    double boysStep = 0, boysEnd = 0;
+    DeviceShells basis, aux;
+    ComputeArray pairFirst, pairSecond, pairColumn, auxTransform, auxTransformStart, auxAtomShellStart, boysTable;
+    ComputeArray densityArray, coefficientArray, gradientArray;
+};
+
+
+} // namespace
+
+unique_ptr<QM::DensityFittingContractions> OpenMMDFT::createDensityFittingContractions(ComputeContext& cc, ComputeProgram contractionProgram,
+                                                                                       function<ComputeProgram(int, int)> integralProgram) {
+    return unique_ptr<QM::DensityFittingContractions>(new CommonDensityFittingContractions(cc, contractionProgram, integralProgram));
+}

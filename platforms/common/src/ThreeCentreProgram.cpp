@@ -1,0 +1,13 @@
+// The compile-time settings of the density-fitting integral kernels (ThreeCentreProgram.h).
+#include "ThreeCentreProgram.h"
+#include <cstdio>
+
+std::map<std::string, std::string> OpenMMDFT::threeCentreDefines(int basisL, int auxL) {
+    std::map<std::string, std::string> defines;
+    defines["BASIS_L"] = std::to_string(basisL);
+    defines["AUX_L"] = std::to_string(auxL);
+    char scale[64];
+    std::snprintf(scale, sizeof(scale), "%.17e", THREE_CENTRE_GRADIENT_SCALE);
+    defines["GRADIENT_SCALE"] = scale;
+    return defines;
+}

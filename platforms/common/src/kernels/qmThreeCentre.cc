@@ -1,0 +1,409 @@
+/**
+ * The three-centre Coulomb integrals (Q|ab) of density fitting and the contraction of their nuclear derivatives,
+ * by McMurchie-Davidson (McMurchie and Davidson, J. Comput. Phys. 26, 218 (1978); Helgaker, Jorgensen and Olsen,
+ * "Molecular Electronic-Structure Theory", 9.5 and 9.9): the product of two cartesian Gaussians is a sum of Hermite
+ * Gaussians at P with coefficients E^ij_t per direction, a fitting function one at Q, and
+ *   (Lambda_tuv(p) | Lambda_tau,nu,phi(g)) = (-1)^(tau+nu+phi) 2 pi^(5/2) / (p g sqrt(p+g)) R_(t+tau,u+nu,v+phi)(alpha, P-Q).
+ * Double precision and atomic units throughout. One work item per (shell pair, fitting shell) for the tensor and
+ * per (shell pair, atom of fitting shells) for the gradient; OpenMM caps the number of work groups, so both loop
+ * with a grid stride.
+ *
+ * Defines from the host: BASIS_L and AUX_L (the largest l of the orbital and fitting bases, which size the private
+ * arrays) and GRADIENT_SCALE (the fixed-point scale of the gradient sums). The engine's Boys-function table
+ * (BoysFunction.h) comes as a buffer with its step, end, orders per point and Taylor terms.
+ */
+
+#define PI_THREE_CENTRE 3.14159265358979323846
+#define HERMITE_COUNT(L) (((L)+1)*((L)+2)*((L)+3)/6)
+#define CART_COUNT(L) (((L)+1)*((L)+2)/2)
+/* Hermite orders: the tensor needs la+lb+lq, the gradient one more (a raised bra or ket). */
+#define MAX_ORDER (2*BASIS_L+AUX_L+1)
+#define MAX_HERMITE HERMITE_COUNT(MAX_ORDER)
+#define MAX_PAIR_HERMITE HERMITE_COUNT(2*BASIS_L+1)
+/* One direction's E^ij_t for i <= BASIS_L+1, j <= BASIS_L+1. */
+#define MAX_E ((BASIS_L+2)*(BASIS_L+2)*(2*BASIS_L+3))
+
+/** Position of (t, u, v) in the compact order by t+u+v, then t and u descending (the engine's HermiteGaussians.h). */
+DEVICE int hermitePosition(int t, int u, int v) {
+    const int N = t+u+v, s = N-t;
+    return N*(N+1)*(N+2)/6 + s*(s+1)/2 + (s-u);
+}
+
+/** The powers (x, y, z) of cartesian component c of a shell of angular momentum l, in libint's order. */
+DEVICE void cartesianPowers(int l, int c, int* powers) {
+    int i = 0;
+    while ((i+1)*(i+2)/2 <= c)
+        i++;
+    const int lz = c-i*(i+1)/2;
+    powers[0] = l-i;
+    powers[1] = i-lz;
+    powers[2] = lz;
+}
+
+/** F_0(T) .. F_mMax(T), as the engine's boysFunction: a Taylor expansion of the highest order about the nearest
+ * tabulated point and downward recursion below BOYS_END; beyond it the asymptotic F_0 and upward recursion. */
+typedef struct {
+    double step, end;
+    int orders, taylorTerms;
+} BoysTable;
+
+DEVICE void boysFunction(int mMax, double T, GLOBAL const double* RESTRICT table, BoysTable boys, double* F) {
+    if (T < boys.end) {
+        const int k = (int) (T/boys.step+0.5);
+        GLOBAL const double* Fk = table+k*boys.orders;
+        const double delta = k*boys.step-T;
+        double power = 1, top = 0;
+        for (int j = 0; j < boys.taylorTerms; j++) {
+            top += Fk[mMax+j]*power;
+            power *= delta/(j+1);
+        }
+        F[mMax] = top;
+        const double e = exp(-T);
+        for (int m = mMax-1; m >= 0; m--)
+            F[m] = (2*T*F[m+1]+e)/(2*m+1);
+        return;
+    }
+    const double e = (T < 100 ? exp(-T) : 0.0);
+    F[0] = 0.5*sqrt(PI_THREE_CENTRE/T);
+    for (int m = 0; m < mMax; m++)
+        F[m+1] = ((2*m+1)*F[m]-e)/(2*T);
+}
+
+/**
+ * R_tuv(alpha, PQ) for t+u+v <= L in compact order into R, from F: R^n_000 = (-2 alpha)^n F_n and
+ * R^n_(t+1)uv = t R^(n+1)_(t-1)uv + X_PQ R^(n+1)_tuv (likewise in u, v), one layer n at a time; layer n holds the
+ * orders <= L-n and is written to R for even n and to other for odd n, so that layer 0 ends in R.
+ */
+DEVICE void hermiteCoulomb(int L, double alpha, double X, double Y, double Z, const double* F, double* R, double* other) {
+    for (int n = L; n >= 0; n--) {
+        double* cur = (n%2 == 0 ? R : other);
+        const double* prev = (n%2 == 0 ? other : R);
+        double scale = 1;
+        for (int i = 0; i < n; i++)
+            scale *= -2*alpha;
+        cur[0] = scale*F[n];
+        for (int N = 1; N <= L-n; N++)
+            for (int t = N; t >= 0; t--)
+                for (int u = N-t; u >= 0; u--) {
+                    const int v = N-t-u;
+                    double value;
+                    if (t > 0)
+                        value = X*prev[hermitePosition(t-1, u, v)] + (t > 1 ? (t-1)*prev[hermitePosition(t-2, u, v)] : 0.0);
+                    else if (u > 0)
+                        value = Y*prev[hermitePosition(0, u-1, v)] + (u > 1 ? (u-1)*prev[hermitePosition(0, u-2, v)] : 0.0);
+                    else
+                        value = Z*prev[hermitePosition(0, 0, v-1)] + (v > 1 ? (v-1)*prev[hermitePosition(0, 0, v-2)] : 0.0);
+                    cur[hermitePosition(t, u, v)] = value;
+                }
+    }
+}
+
+/**
+ * E^ij_t of x_A^i x_B^j exp(-a x_A^2 - b x_B^2) = K sum_t E^ij_t Lambda_t for i <= iMax, j <= jMax, at
+ * E[(i*(jMax+1)+j)*(iMax+jMax+1)+t]: E^(i+1)j_t = E^ij_(t-1)/(2p) + PA E^ij_t + (t+1) E^ij_(t+1), and in j with PB.
+ */
+DEVICE void hermiteExpansion(int iMax, int jMax, double p, double PA, double PB, double* E) {
+    const int T = iMax+jMax+1;
+    for (int k = 0; k < (iMax+1)*(jMax+1)*T; k++)
+        E[k] = 0;
+    const double inverse2p = 0.5/p;
+    E[0] = 1;
+    for (int i = 0; i <= iMax; i++) {
+        if (i > 0)
+            for (int t = 0; t <= i; t++)
+                E[(i*(jMax+1))*T+t] = (t > 0 ? inverse2p*E[((i-1)*(jMax+1))*T+t-1] : 0.0) + PA*E[((i-1)*(jMax+1))*T+t] +
+                                      (t+1 <= i-1 ? (t+1)*E[((i-1)*(jMax+1))*T+t+1] : 0.0);
+        for (int j = 1; j <= jMax; j++)
+            for (int t = 0; t <= i+j; t++)
+                E[(i*(jMax+1)+j)*T+t] = (t > 0 ? inverse2p*E[(i*(jMax+1)+j-1)*T+t-1] : 0.0) + PB*E[(i*(jMax+1)+j-1)*T+t] +
+                                        (t+1 <= i+j-1 ? (t+1)*E[(i*(jMax+1)+j-1)*T+t+1] : 0.0);
+    }
+}
+
+/** The Hermite coefficients E_t of a single Gaussian x^l exp(-g x^2) at its own centre, l <= AUX_L: single[l*(AUX_L+1)+t]. */
+DEVICE void singleGaussianExpansion(int lMax, double g, double* single) {
+    for (int k = 0; k < (AUX_L+1)*(AUX_L+1); k++)
+        single[k] = 0;
+    single[0] = 1;
+    const double inverse2p = 0.5/g;
+    for (int l = 1; l <= lMax; l++)
+        for (int t = 0; t <= l; t++)
+            single[l*(AUX_L+1)+t] = (t > 0 ? inverse2p*single[(l-1)*(AUX_L+1)+t-1] : 0.0) +
+                                    (t+1 <= l-1 ? (t+1)*single[(l-1)*(AUX_L+1)+t+1] : 0.0);
+}
+
+/** dst[tuv] += w E^(ij)_tuv, the Hermite coefficients of the cartesian pair (i, j) from the three directions' tables. */
+DEVICE void addPairHermite(const double* Ex, const double* Ey, const double* Ez, int jMax, int T, const int* i, const int* j,
+                           double w, double* dst) {
+    const double* ex = Ex+(i[0]*(jMax+1)+j[0])*T;
+    const double* ey = Ey+(i[1]*(jMax+1)+j[1])*T;
+    const double* ez = Ez+(i[2]*(jMax+1)+j[2])*T;
+    for (int t = 0; t <= i[0]+j[0]; t++)
+        for (int u = 0; u <= i[1]+j[1]; u++) {
+            const double wtu = w*ex[t]*ey[u];
+            for (int v = 0; v <= i[2]+j[2]; v++)
+                dst[hermitePosition(t, u, v)] += wtu*ez[v];
+        }
+}
+
+/**
+ * B[column * rows + row]: (Q|ab) for every significant shell pair (a >= b) and fitting shell Q, the fitting
+ * functions transformed by their shell's matrix (to real solid harmonics where pure), the pair's cartesian functions
+ * (i, j) i-major from pairColumn, with i >= j when the two shells are one.
+ */
+KERNEL void threeCentreTensor(int numPairs, int numAuxShells, int rows, GLOBAL const int* RESTRICT pairFirst,
+                              GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT pairColumn,
+                              GLOBAL const int* RESTRICT shellL, GLOBAL const int* RESTRICT shellPrimStart,
+                              GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const double* RESTRICT shellCenter,
+                              GLOBAL const double* RESTRICT primExponent, GLOBAL const double* RESTRICT primCoefficient,
+                              GLOBAL const int* RESTRICT auxL, GLOBAL const int* RESTRICT auxPrimStart,
+                              GLOBAL const int* RESTRICT auxNumPrim, GLOBAL const int* RESTRICT auxOffset,
+                              GLOBAL const int* RESTRICT auxSize, GLOBAL const double* RESTRICT auxCenter,
+                              GLOBAL const double* RESTRICT auxExponent, GLOBAL const double* RESTRICT auxCoefficient,
+                              GLOBAL const double* RESTRICT auxTransform, GLOBAL const int* RESTRICT auxTransformStart,
+                              GLOBAL const double* RESTRICT boysTable, double boysStep, double boysEnd, int boysOrders,
+                              int boysTaylorTerms, GLOBAL double* RESTRICT B) {
+    BoysTable boys;
+    boys.step = boysStep;
+    boys.end = boysEnd;
+    boys.orders = boysOrders;
+    boys.taylorTerms = boysTaylorTerms;
+    double acc[CART_COUNT(BASIS_L)*CART_COUNT(BASIS_L)*CART_COUNT(AUX_L)];
+    double Ex[MAX_E], Ey[MAX_E], Ez[MAX_E];
+    double single[3*(AUX_L+1)*(AUX_L+1)];
+    double R[MAX_HERMITE], other[MAX_HERMITE], F[MAX_ORDER+1];
+    double W[MAX_PAIR_HERMITE];
+    for (int item = GLOBAL_ID; item < numPairs*numAuxShells; item += GLOBAL_SIZE) {
+        const int k = item/numAuxShells, q = item%numAuxShells;
+        const int s1 = pairFirst[k], s2 = pairSecond[k];
+        const int la = shellL[s1], lb = shellL[s2], lq = auxL[q];
+        const int na = CART_COUNT(la), nb = CART_COUNT(lb), nq = CART_COUNT(lq);
+        const int L = la+lb+lq, T = la+lb+1;
+        for (int n = 0; n < na*nb*nq; n++)
+            acc[n] = 0;
+        const double Ax = shellCenter[3*s1], Ay = shellCenter[3*s1+1], Az = shellCenter[3*s1+2];
+        const double Bx = shellCenter[3*s2], By = shellCenter[3*s2+1], Bz = shellCenter[3*s2+2];
+        const double Qx = auxCenter[3*q], Qy = auxCenter[3*q+1], Qz = auxCenter[3*q+2];
+        const double AB2 = (Ax-Bx)*(Ax-Bx) + (Ay-By)*(Ay-By) + (Az-Bz)*(Az-Bz);
+        for (int pa = shellPrimStart[s1]; pa < shellPrimStart[s1]+shellNumPrim[s1]; pa++)
+            for (int pb = shellPrimStart[s2]; pb < shellPrimStart[s2]+shellNumPrim[s2]; pb++) {
+                const double a = primExponent[pa], b = primExponent[pb], p = a+b;
+                const double cab = primCoefficient[pa]*primCoefficient[pb]*exp(-a*b/p*AB2);
+                if (fabs(cab) < 1e-18)
+                    continue;
+                const double Px = (a*Ax+b*Bx)/p, Py = (a*Ay+b*By)/p, Pz = (a*Az+b*Bz)/p;
+                hermiteExpansion(la, lb, p, Px-Ax, Px-Bx, Ex);
+                hermiteExpansion(la, lb, p, Py-Ay, Py-By, Ey);
+                hermiteExpansion(la, lb, p, Pz-Az, Pz-Bz, Ez);
+                for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
+                    const double g = auxExponent[pq], alpha = p*g/(p+g);
+                    const double X = Px-Qx, Y = Py-Qy, Z = Pz-Qz;
+                    boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
+                    hermiteCoulomb(L, alpha, X, Y, Z, F, R, other);
+                    singleGaussianExpansion(lq, g, single);
+                    const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g))*cab*auxCoefficient[pq];
+                    for (int c = 0; c < nq; c++) {
+                        int cp[3];
+                        cartesianPowers(lq, c, cp);
+                        // W_tuv = sum (-1)^(tau+nu+phi) E^c_tau,nu,phi R_(t+tau,u+nu,v+phi), for t+u+v <= la+lb.
+                        for (int n = 0; n < HERMITE_COUNT(la+lb); n++)
+                            W[n] = 0;
+                        for (int tau = 0; tau <= cp[0]; tau++)
+                            for (int nu = 0; nu <= cp[1]; nu++)
+                                for (int phi = 0; phi <= cp[2]; phi++) {
+                                    const double e = single[cp[0]*(AUX_L+1)+tau]*single[cp[1]*(AUX_L+1)+nu]*single[cp[2]*(AUX_L+1)+phi];
+                                    if (e == 0)
+                                        continue;
+                                    const double signed_e = ((tau+nu+phi)%2 == 0 ? e : -e);
+                                    for (int N = 0; N <= la+lb; N++)
+                                        for (int t = N; t >= 0; t--)
+                                            for (int u = N-t; u >= 0; u--) {
+                                                const int v = N-t-u;
+                                                W[hermitePosition(t, u, v)] += signed_e*R[hermitePosition(t+tau, u+nu, v+phi)];
+                                            }
+                                }
+                        for (int i = 0; i < na; i++) {
+                            int ip[3];
+                            cartesianPowers(la, i, ip);
+                            for (int j = 0; j < nb; j++) {
+                                int jp[3];
+                                cartesianPowers(lb, j, jp);
+                                const double* ex = Ex+(ip[0]*(lb+1)+jp[0])*T;
+                                const double* ey = Ey+(ip[1]*(lb+1)+jp[1])*T;
+                                const double* ez = Ez+(ip[2]*(lb+1)+jp[2])*T;
+                                double sum = 0;
+                                for (int t = 0; t <= ip[0]+jp[0]; t++)
+                                    for (int u = 0; u <= ip[1]+jp[1]; u++) {
+                                        const double etu = ex[t]*ey[u];
+                                        for (int v = 0; v <= ip[2]+jp[2]; v++)
+                                            sum += etu*ez[v]*W[hermitePosition(t, u, v)];
+                                    }
+                                acc[(i*nb+j)*nq+c] += prefactor*sum;
+                            }
+                        }
+                    }
+                }
+            }
+        int column = pairColumn[k];
+        GLOBAL const double* transform = auxTransform+auxTransformStart[q];
+        for (int i = 0; i < na; i++)
+            for (int j = 0; j < nb; j++) {
+                if (s1 == s2 && j > i)
+                    continue;
+                for (int m = 0; m < auxSize[q]; m++) {
+                    double value = 0;
+                    for (int c = 0; c < nq; c++)
+                        value += transform[m*nq+c]*acc[(i*nb+j)*nq+c];
+                    B[(mm_long) column*rows+auxOffset[q]+m] = value;
+                }
+                column++;
+            }
+    }
+}
+
+/**
+ * The three-centre part of the density-fitted Coulomb gradient, sum_Q c_Q sum_uv D_uv d(Q|uv)/dR, for the cartesian
+ * density D (nbf x nbf) and fit coefficients c (cartesian fitting functions), added in fixed point (GRADIENT_SCALE) to
+ * gradient[3*atom+d]. A pair of shells a >= b enters with weight 2 (a != b, for (b, a)) or 1, differentiated on each
+ * orbital centre by raising and lowering that function's angular momentum in the Hermite coefficients,
+ * d/dA_x x_A^i e^(-a x_A^2) = 2a x_A^(i+1) e^(..) - i x_A^(i-1) e^(..), which are contracted with D once per primitive
+ * pair (derivative Hermite densities); the fitting function's centre takes minus their sum (translational invariance).
+ */
+KERNEL void threeCentreGradient(int numPairs, int numAtoms, int nbf, GLOBAL const int* RESTRICT pairFirst,
+                                GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT shellL,
+                                GLOBAL const int* RESTRICT shellAtom, GLOBAL const int* RESTRICT shellPrimStart,
+                                GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const int* RESTRICT shellCartesianOffset,
+                                GLOBAL const double* RESTRICT shellCenter, GLOBAL const double* RESTRICT primExponent,
+                                GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT auxAtomShellStart,
+                                GLOBAL const int* RESTRICT auxL, GLOBAL const int* RESTRICT auxPrimStart,
+                                GLOBAL const int* RESTRICT auxNumPrim, GLOBAL const int* RESTRICT auxCartesianOffset,
+                                GLOBAL const double* RESTRICT auxCenter, GLOBAL const double* RESTRICT auxExponent,
+                                GLOBAL const double* RESTRICT auxCoefficient, GLOBAL const double* RESTRICT boysTable,
+                                double boysStep, double boysEnd, int boysOrders, int boysTaylorTerms, GLOBAL const double* RESTRICT density, GLOBAL const double* RESTRICT coefficients,
+                                GLOBAL mm_ulong* RESTRICT gradient) {
+    BoysTable boys;
+    boys.step = boysStep;
+    boys.end = boysEnd;
+    boys.orders = boysOrders;
+    boys.taylorTerms = boysTaylorTerms;
+    double Ex[MAX_E], Ey[MAX_E], Ez[MAX_E];
+    double DA[3*MAX_PAIR_HERMITE], DB[3*MAX_PAIR_HERMITE];
+    double single[3*(AUX_L+1)*(AUX_L+1)];
+    double R[MAX_HERMITE], other[MAX_HERMITE], F[MAX_ORDER+1];
+    double cq[HERMITE_COUNT(AUX_L)], W[MAX_PAIR_HERMITE];
+    for (int item = GLOBAL_ID; item < numPairs*numAtoms; item += GLOBAL_SIZE) {
+        const int k = item/numAtoms, atom = item%numAtoms;
+        const int firstAux = auxAtomShellStart[atom], lastAux = auxAtomShellStart[atom+1];
+        if (firstAux == lastAux)
+            continue;
+        const int s1 = pairFirst[k], s2 = pairSecond[k];
+        const int la = shellL[s1], lb = shellL[s2];
+        const int na = CART_COUNT(la), nb = CART_COUNT(lb);
+        const int iMax = la+1, jMax = lb+1, T = iMax+jMax+1, pairOrder = la+lb+1;
+        const int o1 = shellCartesianOffset[s1], o2 = shellCartesianOffset[s2];
+        const double weight = (s1 == s2 ? 1.0 : 2.0);
+        const double Ax = shellCenter[3*s1], Ay = shellCenter[3*s1+1], Az = shellCenter[3*s1+2];
+        const double Bx = shellCenter[3*s2], By = shellCenter[3*s2+1], Bz = shellCenter[3*s2+2];
+        const double AB2 = (Ax-Bx)*(Ax-Bx) + (Ay-By)*(Ay-By) + (Az-Bz)*(Az-Bz);
+        double gA[3] = {0, 0, 0}, gB[3] = {0, 0, 0};
+        for (int pa = shellPrimStart[s1]; pa < shellPrimStart[s1]+shellNumPrim[s1]; pa++)
+            for (int pb = shellPrimStart[s2]; pb < shellPrimStart[s2]+shellNumPrim[s2]; pb++) {
+                const double a = primExponent[pa], b = primExponent[pb], p = a+b;
+                const double cab = weight*primCoefficient[pa]*primCoefficient[pb]*exp(-a*b/p*AB2);
+                if (fabs(cab) < 1e-18)
+                    continue;
+                const double Px = (a*Ax+b*Bx)/p, Py = (a*Ay+b*By)/p, Pz = (a*Az+b*Bz)/p;
+                hermiteExpansion(iMax, jMax, p, Px-Ax, Px-Bx, Ex);
+                hermiteExpansion(iMax, jMax, p, Py-Ay, Py-By, Ey);
+                hermiteExpansion(iMax, jMax, p, Pz-Az, Pz-Bz, Ez);
+                // Derivative Hermite densities: sum_ij D_ij d/dA_d (and d/dB_d) of the pair's Hermite coefficients.
+                const int count = HERMITE_COUNT(pairOrder);
+                for (int n = 0; n < 3*count; n++) {
+                    DA[n] = 0;
+                    DB[n] = 0;
+                }
+                for (int i = 0; i < na; i++) {
+                    int ip[3];
+                    cartesianPowers(la, i, ip);
+                    for (int j = 0; j < nb; j++) {
+                        int jp[3];
+                        cartesianPowers(lb, j, jp);
+                        const double Dij = cab*density[(mm_long) (o1+i)*nbf+o2+j];
+                        if (Dij == 0)
+                            continue;
+                        for (int d = 0; d < 3; d++) {
+                            ip[d]++;
+                            addPairHermite(Ex, Ey, Ez, jMax, T, ip, jp, 2*a*Dij, DA+d*count);
+                            ip[d] -= 2;
+                            if (ip[d] >= 0)
+                                addPairHermite(Ex, Ey, Ez, jMax, T, ip, jp, -(ip[d]+1)*Dij, DA+d*count);
+                            ip[d]++;
+                            jp[d]++;
+                            addPairHermite(Ex, Ey, Ez, jMax, T, ip, jp, 2*b*Dij, DB+d*count);
+                            jp[d] -= 2;
+                            if (jp[d] >= 0)
+                                addPairHermite(Ex, Ey, Ez, jMax, T, ip, jp, -(jp[d]+1)*Dij, DB+d*count);
+                            jp[d]++;
+                        }
+                    }
+                }
+                for (int q = firstAux; q < lastAux; q++) {
+                    const int lq = auxL[q], nq = CART_COUNT(lq), L = pairOrder+lq;
+                    const double Qx = auxCenter[3*q], Qy = auxCenter[3*q+1], Qz = auxCenter[3*q+2];
+                    const double X = Px-Qx, Y = Py-Qy, Z = Pz-Qz;
+                    for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
+                        const double g = auxExponent[pq], alpha = p*g/(p+g);
+                        // The fitted density's Hermite coefficients on this primitive: sum_c c_c E^c.
+                        singleGaussianExpansion(lq, g, single);
+                        for (int n = 0; n < HERMITE_COUNT(lq); n++)
+                            cq[n] = 0;
+                        for (int c = 0; c < nq; c++) {
+                            const double cc = coefficients[auxCartesianOffset[q]+c];
+                            int cp[3];
+                            cartesianPowers(lq, c, cp);
+                            for (int tau = 0; tau <= cp[0]; tau++)
+                                for (int nu = 0; nu <= cp[1]; nu++)
+                                    for (int phi = 0; phi <= cp[2]; phi++)
+                                        cq[hermitePosition(tau, nu, phi)] += cc*single[cp[0]*(AUX_L+1)+tau]*
+                                                                             single[cp[1]*(AUX_L+1)+nu]*single[cp[2]*(AUX_L+1)+phi];
+                        }
+                        boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
+                        hermiteCoulomb(L, alpha, X, Y, Z, F, R, other);
+                        for (int n = 0; n < count; n++)
+                            W[n] = 0;
+                        for (int Nq = 0; Nq <= lq; Nq++)
+                            for (int tau = Nq; tau >= 0; tau--)
+                                for (int nu = Nq-tau; nu >= 0; nu--) {
+                                    const int phi = Nq-tau-nu;
+                                    const double e = cq[hermitePosition(tau, nu, phi)];
+                                    if (e == 0)
+                                        continue;
+                                    const double signed_e = (Nq%2 == 0 ? e : -e);
+                                    for (int N = 0; N <= pairOrder; N++)
+                                        for (int t = N; t >= 0; t--)
+                                            for (int u = N-t; u >= 0; u--) {
+                                                const int v = N-t-u;
+                                                W[hermitePosition(t, u, v)] += signed_e*R[hermitePosition(t+tau, u+nu, v+phi)];
+                                            }
+                                }
+                        const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g))*auxCoefficient[pq];
+                        for (int d = 0; d < 3; d++) {
+                            double sa = 0, sb = 0;
+                            for (int n = 0; n < count; n++) {
+                                sa += DA[d*count+n]*W[n];
+                                sb += DB[d*count+n]*W[n];
+                            }
+                            gA[d] += prefactor*sa;
+                            gB[d] += prefactor*sb;
+                        }
+                    }
+                }
+            }
+        const int atomA = shellAtom[s1], atomB = shellAtom[s2];
+        for (int d = 0; d < 3; d++) {
+            ATOMIC_ADD(&gradient[3*atomA+d], (mm_ulong) ((mm_long) round(gA[d]*GRADIENT_SCALE)));
+            ATOMIC_ADD(&gradient[3*atomB+d], (mm_ulong) ((mm_long) round(gB[d]*GRADIENT_SCALE)));
+            ATOMIC_ADD(&gradient[3*atom+d], (mm_ulong) ((mm_long) round(-(gA[d]+gB[d])*GRADIENT_SCALE)));
+        }
+    }
+}
