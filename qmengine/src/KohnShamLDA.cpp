@@ -128,6 +128,8 @@ struct KohnShamLDA::System {
             aux = BasisSet(auxDef, atoms, basis.pure(), 6);
             fitted.reset(new DensityFittedCoulomb(basis, aux, s.integralThreshold, s.threads, metricSolver,
                                                   xcFactory.densityFittingContractions()));
+            for (const auto& part : fitted->timings())
+                timings["setup.coulomb." + part.first] = part.second;
         }
         else
             exact.reset(new ExactCoulomb(basis, s.integralThreshold, s.threads));
@@ -268,6 +270,9 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
         // Coulomb: the fit of this density (the SCF's last fit may belong to the previous iteration's density).
         sys.fitted->compute(D);
         g.atoms += sys.fitted->gradient(D, na, settings_.integralThreshold, threads);
+        for (const auto& part : sys.fitted->timings())
+            if (part.first.rfind("gradient.", 0) == 0)
+                g.timings["gradient.coulomb." + part.first.substr(9)] = part.second;
     }
     else
         g.atoms += exactCoulombGradient(sys.basis, D, na, settings_.integralThreshold, threads);

@@ -12,6 +12,7 @@
 #include <openmm/OpenMMException.h>
 #include <libint2.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <mutex>
 
@@ -240,7 +241,14 @@ struct DensityFittedCoulomb::Impl {
     std::unique_ptr<DensityFittingContractions> contractions;  // holding B instead of the host, when set
     mutable Eigen::VectorXd coefficients;
     bool deviceIntegrals = false;  // B (and so the three-centre gradient) computed where the contractions run
+    mutable std::map<std::string, double> timings;
 };
+
+namespace {
+double now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+} // namespace
 
 DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet& aux, double threshold, int threads,
                                            const NormalEquationSolver& metricSolver,
@@ -257,6 +265,7 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
         auxToPure[p] = sh.pure ? cartesianToPure(sh.l) : Eigen::MatrixXd::Identity(sh.size(), sh.size());
     }
     threads = std::max(1, resolveThreads(threads));
+    double t = now();
     {
         libint2::Engine prototype(libint2::Operator::coulomb, maxNprim(auxShells), maxL(auxShells), 0);
         prototype.set(libint2::BraKet::xs_xs);
@@ -280,7 +289,11 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
                 d.metric.block(aux.offset(q), aux.offset(p), block.cols(), block.rows()) = block.transpose();
             }
         });
+        d.timings["metric"] = now() - t;
+        t = now();
         d.solver.reset(new SymmetricPositiveDefiniteSolver(d.metric, metricSolver));
+        d.timings["metricSolver"] = now() - t;
+        t = now();
     }
     // Significant shell pairs by Schwarz bound times the largest auxiliary (P|P)^1/2.
     const Eigen::MatrixXd Q = schwarz(shells);
@@ -314,6 +327,7 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
     if (contractions && contractions->computeTensor(makeThreeCentreTask(basis, aux, shellPairs, pairStart, (int) d.pairs.size()))) {
         d.contractions = std::move(contractions);
         d.deviceIntegrals = true;
+        d.timings["tensor"] = now() - t;
         return;
     }
     // B in the pure auxiliary basis (so that the SCF works with the metric directly), each aux shell's
@@ -355,6 +369,7 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
         d.contractions = std::move(contractions);
         d.B.resize(0, 0);  // held where the contractions run now
     }
+    d.timings["tensor"] = now() - t;
 }
 
 DensityFittedCoulomb::~DensityFittedCoulomb() = default;
@@ -398,14 +413,20 @@ const char* DensityFittedCoulomb::integralsLocation() const {
 
 Eigen::MatrixXd DensityFittedCoulomb::gradient(const Eigen::MatrixXd& density, int numAtoms, double threshold, int threads) const {
     const Impl& d = *impl_;
-    if (!d.deviceIntegrals)
-        return densityFittedCoulombGradient(d.basis, d.aux, density, d.coefficients, numAtoms, threshold, threads);
+    double t = now();
     Eigen::MatrixXd G = densityFittingMetricGradient(d.aux, d.coefficients, numAtoms, threads);
+    d.timings["gradient.metric"] = now() - t;
+    t = now();
     const Eigen::MatrixXd D = congruence(density, d.T);
     const Eigen::VectorXd c = d.Taux.transpose() * d.coefficients;
-    if (!d.contractions->addThreeCentreGradient(D, c, G))
+    if (!d.deviceIntegrals || !d.contractions->addThreeCentreGradient(D, c, G))
         G += densityFittingThreeCentreGradient(d.basis, d.aux, density, d.coefficients, numAtoms, threshold, threads);
+    d.timings["gradient.threeCentre"] = now() - t;
     return G;
+}
+
+const std::map<std::string, double>& DensityFittedCoulomb::timings() const {
+    return impl_->timings;
 }
 
 const Eigen::MatrixXd& DensityFittedCoulomb::metric() const {

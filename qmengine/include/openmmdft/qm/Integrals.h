@@ -7,7 +7,9 @@
 #include "openmmdft/qm/ThreeCentreTask.h"
 #include "openmmdft/qm/Types.h"
 #include <Eigen/Dense>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace OpenMMDFT {
@@ -91,6 +93,9 @@ public:
     /// d/dR of the fitted Coulomb energy for density D (pure where the basis is pure) and the coefficients of the
     /// last compute(), as densityFittedCoulombGradient (the three-centre part where the integrals were computed).
     Eigen::MatrixXd gradient(const Eigen::MatrixXd& density, int numAtoms, double threshold, int threads) const;
+    /// Seconds spent in the parts of the set-up ("metric", "metricSolver", "tensor") and of the last gradient
+    /// ("gradient.metric", "gradient.threeCentre").
+    const std::map<std::string, double>& timings() const;
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;

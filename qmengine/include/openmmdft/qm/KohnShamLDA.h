@@ -75,8 +75,9 @@ struct QMResult {
     size_t densityFittingBytes = 0;  ///< the stored three-centre tensor, there (0 with exact Coulomb)
     size_t storedBasisBytes = 0;     ///< basis values kept between SCF iterations, there
     std::string basisStorageNotice;  ///< XCBackend::notice()
-    /// Wall-clock seconds: "setup.integrals", "setup.grid", "setup.xc", "setup.coulomb",
-    /// "guess", "scf.coulomb", "scf.xc", "scf.diagonalization", "total".
+    /// Wall-clock seconds: "setup.integrals", "setup.grid", "setup.xc", "setup.coulomb" (with density fitting also
+    /// its parts "setup.coulomb.metric", ".metricSolver", ".tensor"), "guess", "scf.coulomb", "scf.xc",
+    /// "scf.diagonalization", "total" (set-up, guess and iterations).
     std::map<std::string, double> timings;
     DensityGuess guess() const { return {density}; }
 };
