@@ -279,6 +279,8 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
     lap("gradient.coulomb");
     g.atoms += sys.xc->gradient(D, gridResponse);
     lap("gradient.xc");
+    for (const auto& part : sys.xc->gradientTimings())
+        g.timings["gradient.xc." + part.first] = part.second;
     g.timings["gradient.total"] = seconds() - tStart;
     return g;
 }

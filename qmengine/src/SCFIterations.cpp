@@ -78,6 +78,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         t = seconds();
         const XCContribution v = xc.compute(D, haveFactor ? &factor : nullptr);
         r.timings["scf.xc"] += seconds() - t;
+        t = seconds();
         F = H + J + v.matrix;
         r.longRange = problem.extra ? problem.extra(D, F) : 0.0;
         r.oneElectron = D.cwiseProduct(Hcore).sum();
@@ -126,6 +127,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
             Fx = diis.extrapolate(F, err);
         if (shift > 0) // raise virtual levels: F + b (S - S D S / 2)
             Fx += shift * (S - 0.5 * congruence(D, S));
+        r.timings["scf.fockAndDIIS"] += seconds() - t;
         t = seconds();
         diagonalize(Fx, eps, C);
         D = densityFrom(eps, C);

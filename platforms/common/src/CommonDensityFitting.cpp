@@ -7,6 +7,7 @@
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 using namespace OpenMM;
@@ -77,10 +78,26 @@ public:
         integrals = integralProgram(task.basis.maxL, task.aux.maxL);
         basis.upload(cc, task.basis, 0);
         aux.upload(cc, task.aux, task.rows);
+        // The pairs in classes of equal angular momenta and primitive counts: the threads of a warp (consecutive
+        // pairs, one fitting shell) then run the same loops. Each pair carries its columns, so the order is free.
         numPairs = (int) task.pairFirst.size();
-        uploadVector(cc, pairFirst, task.pairFirst, "qmDFPairFirst");
-        uploadVector(cc, pairSecond, task.pairSecond, "qmDFPairSecond");
-        uploadVector(cc, pairColumn, task.pairColumn, "qmDFPairColumn");
+        vector<int> order(numPairs);
+        for (int k = 0; k < numPairs; k++)
+            order[k] = k;
+        auto pairClass = [&](int k) {
+            const int a = task.pairFirst[k], b = task.pairSecond[k];
+            return make_tuple(task.basis.l[a], task.basis.l[b], task.basis.numPrim[a] * task.basis.numPrim[b]);
+        };
+        stable_sort(order.begin(), order.end(), [&](int x, int y) { return pairClass(x) < pairClass(y); });
+        vector<int> first(numPairs), second(numPairs), column(numPairs);
+        for (int k = 0; k < numPairs; k++) {
+            first[k] = task.pairFirst[order[k]];
+            second[k] = task.pairSecond[order[k]];
+            column[k] = task.pairColumn[order[k]];
+        }
+        uploadVector(cc, pairFirst, first, "qmDFPairFirst");
+        uploadVector(cc, pairSecond, second, "qmDFPairSecond");
+        uploadVector(cc, pairColumn, column, "qmDFPairColumn");
         uploadVector(cc, auxTransform, task.auxTransform, "qmDFAuxTransform");
         uploadVector(cc, auxTransformStart, task.auxTransformStart, "qmDFAuxTransformStart");
         uploadVector(cc, boysTable, task.boysTable, "qmBoysTable");

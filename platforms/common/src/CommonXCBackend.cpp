@@ -10,6 +10,7 @@
 #include "openmm/common/ComputeKernel.h"
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <map>
 #include <sstream>
@@ -21,6 +22,10 @@ using namespace OpenMMDFT;
 using namespace std;
 
 namespace {
+
+double now() {
+    return chrono::duration<double>(chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 /** The grid and basis of one geometry as flat arrays, in the layout kernels/qmXC.cc describes. */
 struct XCLayout {
@@ -217,6 +222,7 @@ public:
         Eigen::MatrixXd G = Eigen::MatrixXd::Zero(numAtoms, 3);
         if (layout.numBatches() == 0)
             return G;
+        double t = now();
         prepareGradient();
         vector<double> d(D.data(), D.data() + (size_t) nbf * nbf);
         density.upload(d);
@@ -244,6 +250,8 @@ public:
         for (int k = 0; k < numFunctions; k++)
             for (int c = 0; c < 3; c++)
                 G(atomOf[layout.batchFunctions[k]], c) -= perFunction[3 * (size_t) k + c];
+        timings["basisAndPoints"] = now() - t;  // the download waited for the chunks' kernels
+        t = now();
         if (!gridResponse)
             return G;
         // On the moving grid each point moves with its parent atom, and the partition weights change; their
@@ -271,7 +279,12 @@ public:
         for (int atom = 0; atom < numAtoms; atom++)
             for (int c = 0; c < 3; c++)
                 G(atom, c) += weightGradient[3 * atom + c];
+        timings["partitionWeights"] = now() - t;
         return G;
+    }
+
+    map<string, double> gradientTimings() const override {
+        return timings;
     }
 
     size_t storedBytes() const override {
@@ -456,6 +469,7 @@ private:
         basisKernel->execute(numPoints);
     }
 
+    map<string, double> timings;  // of the last gradient
     ComputeContext& cc;
     QM::XCGeometry geometry;
     XCLayout layout;

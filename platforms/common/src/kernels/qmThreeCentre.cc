@@ -5,8 +5,9 @@
  * Gaussians at P with coefficients E^ij_t per direction, a fitting function one at Q, and
  *   (Lambda_tuv(p) | Lambda_tau,nu,phi(g)) = (-1)^(tau+nu+phi) 2 pi^(5/2) / (p g sqrt(p+g)) R_(t+tau,u+nu,v+phi)(alpha, P-Q).
  * Double precision and atomic units throughout. One work item per (shell pair, fitting shell) for the tensor and
- * per (shell pair, atom of fitting shells) for the gradient; OpenMM caps the number of work groups, so both loop
- * with a grid stride.
+ * per (shell pair, atom of fitting shells) for the gradient, consecutive items taking consecutive pairs (the host
+ * sorts them into classes of equal angular momenta) with one fitting shell or atom; OpenMM caps the number of work
+ * groups, so both loop with a grid stride.
  *
  * Defines from the host: BASIS_L and AUX_L (the largest l of the orbital and fitting bases, which size the private
  * arrays) and GRADIENT_SCALE (the fixed-point scale of the gradient sums). The engine's Boys-function table
@@ -174,7 +175,7 @@ KERNEL void threeCentreTensor(int numPairs, int numAuxShells, int rows, GLOBAL c
     double R[MAX_HERMITE], other[MAX_HERMITE], F[MAX_ORDER+1];
     double W[MAX_PAIR_HERMITE];
     for (int item = GLOBAL_ID; item < numPairs*numAuxShells; item += GLOBAL_SIZE) {
-        const int k = item/numAuxShells, q = item%numAuxShells;
+        const int q = item/numPairs, k = item%numPairs;
         const int s1 = pairFirst[k], s2 = pairSecond[k];
         const int la = shellL[s1], lb = shellL[s2], lq = auxL[q];
         const int na = CART_COUNT(la), nb = CART_COUNT(lb), nq = CART_COUNT(lq);
@@ -292,7 +293,7 @@ KERNEL void threeCentreGradient(int numPairs, int numAtoms, int nbf, GLOBAL cons
     double R[MAX_HERMITE], other[MAX_HERMITE], F[MAX_ORDER+1];
     double cq[HERMITE_COUNT(AUX_L)], W[MAX_PAIR_HERMITE];
     for (int item = GLOBAL_ID; item < numPairs*numAtoms; item += GLOBAL_SIZE) {
-        const int k = item/numAtoms, atom = item%numAtoms;
+        const int atom = item/numPairs, k = item%numPairs;
         const int firstAux = auxAtomShellStart[atom], lastAux = auxAtomShellStart[atom+1];
         if (firstAux == lastAux)
             continue;

@@ -12,6 +12,7 @@
 #include "openmmdft/qm/XCIntegrator.h"
 #include <Eigen/Dense>
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,10 @@ public:
     virtual size_t storedBytes() const = 0;
     /// Where the work runs, for reports: "host" or "device".
     virtual const char* name() const = 0;
+    /// Seconds spent in the parts of the last gradient, where a back end reports them (names without "gradient.xc.").
+    virtual std::map<std::string, double> gradientTimings() const {
+        return {};
+    }
     /// Empty, or why Precompute keeps fewer basis values than it needs (its memory limit).
     virtual std::string notice() const {
         return "";
