@@ -236,7 +236,12 @@ public:
             }
             gradientBasisKernel->setArg(9, phiBase);
             gradientBasisKernel->execute(numPoints);
-            gradientPointsKernel->setArg(7, phiBase);
+            const int firstBlock = layout.batchFirstBlock[chunk.firstBatch], lastBlock = layout.batchFirstBlock[chunk.lastBatch];
+            gradientDensityKernel->setArg(0, firstBlock);
+            gradientDensityKernel->setArg(1, lastBlock);
+            gradientDensityKernel->setArg(9, phiBase);
+            gradientDensityKernel->execute(GROUP_SIZE * (lastBlock - firstBlock), GROUP_SIZE);
+            gradientPointsKernel->setArg(6, phiBase);
             gradientPointsKernel->execute(numPoints);
             gradientFunctionsKernel->setArg(0, chunk.firstBatch);
             gradientFunctionsKernel->setArg(1, chunk.lastBatch);
@@ -347,16 +352,29 @@ private:
 
         gradientBasisKernel = basisKernelFor(gradientPhi, basisGradient);
 
+        // X = Phi D, rho, the functional and f by the SCF's tiled density kernel, on the gradient's chunk buffers.
+        gradientDensityKernel = program->createKernel("densityBlocks");
+        gradientDensityKernel->addArg(0);  // firstBlock
+        gradientDensityKernel->addArg(0);  // lastBlock
+        for (ComputeArray* a : {&blockBatch, &blockFirstPoint, &pointW, &batchPointStart, &batchNumPoints, &batchNumFunctions, &batchPhiStart})
+            gradientDensityKernel->addArg(*a);
+        gradientDensityKernel->addArg(0);  // phiBase (argument 9)
+        for (ComputeArray* a : {&batchFunctionStart, &batchFunctions, &density})
+            gradientDensityKernel->addArg(*a);
+        gradientDensityKernel->addArg(geometry.basis.size());
+        for (ComputeArray* a : {&gradientPhi, &wv, &pointEnergy, &pointElectrons})
+            gradientDensityKernel->addArg(*a);
+        gradientDensityKernel->addArg(1);
+        gradientDensityKernel->addArg(gradientX);
+        gradientDensityKernel->addArg(pointF);
+
         gradientPointsKernel = program->createKernel("gradientPoints");
         gradientPointsKernel->addArg(0);
         gradientPointsKernel->addArg(0);
-        for (ComputeArray* a : {&pointW, &pointBatch, &batchPointStart, &batchNumFunctions, &batchPhiStart})
+        for (ComputeArray* a : {&pointBatch, &batchPointStart, &batchNumFunctions, &batchPhiStart})
             gradientPointsKernel->addArg(*a);
-        gradientPointsKernel->addArg(0);  // phiBase (argument 7)
-        for (ComputeArray* a : {&batchFunctionStart, &batchFunctions, &density})
-            gradientPointsKernel->addArg(*a);
-        gradientPointsKernel->addArg(geometry.basis.size());
-        for (ComputeArray* a : {&gradientPhi, &basisGradient[0], &basisGradient[1], &basisGradient[2], &gradientX, &wv, &pointF, &pointGradient})
+        gradientPointsKernel->addArg(0);  // phiBase (argument 6)
+        for (ComputeArray* a : {&basisGradient[0], &basisGradient[1], &basisGradient[2], &gradientX, &wv, &pointGradient})
             gradientPointsKernel->addArg(*a);
 
         gradientFunctionsKernel = program->createKernel("gradientFunctions");
@@ -436,6 +454,9 @@ private:
         densityKernel->addArg(geometry.basis.size());
         for (ComputeArray* a : {&phi, &wv, &pointEnergy, &pointElectrons})
             densityKernel->addArg(*a);
+        densityKernel->addArg(0);   // no X: the SCF needs rho only
+        densityKernel->addArg(wv);  // (X and f are not written)
+        densityKernel->addArg(wv);
 
         matricesKernel = program->createKernel("matrixTiles");
         matricesKernel->addArg(0);  // firstTile
@@ -489,7 +510,7 @@ private:
     vector<Chunk> gradientChunks;
     vector<int> atomOf;  // the atom of every basis function
     ComputeArray gradientPhi, gradientX, basisGradient[3], pointF, pointGradient, functionGradient;
-    ComputeKernel gradientBasisKernel, gradientPointsKernel, gradientFunctionsKernel;
+    ComputeKernel gradientBasisKernel, gradientDensityKernel, gradientPointsKernel, gradientFunctionsKernel;
     // The partition-weight derivatives (kernels/qmXC.cc: PARTITION_MAX_ATOMS, and the columns of partial sums).
     static const int PARTITION_MAX_ATOMS = 128, PARTITION_ITEMS = 32768;
     int partitionItems = 0;

@@ -73,25 +73,6 @@ DEVICE void ldaPoint(double rho, double* eps, double* v) {
     }
 }
 
-/**
- * rho = sum_ij phi_i D_ij phi_j at one point from its row of basis values and the batch's functions fn;
- * with X (not 0), also X_i = sum_j D_ij phi_j, which the gradient needs.
- */
-DEVICE double densityAtPoint(GLOBAL const double* RESTRICT phiRow, GLOBAL const int* RESTRICT fn, int nf,
-                             GLOBAL const double* RESTRICT density, int nbf, GLOBAL double* RESTRICT X) {
-    double rho = 0;
-    for (int i = 0; i < nf; i++) {
-        GLOBAL const double* Drow = density + fn[i]*nbf;
-        double t = 0;
-        for (int j = 0; j < nf; j++)
-            t += Drow[fn[j]]*phiRow[j];
-        if (X != 0)
-            X[i] = t;
-        rho += phiRow[i]*t;
-    }
-    return rho;
-}
-
 /* ---- The XC energy and matrix of one SCF iteration, as tiled products (GauXC's design) -----------------
  * Per batch b, with Phi_b its (points x nf) basis values and D_b = D[fn, fn]:
  *   X = Phi_b D_b,  rho_p = sum_i Phi_b(p,i) X(p,i),  then the functional,  V_b = Phi_b^T diag(w v) Phi_b,
@@ -110,7 +91,8 @@ DEVICE double densityAtPoint(GLOBAL const double* RESTRICT phiRow, GLOBAL const 
 /**
  * Density blocks [firstBlock, lastBlock): each XC_BLOCK points of one batch. X is formed in column tiles of
  * XC_TILE functions (each thread 2 points x 4 functions), rho summed per point in local memory; then
- * wv = w v_xc, pointEnergy = w rho eps_xc, pointElectrons = w rho.
+ * wv = w v_xc, pointEnergy = w rho eps_xc, pointElectrons = w rho. With withX (the gradient) also X itself, in
+ * the layout of phi, and f = rho eps_xc per point.
  */
 KERNEL void densityBlocks(int firstBlock, int lastBlock, GLOBAL const int* RESTRICT blockBatch,
                           GLOBAL const int* RESTRICT blockFirstPoint, GLOBAL const double* RESTRICT pointW,
@@ -118,7 +100,8 @@ KERNEL void densityBlocks(int firstBlock, int lastBlock, GLOBAL const int* RESTR
                           GLOBAL const int* RESTRICT batchNumFunctions, GLOBAL const int* RESTRICT batchPhiStart, int phiBase,
                           GLOBAL const int* RESTRICT batchFunctionStart, GLOBAL const int* RESTRICT batchFunctions,
                           GLOBAL const double* RESTRICT density, int nbf, GLOBAL const double* RESTRICT phi,
-                          GLOBAL double* RESTRICT wv, GLOBAL double* RESTRICT pointEnergy, GLOBAL double* RESTRICT pointElectrons) {
+                          GLOBAL double* RESTRICT wv, GLOBAL double* RESTRICT pointEnergy, GLOBAL double* RESTRICT pointElectrons,
+                          int withX, GLOBAL double* RESTRICT X, GLOBAL double* RESTRICT f) {
     LOCAL double phiTile[XC_BLOCK*(XC_K+1)];   // [point][k]
     LOCAL double dTile[XC_K*(XC_TILE+1)];      // [k][function]
     LOCAL double rhoPart[XC_BLOCK*16];
@@ -161,6 +144,13 @@ KERNEL void densityBlocks(int firstBlock, int lastBlock, GLOBAL const int* RESTR
                         rho0 += acc[0][c]*P[ty*nf+i];
                     if (ty+16 < np)
                         rho1 += acc[1][c]*P[(ty+16)*nf+i];
+                    if (withX) {
+                        GLOBAL double* Xb = X + (P-phi);
+                        if (ty < np)
+                            Xb[ty*nf+i] = acc[0][c];
+                        if (ty+16 < np)
+                            Xb[(ty+16)*nf+i] = acc[1][c];
+                    }
                 }
             }
         }
@@ -178,6 +168,8 @@ KERNEL void densityBlocks(int firstBlock, int lastBlock, GLOBAL const int* RESTR
             wv[pt] = w*v;
             pointEnergy[pt] = w*rho*eps;
             pointElectrons[pt] = w*rho;
+            if (withX)
+                f[pt] = rho*eps;
         }
         SYNC_THREADS;
     }
@@ -267,33 +259,27 @@ KERNEL void batchSums(int numBatches, GLOBAL const int* RESTRICT batchPointStart
 /* ---- The XC gradient: basis-function and point-motion terms on the device ----------------------------
  * With X = Phi D (per point, the batch's functions): rho = sum_u phi_u X_u, and with M_u^d = 2 w v dphi_u^d X_u
  * the functions on atom C get -sum_p M_u^d, and on the moving grid each point's parent atom gets
- * +sum_u M_u^d. The partition-weight terms need only f = rho eps_xc per point (computed here). Chunk buffers
- * (phi, dphi from evaluateBasis with gradients, X) hold the batches [firstBatch, lastBatch) from phiBase. */
+ * +sum_u M_u^d. The partition-weight terms need only f = rho eps_xc per point. X, rho, the functional and f
+ * come from densityBlocks (the SCF's tiled product, with withX). Chunk buffers (phi, dphi from evaluateBasis
+ * with gradients, X) hold the batches [firstBatch, lastBatch) from phiBase. */
 
-/** Per point: X = Phi D, rho, the functional; f = rho eps_xc, wv = w v_xc, and the point's sum_u M_u^d. */
-KERNEL void gradientPoints(int firstPoint, int numPoints, GLOBAL const double* RESTRICT pointW, GLOBAL const int* RESTRICT pointBatch,
+/** Per point: sum_u M_u^d, from X, wv and the basis gradients (densityBlocks with withX formed X, wv and f). */
+KERNEL void gradientPoints(int firstPoint, int numPoints, GLOBAL const int* RESTRICT pointBatch,
                            GLOBAL const int* RESTRICT batchPointStart, GLOBAL const int* RESTRICT batchNumFunctions,
-                           GLOBAL const int* RESTRICT batchPhiStart, int phiBase, GLOBAL const int* RESTRICT batchFunctionStart,
-                           GLOBAL const int* RESTRICT batchFunctions, GLOBAL const double* RESTRICT density, int nbf,
-                           GLOBAL const double* RESTRICT phi, GLOBAL const double* RESTRICT dphiX, GLOBAL const double* RESTRICT dphiY,
-                           GLOBAL const double* RESTRICT dphiZ, GLOBAL double* RESTRICT X, GLOBAL double* RESTRICT wv,
-                           GLOBAL double* RESTRICT f, GLOBAL double* RESTRICT pointGradient) {
+                           GLOBAL const int* RESTRICT batchPhiStart, int phiBase, GLOBAL const double* RESTRICT dphiX,
+                           GLOBAL const double* RESTRICT dphiY, GLOBAL const double* RESTRICT dphiZ, GLOBAL const double* RESTRICT X,
+                           GLOBAL const double* RESTRICT wv, GLOBAL double* RESTRICT pointGradient) {
     for (int pt = firstPoint+GLOBAL_ID; pt < firstPoint+numPoints; pt += GLOBAL_SIZE) {
         const int b = pointBatch[pt];
         const int nf = batchNumFunctions[b];
         const int row = (batchPhiStart[b]-phiBase) + (pt-batchPointStart[b])*nf;
-        const double rho = densityAtPoint(phi + row, batchFunctions + batchFunctionStart[b], nf, density, nbf, X + row);
-        double eps, v;
-        ldaPoint(rho, &eps, &v);
-        const double twoWv = 2.0*pointW[pt]*v;
         double gx = 0, gy = 0, gz = 0;
         for (int i = 0; i < nf; i++) {
             gx += dphiX[row+i]*X[row+i];
             gy += dphiY[row+i]*X[row+i];
             gz += dphiZ[row+i]*X[row+i];
         }
-        wv[pt] = pointW[pt]*v;
-        f[pt] = rho*eps;
+        const double twoWv = 2.0*wv[pt];
         pointGradient[3*pt] = twoWv*gx;
         pointGradient[3*pt+1] = twoWv*gy;
         pointGradient[3*pt+2] = twoWv*gz;
