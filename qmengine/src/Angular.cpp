@@ -118,5 +118,66 @@ Eigen::MatrixXd basisTransform(const BasisSet& basis) {
     return T;
 }
 
+namespace {
+
+bool anyPure(const BasisSet& basis) {
+    for (const Shell& sh : basis.shells())
+        if (sh.pure && sh.l >= 2)
+            return true;
+    return false;
+}
+
+} // namespace
+
+Eigen::MatrixXd toCartesianBasis(const BasisSet& basis, const Eigen::MatrixXd& M) {
+    if (!anyPure(basis))
+        return M;
+    // R = M T, then T^T R, one shell's columns and rows at a time.
+    Eigen::MatrixXd R(M.rows(), basis.cartesianSize());
+    for (int s = 0; s < basis.numShells(); s++) {
+        const Shell& sh = basis.shells()[s];
+        auto columns = R.middleCols(basis.cartesianOffset(s), sh.cartesianSize());
+        if (sh.pure)
+            columns.noalias() = M.middleCols(basis.offset(s), sh.size()) * cartesianToPure(sh.l);
+        else
+            columns = M.middleCols(basis.offset(s), sh.size());
+    }
+    Eigen::MatrixXd out(basis.cartesianSize(), basis.cartesianSize());
+    for (int s = 0; s < basis.numShells(); s++) {
+        const Shell& sh = basis.shells()[s];
+        auto rows = out.middleRows(basis.cartesianOffset(s), sh.cartesianSize());
+        if (sh.pure)
+            rows.noalias() = cartesianToPure(sh.l).transpose() * R.middleRows(basis.offset(s), sh.size());
+        else
+            rows = R.middleRows(basis.offset(s), sh.size());
+    }
+    return out;
+}
+
+Eigen::MatrixXd fromCartesianBasis(const BasisSet& basis, const Eigen::MatrixXd& M) {
+    if (!anyPure(basis))
+        return M;
+    // R = M T^T, then T R.
+    Eigen::MatrixXd R(M.rows(), basis.size());
+    for (int s = 0; s < basis.numShells(); s++) {
+        const Shell& sh = basis.shells()[s];
+        auto columns = R.middleCols(basis.offset(s), sh.size());
+        if (sh.pure)
+            columns.noalias() = M.middleCols(basis.cartesianOffset(s), sh.cartesianSize()) * cartesianToPure(sh.l).transpose();
+        else
+            columns = M.middleCols(basis.cartesianOffset(s), sh.size());
+    }
+    Eigen::MatrixXd out(basis.size(), basis.size());
+    for (int s = 0; s < basis.numShells(); s++) {
+        const Shell& sh = basis.shells()[s];
+        auto rows = out.middleRows(basis.offset(s), sh.size());
+        if (sh.pure)
+            rows.noalias() = cartesianToPure(sh.l) * R.middleRows(basis.cartesianOffset(s), sh.cartesianSize());
+        else
+            rows = R.middleRows(basis.cartesianOffset(s), sh.size());
+    }
+    return out;
+}
+
 } // namespace QM
 } // namespace OpenMMDFT

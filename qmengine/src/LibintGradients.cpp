@@ -106,8 +106,7 @@ Eigen::MatrixXd oneBodyGradient(const BasisSet& basis, libint2::Operator op, con
     ensureLibintInitialized();
     const auto shells = toLibint(basis);
     const auto deriv = derivativeShells(basis);
-    const Eigen::MatrixXd T = basisTransform(basis);
-    const Eigen::MatrixXd Pc = T.transpose() * P * T;
+    const Eigen::MatrixXd Pc = toCartesianBasis(basis, P);
     threads = std::max(1, std::min(resolveThreads(threads), basis.numShells()));
     libint2::Engine prototype(op, basis.maxPrimitives(), basis.maxL() + 1, 0);
     std::vector<libint2::Engine> engines(threads, prototype);
@@ -150,8 +149,8 @@ Eigen::MatrixXd densityFittingThreeCentreGradient(const BasisSet& basis, const B
     const auto shells = toLibint(basis);
     const auto auxShells = toLibint(auxiliary);
     const auto deriv = derivativeShells(basis);
-    const Eigen::MatrixXd T = basisTransform(basis), Ta = basisTransform(auxiliary);
-    const Eigen::MatrixXd Dc = T.transpose() * D * T;
+    const Eigen::MatrixXd Ta = basisTransform(auxiliary);
+    const Eigen::MatrixXd Dc = toCartesianBasis(basis, D);
     const Eigen::VectorXd cc = Ta.transpose() * c;
     const int ns = basis.numShells(), na = auxiliary.numShells();
     threads = std::max(1, std::min(resolveThreads(threads), na));
@@ -250,8 +249,7 @@ Eigen::MatrixXd exactCoulombGradient(const BasisSet& basis, const Eigen::MatrixX
     ensureLibintInitialized();
     const auto shells = toLibint(basis);
     const int ns = (int) shells.size();
-    const Eigen::MatrixXd T = basisTransform(basis);
-    const Eigen::MatrixXd D = T.transpose() * density * T;
+    const Eigen::MatrixXd D = toCartesianBasis(basis, density);
     // Schwarz factors and the largest density element per shell pair, for screening (as ExactCoulomb::compute).
     const Eigen::MatrixXd Q = schwarz(shells), Dmax = shellPairMaxima(basis, shells, D);
     const double Qmax = Q.maxCoeff();

@@ -47,8 +47,7 @@ Eigen::MatrixXd oneBody(const BasisSet& basis, const libint2::Engine& prototype,
                 }
         }
     });
-    const Eigen::MatrixXd T = basisTransform(basis);
-    return congruence(M, T.transpose());
+    return fromCartesianBasis(basis, M);
 }
 
 } // namespace
@@ -154,11 +153,11 @@ double electrostaticPotential(const BasisSet& basis, const Eigen::MatrixXd& dens
 struct ExactCoulomb::Impl {
     const BasisSet& basis;
     std::vector<libint2::Shell> shells;
-    Eigen::MatrixXd Q, T;
+    Eigen::MatrixXd Q;
     double threshold;
     int threads;
     Impl(const BasisSet& b, double t, int n)
-        : basis(b), shells(toLibint(b)), Q(schwarz(shells)), T(basisTransform(b)), threshold(t), threads(resolveThreads(n)) {}
+        : basis(b), shells(toLibint(b)), Q(schwarz(shells)), threshold(t), threads(resolveThreads(n)) {}
 };
 
 ExactCoulomb::ExactCoulomb(const BasisSet& basis, double threshold, int threads)
@@ -170,7 +169,7 @@ Eigen::MatrixXd ExactCoulomb::compute(const Eigen::MatrixXd& density) const {
     const BasisSet& basis = d.basis;
     const auto& shells = d.shells;
     const int ns = (int) shells.size();
-    const Eigen::MatrixXd D = congruence(density, d.T);
+    const Eigen::MatrixXd D = toCartesianBasis(d.basis, density);
     // Largest density element per shell pair, for screening by |(ab|cd)| D_cd <= Q_ab Q_cd D_cd.
     const Eigen::MatrixXd Dmax = shellPairMaxima(basis, shells, D);
     libint2::Engine prototype(libint2::Operator::coulomb, maxNprim(shells), maxL(shells), 0);
@@ -225,14 +224,14 @@ Eigen::MatrixXd ExactCoulomb::compute(const Eigen::MatrixXd& density) const {
     for (int t = 1; t < threads; t++)
         X += Xs[t];
     const Eigen::MatrixXd Jc = 0.25 * (X + X.transpose());
-    return congruence(Jc, d.T.transpose());
+    return fromCartesianBasis(d.basis, Jc);
 }
 
 // ---------------------------------------------------------------------------------
 struct DensityFittedCoulomb::Impl {
     const BasisSet& basis;
     const BasisSet& aux;
-    Eigen::MatrixXd T, Taux;
+    Eigen::MatrixXd Taux;
     Eigen::MatrixXd metric;                          // (P|Q) in the (pure) auxiliary basis
     std::unique_ptr<SymmetricPositiveDefiniteSolver> solver;
     // Three-center integrals of significant cartesian function pairs a>=b: B(P_cart, pair).
@@ -253,7 +252,7 @@ double now() {
 DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet& aux, double threshold, int threads,
                                            const NormalEquationSolver& metricSolver,
                                            std::unique_ptr<DensityFittingContractions> contractions)
-    : impl_(new Impl{basis, aux, basisTransform(basis), basisTransform(aux), {}, nullptr, {}, {}, nullptr, {}, false}) {
+    : impl_(new Impl{basis, aux, basisTransform(aux), {}, nullptr, {}, {}, nullptr, {}, false}) {
     Impl& d = *impl_;
     const auto shells = toLibint(basis);
     const auto auxShells = toLibint(aux);
@@ -376,7 +375,7 @@ DensityFittedCoulomb::~DensityFittedCoulomb() = default;
 
 Eigen::MatrixXd DensityFittedCoulomb::compute(const Eigen::MatrixXd& density) const {
     const Impl& d = *impl_;
-    const Eigen::MatrixXd D = congruence(density, d.T);
+    const Eigen::MatrixXd D = toCartesianBasis(d.basis, density);
     const Eigen::Index np = (Eigen::Index) d.pairs.size();
     Eigen::VectorXd dv(np);
     for (Eigen::Index k = 0; k < np; k++) {
@@ -392,7 +391,7 @@ Eigen::MatrixXd DensityFittedCoulomb::compute(const Eigen::MatrixXd& density) co
         const auto& p = d.pairs[k];
         J(p.first, p.second) = J(p.second, p.first) = jv[k];
     }
-    return congruence(J, d.T.transpose());
+    return fromCartesianBasis(d.basis, J);
 }
 
 const Eigen::VectorXd& DensityFittedCoulomb::fitCoefficients() const {
@@ -417,7 +416,7 @@ Eigen::MatrixXd DensityFittedCoulomb::gradient(const Eigen::MatrixXd& density, i
     Eigen::MatrixXd G = densityFittingMetricGradient(d.aux, d.coefficients, numAtoms, threads);
     d.timings["gradient.metric"] = now() - t;
     t = now();
-    const Eigen::MatrixXd D = congruence(density, d.T);
+    const Eigen::MatrixXd D = toCartesianBasis(d.basis, density);
     const Eigen::VectorXd c = d.Taux.transpose() * d.coefficients;
     if (!d.deviceIntegrals || !d.contractions->addThreeCentreGradient(D, c, G))
         G += densityFittingThreeCentreGradient(d.basis, d.aux, density, d.coefficients, numAtoms, threshold, threads);

@@ -143,7 +143,7 @@ Eigen::MatrixXd pointChargeMatrix(const BasisSet& basis, const std::vector<Point
                 M(o2 + j, o1 + i) = block[i * cb.size() + j];
             }
     });
-    return congruence(M, basisTransform(basis).transpose());
+    return fromCartesianBasis(basis, M);
 }
 
 void pointChargeGradient(const BasisSet& basis, const std::vector<PointCharge>& charges, const Eigen::MatrixXd& P, int numAtoms,
@@ -154,8 +154,7 @@ void pointChargeGradient(const BasisSet& basis, const std::vector<PointCharge>& 
         return;
     checkAngularMomentum(basis);
     const int ns = basis.numShells(), nc = (int) charges.size();
-    const Eigen::MatrixXd T = basisTransform(basis);
-    const Eigen::MatrixXd Pc = T.transpose() * P * T;
+    const Eigen::MatrixXd Pc = toCartesianBasis(basis, P);
     threads = std::max(1, std::min(resolveThreads(threads), ns));
     std::vector<Eigen::MatrixXd> atomPart(threads, Eigen::MatrixXd::Zero(numAtoms, 3));
     std::vector<std::vector<double>> chargePart(threads, std::vector<double>(3 * (size_t) nc, 0.0));

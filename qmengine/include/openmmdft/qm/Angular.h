@@ -23,6 +23,11 @@ const Eigen::MatrixXd& cartesianToPure(int l);
 /// Block-diagonal nbf x ncart matrix of the whole basis (identity blocks for cartesian shells):
 /// M = T Mcart T^T for operators, Dcart = T^T D T for densities.
 Eigen::MatrixXd basisTransform(const BasisSet& basis);
+/// T^T M T: a matrix over the basis's own functions taken to the all-cartesian basis, shell block by shell block
+/// (T is block diagonal, so this costs O(n^2) where the dense product costs O(n^3); M itself where no shell is pure).
+Eigen::MatrixXd toCartesianBasis(const BasisSet& basis, const Eigen::MatrixXd& M);
+/// T M T^T: a matrix over the all-cartesian basis taken back to the basis's own functions, block by block.
+Eigen::MatrixXd fromCartesianBasis(const BasisSet& basis, const Eigen::MatrixXd& M);
 
 } // namespace QM
 } // namespace OpenMMDFT
