@@ -169,6 +169,27 @@ public:
                 G(a, d) += fixed[3 * a + d] / THREE_CENTRE_GRADIENT_SCALE;
         return true;
     }
+    Eigen::VectorXd fit(const Eigen::VectorXd& pairDensity) override {
+        ContextSelector selector(cc);
+        pairVector.upload(pairDensity.data());
+        fitKernel->execute(rows * slices);
+        fitSumKernel->execute(rows);
+        Eigen::VectorXd gamma(rows);
+        auxVector.download(gamma.data());
+        return gamma;
+    }
+    Eigen::VectorXd project(const Eigen::VectorXd& coefficients) override {
+        ContextSelector selector(cc);
+        auxVector.upload(coefficients.data());
+        projectKernel->execute(DF_GROUP_SIZE * min(columns, 65536), DF_GROUP_SIZE);
+        Eigen::VectorXd j(columns);
+        pairVector.download(j.data());
+        return j;
+    }
+    size_t storedBytes() const override {
+        return tensor.isInitialized() ? (size_t) rows * columns * sizeof(double) : 0;
+    }
+private:
     /** Room for B (rows x columns, column-major) and the contraction kernels; false if it does not fit. */
     bool allocate(int numRows, int numColumns) {
         rows = numRows;
@@ -207,27 +228,6 @@ public:
         projectKernel->addArg(pairVector);
         return true;
     }
-    Eigen::VectorXd fit(const Eigen::VectorXd& pairDensity) override {
-        ContextSelector selector(cc);
-        pairVector.upload(pairDensity.data());
-        fitKernel->execute(rows * slices);
-        fitSumKernel->execute(rows);
-        Eigen::VectorXd gamma(rows);
-        auxVector.download(gamma.data());
-        return gamma;
-    }
-    Eigen::VectorXd project(const Eigen::VectorXd& coefficients) override {
-        ContextSelector selector(cc);
-        auxVector.upload(coefficients.data());
-        projectKernel->execute(DF_GROUP_SIZE * min(columns, 65536), DF_GROUP_SIZE);
-        Eigen::VectorXd j(columns);
-        pairVector.download(j.data());
-        return j;
-    }
-    size_t storedBytes() const override {
-        return tensor.isInitialized() ? (size_t) rows * columns * sizeof(double) : 0;
-    }
-private:
     static const int DF_GROUP_SIZE = 128;  // DF_GROUP of densityFittingProject
     ComputeContext& cc;
     ComputeProgram program, integrals;
