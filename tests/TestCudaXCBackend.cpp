@@ -56,6 +56,7 @@ TEST(CudaDensityFitting, DeviceIntegralsMatchLibint) {
     testDeviceDensityFittingMatchesLibint(factory, "DZVP", true);
     testDeviceDensityFittingMatchesLibint(factory, "DZVP", false);
     testDeviceDensityFittingMatchesLibint(factory, "def2-TZVP", true);
+    testDeviceDensityFittingMatchesLibint(factory, "DZVP", true, true);
     factory.reset();
     dlclose(plugin);
 }

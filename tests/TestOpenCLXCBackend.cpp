@@ -45,6 +45,7 @@ TEST(OpenCLDensityFitting, DeviceIntegralsMatchLibint) {
     testDeviceDensityFittingMatchesLibint(factory, "DZVP", true);
     testDeviceDensityFittingMatchesLibint(factory, "DZVP", false);
     testDeviceDensityFittingMatchesLibint(factory, "def2-TZVP", true);
+    testDeviceDensityFittingMatchesLibint(factory, "DZVP", true, true);
 }
 
 TEST_P(OpenCLXCBackend, MatchesTheHostThroughTheEngine) {

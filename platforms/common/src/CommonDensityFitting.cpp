@@ -19,6 +19,9 @@ namespace {
 /// The largest l of the orbital and fitting shells the integral kernels take (their private arrays grow with both).
 const int MAX_BASIS_L = 3, MAX_AUX_L = 5;
 
+/// Fewer gradient work items than this (shell pairs x atoms) split the atoms' fitting shells into one group each.
+const double MIN_GRADIENT_ITEMS = 65536;
+
 /** Uploads data, allocating the array on first use (later uploads to it keep its size). */
 template <class T>
 void uploadVector(ComputeContext& cc, ComputeArray& array, const vector<T>& data, const char* name) {
@@ -106,14 +109,23 @@ public:
         boysOrders = task.boysOrders;
         boysTaylorTerms = task.boysTaylorTerms;
         numAuxShells = (int) task.aux.l.size();
-        // The fitting shells of each atom, for the gradient's work items (the auxiliary basis lists them atom by atom).
-        vector<int> atomShellStart;
+        // The gradient's work items are (shell pair, group of fitting shells on one atom). A group is an atom's shells
+        // (the pair's derivative Hermite densities are then formed once per atom), unless that leaves too few items
+        // to fill a GPU (a few QM atoms): then every fitting shell is a group of its own.
+        numAtoms = 0;
         for (int s = 0; s < numAuxShells; s++)
-            while ((int) atomShellStart.size() <= task.aux.atom[s])
-                atomShellStart.push_back(s);
-        atomShellStart.push_back(numAuxShells);
-        numAtoms = (int) atomShellStart.size() - 1;
-        uploadVector(cc, auxAtomShellStart, atomShellStart, "qmDFAuxAtomShellStart");
+            numAtoms = max(numAtoms, task.aux.atom[s] + 1);
+        const bool byAtom = (double) numPairs * numAtoms >= MIN_GRADIENT_ITEMS;
+        vector<int> groupStart, groupAtom;
+        for (int s = 0; s < numAuxShells; s++)
+            if (s == 0 || !byAtom || task.aux.atom[s] != task.aux.atom[s - 1]) {
+                groupStart.push_back(s);
+                groupAtom.push_back(task.aux.atom[s]);
+            }
+        groupStart.push_back(numAuxShells);
+        numGroups = (int) groupAtom.size();
+        uploadVector(cc, auxGroupShellStart, groupStart, "qmDFAuxGroupShellStart");
+        uploadVector(cc, auxGroupAtom, groupAtom, "qmDFAuxGroupAtom");
         ComputeKernel kernel = integrals->createKernel("threeCentreTensor");
         kernel->addArg(numPairs);
         kernel->addArg(numAuxShells);
@@ -148,10 +160,10 @@ public:
         uploadVector(cc, gradientArray, vector<long long>(3 * gradientAtoms, 0), "qmDFGradient");
         ComputeKernel kernel = integrals->createKernel("threeCentreGradient");
         kernel->addArg(numPairs);
-        kernel->addArg(numAtoms);
+        kernel->addArg(numGroups);
         kernel->addArg(nbf);
         for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.atom, &basis.primStart, &basis.numPrim, &basis.cartesianOffset,
-                                &basis.center, &basis.exponent, &basis.coefficient, &auxAtomShellStart, &aux.l, &aux.primStart,
+                                &basis.center, &basis.exponent, &basis.coefficient, &auxGroupShellStart, &auxGroupAtom, &aux.l, &aux.primStart,
                                 &aux.numPrim, &aux.cartesianOffset, &aux.center, &aux.exponent, &aux.coefficient, &boysTable})
             kernel->addArg(*a);
         kernel->addArg(boysStep);
@@ -161,7 +173,7 @@ public:
         kernel->addArg(densityArray);
         kernel->addArg(coefficientArray);
         kernel->addArg(gradientArray);
-        kernel->execute(numPairs * numAtoms, 64);
+        kernel->execute(numPairs * numGroups, 64);
         vector<long long> fixed;
         gradientArray.download(fixed);
         for (int a = 0; a < (int) G.rows(); a++)
@@ -237,10 +249,10 @@ private:
     ComputeKernel fitKernel, fitSumKernel, projectKernel;
     // The integrals' inputs, kept for the gradient of the same geometry.
     bool integralsHere = false;
-    int numPairs = 0, numAuxShells = 0, numAtoms = 0, boysOrders = 0, boysTaylorTerms = 0;
+    int numPairs = 0, numAuxShells = 0, numAtoms = 0, numGroups = 0, boysOrders = 0, boysTaylorTerms = 0;
     double boysStep = 0, boysEnd = 0;
     DeviceShells basis, aux;
-    ComputeArray pairFirst, pairSecond, pairColumn, auxTransform, auxTransformStart, auxAtomShellStart, boysTable;
+    ComputeArray pairFirst, pairSecond, pairColumn, auxTransform, auxTransformStart, auxGroupShellStart, auxGroupAtom, boysTable;
     ComputeArray densityArray, coefficientArray, gradientArray;
 };
 

@@ -155,16 +155,28 @@ inline void testDeviceXCMatchesHost(const std::shared_ptr<const XCBackendFactory
  * The density-fitting tensor and the three-centre gradient computed on the device (McMurchie-Davidson) against
  * Libint2's on the host, through DensityFittedCoulomb: the Coulomb matrix and fit coefficients of a density with
  * every element nonzero, its fitted Coulomb energy, and the gradient of that energy, for water dimer plus methanol (d shells,
- * and g fitting functions on O and C) in DZVP, and in def2-TZVP (f shells), spherical and cartesian. Bounds: 1e-10
+ * and g fitting functions on O and C) in DZVP, and in def2-TZVP (f shells), spherical and cartesian, and for eight
+ * waters (the gradient's work items grouped by atom). Bounds: 1e-10
  * of the largest element of J, 1e-11 relative in the energy, 1e-9 Eh/bohr (the same integrals by another recursion).
  */
 inline void testDeviceDensityFittingMatchesLibint(const std::shared_ptr<const XCBackendFactory>& factory, const std::string& basisName,
-                                                  bool pure) {
+                                                  bool pure, bool eightWaters = false) {
     std::vector<QMAtom> atoms = waterDimer();
-    for (QMAtom atom : methanol()) {
-        atom.xyz[2] += 7.0;
-        atoms.push_back(atom);
+    if (eightWaters) {
+        // Four dimers on a square: enough shell pairs x atoms that the gradient's work items take an atom's fitting
+        // shells together (the small systems take them one by one).
+        for (int k = 1; k < 4; k++)
+            for (QMAtom atom : waterDimer()) {
+                atom.xyz[1] += 6.0 * (k % 2);
+                atom.xyz[2] += 6.0 * (k / 2);
+                atoms.push_back(atom);
+            }
     }
+    else
+        for (QMAtom atom : methanol()) {
+            atom.xyz[2] += 7.0;
+            atoms.push_back(atom);
+        }
     const BasisDefinition definition = loadBasisDefinition(basisName, ""), auxDefinition = loadBasisDefinition("def2-universal-jfit", "");
     const BasisSet basis(definition, atoms, pure), aux(auxDefinition, atoms, pure, 6);
     Eigen::MatrixXd D = Eigen::MatrixXd::Zero(basis.size(), basis.size());

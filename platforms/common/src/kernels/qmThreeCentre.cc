@@ -5,9 +5,9 @@
  * Gaussians at P with coefficients E^ij_t per direction, a fitting function one at Q, and
  *   (Lambda_tuv(p) | Lambda_tau,nu,phi(g)) = (-1)^(tau+nu+phi) 2 pi^(5/2) / (p g sqrt(p+g)) R_(t+tau,u+nu,v+phi)(alpha, P-Q).
  * Double precision and atomic units throughout. One work item per (shell pair, fitting shell) for the tensor and
- * per (shell pair, atom of fitting shells) for the gradient, consecutive items taking consecutive pairs (the host
- * sorts them into classes of equal angular momenta) with one fitting shell or atom; OpenMM caps the number of work
- * groups, so both loop with a grid stride.
+ * per (shell pair, group of fitting shells on one atom) for the gradient, consecutive items taking consecutive pairs
+ * (the host sorts them into classes of equal angular momenta) with one fitting shell or group; OpenMM caps the number
+ * of work groups, so both loop with a grid stride.
  *
  * Defines from the host: BASIS_L and AUX_L (the largest l of the orbital and fitting bases, which size the private
  * arrays) and GRADIENT_SCALE (the fixed-point scale of the gradient sums). The engine's Boys-function table
@@ -270,12 +270,13 @@ KERNEL void threeCentreTensor(int numPairs, int numAuxShells, int rows, GLOBAL c
  * d/dA_x x_A^i e^(-a x_A^2) = 2a x_A^(i+1) e^(..) - i x_A^(i-1) e^(..), which are contracted with D once per primitive
  * pair (derivative Hermite densities); the fitting function's centre takes minus their sum (translational invariance).
  */
-KERNEL void threeCentreGradient(int numPairs, int numAtoms, int nbf, GLOBAL const int* RESTRICT pairFirst,
+KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL const int* RESTRICT pairFirst,
                                 GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT shellL,
                                 GLOBAL const int* RESTRICT shellAtom, GLOBAL const int* RESTRICT shellPrimStart,
                                 GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const int* RESTRICT shellCartesianOffset,
                                 GLOBAL const double* RESTRICT shellCenter, GLOBAL const double* RESTRICT primExponent,
-                                GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT auxAtomShellStart,
+                                GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT auxGroupShellStart,
+                                GLOBAL const int* RESTRICT auxGroupAtom,
                                 GLOBAL const int* RESTRICT auxL, GLOBAL const int* RESTRICT auxPrimStart,
                                 GLOBAL const int* RESTRICT auxNumPrim, GLOBAL const int* RESTRICT auxCartesianOffset,
                                 GLOBAL const double* RESTRICT auxCenter, GLOBAL const double* RESTRICT auxExponent,
@@ -292,11 +293,9 @@ KERNEL void threeCentreGradient(int numPairs, int numAtoms, int nbf, GLOBAL cons
     double single[3*(AUX_L+1)*(AUX_L+1)];
     double R[MAX_HERMITE], other[MAX_HERMITE], F[MAX_ORDER+1];
     double cq[HERMITE_COUNT(AUX_L)], W[MAX_PAIR_HERMITE];
-    for (int item = GLOBAL_ID; item < numPairs*numAtoms; item += GLOBAL_SIZE) {
-        const int atom = item/numPairs, k = item%numPairs;
-        const int firstAux = auxAtomShellStart[atom], lastAux = auxAtomShellStart[atom+1];
-        if (firstAux == lastAux)
-            continue;
+    for (int item = GLOBAL_ID; item < numPairs*numGroups; item += GLOBAL_SIZE) {
+        const int group = item/numPairs, k = item%numPairs;
+        const int firstAux = auxGroupShellStart[group], lastAux = auxGroupShellStart[group+1], atom = auxGroupAtom[group];
         const int s1 = pairFirst[k], s2 = pairSecond[k];
         const int la = shellL[s1], lb = shellL[s2];
         const int na = CART_COUNT(la), nb = CART_COUNT(lb);
