@@ -93,9 +93,10 @@ TEST_P(CudaKernelCompile, QMExchangeCorrelation) {
     EXPECT_TRUE(log.empty()) << log;
 }
 
-/** The density-fitting integrals and their gradient, for the largest shells the platforms send there (f, h). */
+/** The density-fitting integrals and their gradient, for the largest shells the platforms send there (f, h), and the
+ * point-charge gradient (fitting l = 0). */
 TEST_P(CudaKernelCompile, ThreeCentreIntegrals) {
-    for (const auto& l : {std::make_pair(2, 4), std::make_pair(3, 5)}) {
+    for (const auto& l : {std::make_pair(2, 4), std::make_pair(3, 5), std::make_pair(3, 0)}) {
         string log = compile(CommonQMMMKernelSources::qmThreeCentre, threeCentreDefines(l.first, l.second));
         EXPECT_TRUE(log.empty()) << log;
     }

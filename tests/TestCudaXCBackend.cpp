@@ -61,6 +61,21 @@ TEST(CudaDensityFitting, DeviceIntegralsMatchLibint) {
     dlclose(plugin);
 }
 
+TEST(CudaPointCharges, DeviceGradientMatchesHost) {
+    std::unique_ptr<Context> context;
+    System system;
+    VerletIntegrator integrator(0.001);
+    void* plugin = nullptr;
+    std::shared_ptr<const XCBackendFactory> factory;
+    const std::string reason = cudaFactory(context, system, integrator, plugin, factory);
+    if (!reason.empty())
+        GTEST_SKIP() << reason;
+    testDevicePointChargeGradientMatchesHost(factory, "DZVP");
+    testDevicePointChargeGradientMatchesHost(factory, "def2-TZVP");
+    factory.reset();
+    dlclose(plugin);
+}
+
 TEST_P(CudaXCBackend, MatchesTheHostThroughTheEngine) {
     std::unique_ptr<Context> context;
     System system;

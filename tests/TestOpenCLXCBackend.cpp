@@ -48,6 +48,17 @@ TEST(OpenCLDensityFitting, DeviceIntegralsMatchLibint) {
     testDeviceDensityFittingMatchesLibint(factory, "DZVP", true, true);
 }
 
+TEST(OpenCLPointCharges, DeviceGradientMatchesHost) {
+    std::unique_ptr<Context> context;
+    System system;
+    VerletIntegrator integrator(0.001);
+    auto factory = openCLFactory(context, system, integrator);
+    if (!factory)
+        GTEST_SKIP() << "no OpenCL device with double precision";
+    testDevicePointChargeGradientMatchesHost(factory, "DZVP");
+    testDevicePointChargeGradientMatchesHost(factory, "def2-TZVP");
+}
+
 TEST_P(OpenCLXCBackend, MatchesTheHostThroughTheEngine) {
     QMMMTest::loadPlatformOnce("libOpenMMOpenCL.so", registerQMMMOpenCLKernelFactories);
     std::unique_ptr<Context> context;

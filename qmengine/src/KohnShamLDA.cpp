@@ -1,4 +1,5 @@
 #include "openmmdft/qm/KohnShamLDA.h"
+#include "openmmdft/qm/Angular.h"
 #include "openmmdft/qm/DenseAlgebra.h"
 #include "openmmdft/qm/IntegralGradients.h"
 #include "openmmdft/qm/Elements.h"
@@ -257,11 +258,28 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
     std::vector<PointCharge> nuclei;
     for (const QMAtom& a : sys.atoms)
         nuclei.push_back({{a.xyz[0], a.xyz[1], a.xyz[2]}, (double) a.Z});
+    // The point charges' term where the back end's factory runs it (a GPU platform), else on the host.
+    const PointChargeGradientEvaluator* deviceCharges = xcFactory_->pointChargeGradients();
+    const Eigen::MatrixXd cartesianD = deviceCharges ? toCartesianBasis(sys.basis, D) : Eigen::MatrixXd();
+    auto chargeTerm = [&](const std::vector<PointCharge>& charges, double threshold, Eigen::MatrixXd& basisPart,
+                          Eigen::MatrixXd& chargePart) {
+        if (deviceCharges) {
+            basisPart = Eigen::MatrixXd::Zero(na, 3);
+            chargePart = Eigen::MatrixXd::Zero((int) charges.size(), 3);
+            std::vector<double> weights;
+            for (const PointCharge& c : charges)
+                weights.push_back(-c.charge);  // V = -sum_C q_C <u|1/|r-C||v>
+            if (deviceCharges->addGradient(makePointChargeTask(sys.basis, charges, threshold), weights, cartesianD, basisPart,
+                                           chargePart))
+                return;
+        }
+        pointChargeGradient(sys.basis, charges, D, na, threshold, basisPart, chargePart, threads);
+    };
     Eigen::MatrixXd basisPart, chargePart;
-    pointChargeGradient(sys.basis, nuclei, D, na, 0.0, basisPart, chargePart, threads);
+    chargeTerm(nuclei, 0.0, basisPart, chargePart);
     g.atoms += basisPart + chargePart; // the nuclei are the atoms
     if (!sys.mm.empty()) {
-        pointChargeGradient(sys.basis, sys.mm, D, na, settings_.integralThreshold, basisPart, chargePart, threads);
+        chargeTerm(sys.mm, settings_.integralThreshold, basisPart, chargePart);
         g.atoms += basisPart;
         g.mm += chargePart;
     }

@@ -2,6 +2,7 @@
 #include "openmmdft/qm/ThreeCentreTask.h"
 #include "openmmdft/qm/Angular.h"
 #include "BoysFunction.h"
+#include "ShellPairScreening.h"
 #include <algorithm>
 #include <cmath>
 
@@ -26,6 +27,15 @@ FlatShells flatten(const BasisSet& basis) {
         f.maxL = std::max(f.maxL, sh.l);
     }
     return f;
+}
+
+void setBoysTable(ThreeCentreTask& task) {
+    task.boysTable = boysTableValues();
+    task.boysStep = kBoysTableStep;
+    task.boysEnd = kBoysTableEnd;
+    task.boysOrders = kBoysTableOrders;
+    task.boysTaylorTerms = kBoysTaylorTerms;
+    task.boysPoints = (int) (task.boysTable.size() / kBoysTableOrders);
 }
 
 } // namespace
@@ -56,12 +66,34 @@ ThreeCentreTask makeThreeCentreTask(const BasisSet& basis, const BasisSet& auxil
                 for (int c = 0; c < n; c++)
                     task.auxTransform.push_back(r == c ? 1.0 : 0.0);
     }
-    task.boysTable = boysTableValues();
-    task.boysStep = kBoysTableStep;
-    task.boysEnd = kBoysTableEnd;
-    task.boysOrders = kBoysTableOrders;
-    task.boysTaylorTerms = kBoysTaylorTerms;
-    task.boysPoints = (int) (task.boysTable.size() / kBoysTableOrders);
+    setBoysTable(task);
+    return task;
+}
+
+ThreeCentreTask makePointChargeTask(const BasisSet& basis, const std::vector<PointCharge>& charges, double threshold) {
+    ThreeCentreTask task;
+    task.basis = flatten(basis);
+    for (int s1 = 0; s1 < basis.numShells(); s1++)
+        for (int s2 = 0; s2 <= s1; s2++)
+            if (threshold <= 0 || pairOverlapBound(basis.shells()[s1], basis.shells()[s2]) >= threshold) {
+                task.pairFirst.push_back(s1);
+                task.pairSecond.push_back(s2);
+                task.pairColumn.push_back(0);  // no tensor
+            }
+    FlatShells& c = task.aux;
+    for (size_t k = 0; k < charges.size(); k++) {
+        c.l.push_back(0);
+        c.atom.push_back((int) k);
+        c.primStart.push_back((int) k);
+        c.numPrim.push_back(1);
+        c.offset.push_back((int) k);
+        c.cartesianOffset.push_back((int) k);
+        c.center.insert(c.center.end(), charges[k].xyz, charges[k].xyz + 3);
+        c.exponent.push_back(1.0);  // unused in the point-charge limit
+        c.coefficient.push_back(1.0);
+    }
+    task.rows = (int) charges.size();
+    setBoysTable(task);
     return task;
 }
 

@@ -1,6 +1,7 @@
 // Density fitting on the GPU platforms (CommonDensityFitting.h).
 #include "CommonDensityFitting.h"
 #include "ThreeCentreProgram.h"
+#include "DeviceShellTables.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ComputeArray.h"
 #include "openmm/common/ComputeKernel.h"
@@ -21,37 +22,6 @@ const int MAX_BASIS_L = 3, MAX_AUX_L = 5;
 
 /// Fewer gradient work items than this (shell pairs x atoms) split the atoms' fitting shells into one group each.
 const double MIN_GRADIENT_ITEMS = 65536;
-
-/** Uploads data, allocating the array on first use (later uploads to it keep its size). */
-template <class T>
-void uploadVector(ComputeContext& cc, ComputeArray& array, const vector<T>& data, const char* name) {
-    if (!array.isInitialized())
-        array.initialize<T>(cc, max<size_t>(data.size(), 1), name);
-    if (array.getSize() != max<size_t>(data.size(), 1))
-        throw OpenMMException(string("QM: ") + name + " changed size within one geometry");
-    if (!data.empty())
-        array.upload(data);
-}
-
-/** One basis's flat shell tables in device memory. */
-struct DeviceShells {
-    ComputeArray l, atom, primStart, numPrim, offset, cartesianOffset, size, center, exponent, coefficient;
-    void upload(ComputeContext& cc, const QM::FlatShells& shells, int totalFunctions) {
-        vector<int> sizes(shells.offset.size());
-        for (size_t s = 0; s < sizes.size(); s++)
-            sizes[s] = (s + 1 < sizes.size() ? shells.offset[s + 1] : totalFunctions) - shells.offset[s];
-        uploadVector(cc, l, shells.l, "qmDFShellL");
-        uploadVector(cc, atom, shells.atom, "qmDFShellAtom");
-        uploadVector(cc, primStart, shells.primStart, "qmDFShellPrimStart");
-        uploadVector(cc, numPrim, shells.numPrim, "qmDFShellNumPrim");
-        uploadVector(cc, offset, shells.offset, "qmDFShellOffset");
-        uploadVector(cc, cartesianOffset, shells.cartesianOffset, "qmDFShellCartesianOffset");
-        uploadVector(cc, size, sizes, "qmDFShellSize");
-        uploadVector(cc, center, shells.center, "qmDFShellCenter");
-        uploadVector(cc, exponent, shells.exponent, "qmDFPrimExponent");
-        uploadVector(cc, coefficient, shells.coefficient, "qmDFPrimCoefficient");
-    }
-};
 
 /**
  * The density-fitting contractions on the device: B in device memory for the geometry (up to
@@ -163,7 +133,11 @@ public:
         kernel->addArg(numGroups);
         kernel->addArg(nbf);
         for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.atom, &basis.primStart, &basis.numPrim, &basis.cartesianOffset,
-                                &basis.center, &basis.exponent, &basis.coefficient, &auxGroupShellStart, &auxGroupAtom, &aux.l, &aux.primStart,
+                                &basis.center, &basis.exponent, &basis.coefficient, &auxGroupShellStart, &auxGroupAtom})
+            kernel->addArg(*a);
+        kernel->addArg(0);  // fitting functions, not point charges
+        kernel->addArg(0);  // their atoms are the gradient's first rows
+        for (ComputeArray* a : {&aux.atom, &aux.l, &aux.primStart,
                                 &aux.numPrim, &aux.cartesianOffset, &aux.center, &aux.exponent, &aux.coefficient, &boysTable})
             kernel->addArg(*a);
         kernel->addArg(boysStep);

@@ -1,5 +1,6 @@
 #include "CommonXCBackend.h"
 #include "CommonDensityFitting.h"
+#include "CommonPointCharges.h"
 #include "ThreeCentreProgram.h"
 #include "openmmdft/qm/ShellTables.h"
 #include "CommonQMMMKernelSources.h"
@@ -522,6 +523,7 @@ private:
 } // namespace
 
 CommonXCBackendFactory::CommonXCBackendFactory(ComputeContext& cc) : cc(cc) {
+    charges.reset(new CommonPointChargeGradients(cc, [this](int basisL, int auxL) { return threeCentreProgram(basisL, auxL); }));
 }
 
 unique_ptr<QM::DensityFittingContractions> CommonXCBackendFactory::densityFittingContractions() const {

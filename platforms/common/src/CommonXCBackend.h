@@ -39,6 +39,10 @@ public:
     }
     void weights(const std::vector<QM::QMAtom>& atoms, const QM::GridSettings& settings, const std::vector<QM::RadialGrid>& radial,
                  const QM::AngularGrid& angular, std::vector<double>& partition) const override;
+    /** The point-charge gradients (nuclei, MM charges) on the device. */
+    const QM::PointChargeGradientEvaluator* pointChargeGradients() const override {
+        return charges.get();
+    }
     /** B d and B^T c of the density fitting with B in device memory (up to 4 GiB per geometry). */
     std::unique_ptr<QM::DensityFittingContractions> densityFittingContractions() const override;
     /** Whether the device can run it (double precision); otherwise use the host back end. */
@@ -51,6 +55,7 @@ private:
     OpenMM::ComputeContext& cc;
     mutable OpenMM::ComputeProgram program[2];
     mutable std::map<std::pair<int, int>, OpenMM::ComputeProgram> threeCentrePrograms;
+    std::unique_ptr<QM::PointChargeGradientEvaluator> charges;
 };
 
 } // namespace OpenMMDFT

@@ -8,6 +8,7 @@
  * Bounds: 1e-9 Eh and 1e-8 Eh/bohr (the same arithmetic in another summation order); grid weights 1e-12
  * absolute, point by point; SCF iterations within one of the host's. */
 #pragma once
+#include "openmmdft/qm/Angular.h"
 #include "openmmdft/qm/Basis.h"
 #include "openmmdft/qm/Grid.h"
 #include "openmmdft/qm/IntegralGradients.h"
@@ -201,6 +202,47 @@ inline void testDeviceDensityFittingMatchesLibint(const std::shared_ptr<const XC
     const Eigen::MatrixXd libint = densityFittedCoulombGradient(basis, aux, D, host.fitCoefficients(), numAtoms, threshold, 2);
     EXPECT_LT((gh - libint).cwiseAbs().maxCoeff(), 1e-12);
     EXPECT_GT(gh.cwiseAbs().maxCoeff(), 1e-3);  // a gradient worth comparing
+}
+
+/**
+ * The point-charge gradient on the device (the point-charge limit of the three-centre gradient kernel) against the
+ * host's pointChargeGradient (McMurchie-Davidson on the host), for the nuclei (no screening) and for 300 charges on a
+ * lattice around water dimer plus methanol (screened at 1e-12 by both), DZVP and def2-TZVP (f shells), with a density
+ * whose every element is nonzero. Bound: 1e-10 Eh/bohr on the atoms and on the charges (the same integrals by the
+ * same recursions in another order).
+ */
+inline void testDevicePointChargeGradientMatchesHost(const std::shared_ptr<const XCBackendFactory>& factory, const std::string& basisName) {
+    const PointChargeGradientEvaluator* device = factory->pointChargeGradients();
+    ASSERT_TRUE(device != nullptr);
+    std::vector<QMAtom> atoms = waterDimer();
+    for (QMAtom atom : methanol()) {
+        atom.xyz[2] += 7.0;
+        atoms.push_back(atom);
+    }
+    const BasisSet basis(loadBasisDefinition(basisName, ""), atoms, true);
+    Eigen::MatrixXd D = Eigen::MatrixXd::Zero(basis.size(), basis.size());
+    for (int i = 0; i < basis.size(); i++)
+        for (int j = 0; j <= i; j++)
+            D(i, j) = D(j, i) = 0.3 * std::cos(0.9 * i + 1.1 * j) * std::exp(-0.01 * (i - j) * (i - j)) + (i == j ? 0.5 : 0.0);
+    std::vector<PointCharge> nuclei, lattice;
+    for (const QMAtom& a : atoms)
+        nuclei.push_back({{a.xyz[0], a.xyz[1], a.xyz[2]}, (double) a.Z});
+    for (int k = 0; k < 300; k++)  // 10 x 6 x 5 charges, 4 bohr apart, alternating in sign, around the molecules
+        lattice.push_back({{-16.0 + 4.0 * (k % 10), -10.0 + 4.0 * ((k / 10) % 6), -6.0 + 4.0 * (k / 60)}, (k % 2 ? 0.4 : -0.8)});
+    const int numAtoms = (int) atoms.size();
+    for (const auto& charges : {std::make_pair(nuclei, 0.0), std::make_pair(lattice, 1e-12)}) {
+        Eigen::MatrixXd hostAtoms, hostCharges;
+        pointChargeGradient(basis, charges.first, D, numAtoms, charges.second, hostAtoms, hostCharges, 2);
+        Eigen::MatrixXd deviceAtoms = Eigen::MatrixXd::Zero(numAtoms, 3), deviceCharges = Eigen::MatrixXd::Zero(charges.first.size(), 3);
+        std::vector<double> weights;
+        for (const PointCharge& c : charges.first)
+            weights.push_back(-c.charge);
+        ASSERT_TRUE(device->addGradient(makePointChargeTask(basis, charges.first, charges.second), weights,
+                                        toCartesianBasis(basis, D), deviceAtoms, deviceCharges));
+        EXPECT_LT((deviceAtoms - hostAtoms).cwiseAbs().maxCoeff(), 1e-10) << basisName << " atoms: device\n" << deviceAtoms << "\nhost\n" << hostAtoms;
+        EXPECT_LT((deviceCharges - hostCharges).cwiseAbs().maxCoeff(), 1e-10) << basisName << " charges";
+        EXPECT_GT(hostCharges.cwiseAbs().maxCoeff(), 1e-3);  // a gradient worth comparing
+    }
 }
 
 } // namespace GpuXCTest

@@ -269,6 +269,9 @@ KERNEL void threeCentreTensor(int numPairs, int numAuxShells, int rows, GLOBAL c
  * orbital centre by raising and lowering that function's angular momentum in the Hermite coefficients,
  * d/dA_x x_A^i e^(-a x_A^2) = 2a x_A^(i+1) e^(..) - i x_A^(i-1) e^(..), which are contracted with D once per primitive
  * pair (derivative Hermite densities); the fitting function's centre takes minus their sum (translational invariance).
+ * The fitting centres' gradients go to gradient[3*(centreOffset+atom)+d]. With pointCharges the "fitting shells"
+ * are point charges (l = 0, one primitive whose coefficient is 1, c = the charge's weight), each its own centre
+ * auxAtom[q]: the derivative of sum_uv D_uv sum_C c_C <u|1/|r-C||v>.
  */
 KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL const int* RESTRICT pairFirst,
                                 GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT shellL,
@@ -276,7 +279,8 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
                                 GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const int* RESTRICT shellCartesianOffset,
                                 GLOBAL const double* RESTRICT shellCenter, GLOBAL const double* RESTRICT primExponent,
                                 GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT auxGroupShellStart,
-                                GLOBAL const int* RESTRICT auxGroupAtom,
+                                GLOBAL const int* RESTRICT auxGroupAtom, int pointCharges, int centreOffset,
+                                GLOBAL const int* RESTRICT auxAtom,
                                 GLOBAL const int* RESTRICT auxL, GLOBAL const int* RESTRICT auxPrimStart,
                                 GLOBAL const int* RESTRICT auxNumPrim, GLOBAL const int* RESTRICT auxCartesianOffset,
                                 GLOBAL const double* RESTRICT auxCenter, GLOBAL const double* RESTRICT auxExponent,
@@ -351,8 +355,11 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
                     const int lq = auxL[q], nq = CART_COUNT(lq), L = pairOrder+lq;
                     const double Qx = auxCenter[3*q], Qy = auxCenter[3*q+1], Qz = auxCenter[3*q+2];
                     const double X = Px-Qx, Y = Py-Qy, Z = Pz-Qz;
+                    double gq[3] = {0, 0, 0};
                     for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
-                        const double g = auxExponent[pq], alpha = p*g/(p+g);
+                        // A point charge is the limit of a normalized s Gaussian of infinite exponent: alpha = p and
+                        // the prefactor 2 pi / p (McMurchie-Davidson's nuclear attraction).
+                        const double g = auxExponent[pq], alpha = (pointCharges ? p : p*g/(p+g));
                         // The fitted density's Hermite coefficients on this primitive: sum_c c_c E^c.
                         singleGaussianExpansion(lq, g, single);
                         for (int n = 0; n < HERMITE_COUNT(lq); n++)
@@ -386,7 +393,8 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
                                                 W[hermitePosition(t, u, v)] += signed_e*R[hermitePosition(t+tau, u+nu, v+phi)];
                                             }
                                 }
-                        const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g))*auxCoefficient[pq];
+                        const double prefactor = (pointCharges ? 2*PI_THREE_CENTRE/p :
+                                                  2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g)))*auxCoefficient[pq];
                         for (int d = 0; d < 3; d++) {
                             double sa = 0, sb = 0;
                             for (int n = 0; n < count; n++) {
@@ -395,15 +403,20 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
                             }
                             gA[d] += prefactor*sa;
                             gB[d] += prefactor*sb;
+                            gq[d] += prefactor*(sa+sb);
                         }
                     }
+                    if (pointCharges)  // every charge its own centre
+                        for (int d = 0; d < 3; d++)
+                            ATOMIC_ADD(&gradient[3*(centreOffset+auxAtom[q])+d], (mm_ulong) ((mm_long) round(-gq[d]*GRADIENT_SCALE)));
                 }
             }
         const int atomA = shellAtom[s1], atomB = shellAtom[s2];
         for (int d = 0; d < 3; d++) {
             ATOMIC_ADD(&gradient[3*atomA+d], (mm_ulong) ((mm_long) round(gA[d]*GRADIENT_SCALE)));
             ATOMIC_ADD(&gradient[3*atomB+d], (mm_ulong) ((mm_long) round(gB[d]*GRADIENT_SCALE)));
-            ATOMIC_ADD(&gradient[3*atom+d], (mm_ulong) ((mm_long) round(-(gA[d]+gB[d])*GRADIENT_SCALE)));
+            if (!pointCharges)
+                ATOMIC_ADD(&gradient[3*(centreOffset+atom)+d], (mm_ulong) ((mm_long) round(-(gA[d]+gB[d])*GRADIENT_SCALE)));
         }
     }
 }

@@ -4,6 +4,7 @@
 // Phys. 26, 218 (1978); Helgaker, Jorgensen and Olsen, "Molecular Electronic-Structure Theory", 9.9): the same shells,
 // function pairs and screening as the host's DensityFittedCoulomb, and the host's Boys-function table.
 #include "openmmdft/qm/Basis.h"
+#include "openmmdft/qm/Types.h"
 #include <utility>
 #include <vector>
 
@@ -39,6 +40,14 @@ struct ThreeCentreTask {
 /// The task of the significant shell pairs (first >= second) of basis, whose B columns start at pairColumn.
 ThreeCentreTask makeThreeCentreTask(const BasisSet& basis, const BasisSet& auxiliary, const std::vector<std::pair<int, int>>& shellPairs,
                                     const std::vector<int>& pairColumn, int columns);
+
+/**
+ * Point charges (nuclei or MM charges) as the task's "fitting functions": one s function per charge, of one primitive
+ * with coefficient 1, centred on it, its atom the charge's index; pairs of basis, with shell pairs screened by the
+ * overlap bound below threshold as in pointChargeGradient (threshold <= 0: every pair). A device evaluates the
+ * point-charge limit of the three-centre integrals for them.
+ */
+ThreeCentreTask makePointChargeTask(const BasisSet& basis, const std::vector<PointCharge>& charges, double threshold);
 
 } // namespace QM
 } // namespace OpenMMDFT

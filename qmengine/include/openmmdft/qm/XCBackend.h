@@ -51,12 +51,30 @@ struct XCGeometry {
     const QMSettings& settings;
 };
 
+/// Where the gradient of a point-charge potential matrix runs (pointChargeGradient's contraction, for the nuclei
+/// and the MM charges), when not on the host.
+class PointChargeGradientEvaluator {
+public:
+    virtual ~PointChargeGradientEvaluator() = default;
+    /**
+     * d/dR and d/dC of sum_uv D_uv sum_C w_C <u|1/|r-C||v> for the task of makePointChargeTask, the cartesian density D
+     * and the weights w (-q_C for pointChargeGradient's V): adds to atomGradient (atoms x 3, through the basis
+     * functions) and chargeGradient (charges x 3). False if it does not run here (the host computes it).
+     */
+    virtual bool addGradient(const ThreeCentreTask& task, const std::vector<double>& weights, const Eigen::MatrixXd& cartesianDensity,
+                             Eigen::MatrixXd& atomGradient, Eigen::MatrixXd& chargeGradient) const = 0;
+};
+
 class XCBackendFactory {
 public:
     virtual ~XCBackendFactory() = default;
     virtual std::unique_ptr<XCBackend> create(const XCGeometry& geometry) const = 0;
     /** Where the grid's partition weights are computed (null: on the host, by MolecularGrid itself). */
     virtual const PartitionWeightEvaluator* partitionWeights() const {
+        return nullptr;
+    }
+    /** Where the point-charge gradients run (null: on the host). */
+    virtual const PointChargeGradientEvaluator* pointChargeGradients() const {
         return nullptr;
     }
     /** Where one geometry's density-fitting contractions run (null: on the host, through BLAS). */
