@@ -19,75 +19,69 @@ typedef void (*FactoryHook)(Context&, std::shared_ptr<const XCBackendFactory>&);
 
 class CudaXCBackend : public ::testing::TestWithParam<Case> {};
 
-/** A CUDA Context in double precision and its factory from the plugin's hook; the reason to skip when there is none. */
-static std::string cudaFactory(std::unique_ptr<Context>& context, System& system, VerletIntegrator& integrator, void*& plugin,
-                               std::shared_ptr<const XCBackendFactory>& factory) {
-    const std::string& reason = QMMMTest::loadCudaPluginOnce(QMMMTest::cudaPluginFile());
-    if (!reason.empty())
-        return reason;
-    system.addParticle(1.0);
-    try {
-        context.reset(new Context(system, integrator, Platform::getPlatformByName("CUDA"), {{"Precision", "double"}}));
-    }
-    catch (const std::exception& e) {
-        return std::string("CUDA platform unavailable: ") + e.what();
-    }
-    plugin = dlopen(QMMMTest::cudaPluginFile().c_str(), RTLD_LAZY | RTLD_NOLOAD);
-    if (plugin == nullptr)
-        throw std::runtime_error(dlerror());
-    FactoryHook hook = (FactoryHook) dlsym(plugin, "openmmdftCudaXCBackendFactory");
-    if (hook == nullptr)
-        throw std::runtime_error(dlerror());
-    hook(*context, factory);
-    if (factory == nullptr)
-        throw std::runtime_error("the CUDA device has no double precision");
-    return "";
-}
-
-TEST(CudaDensityFitting, DeviceIntegralsMatchLibint) {
+/**
+ * A CUDA Context in double precision and the XC back end factory of the plugin's test hook; reason says why there is
+ * none (the test then skips). The plugin handle is released after the factory.
+ */
+struct CudaFactory {
     std::unique_ptr<Context> context;
     System system;
-    VerletIntegrator integrator(0.001);
+    VerletIntegrator integrator{0.001};
     void* plugin = nullptr;
     std::shared_ptr<const XCBackendFactory> factory;
-    const std::string reason = cudaFactory(context, system, integrator, plugin, factory);
-    if (!reason.empty())
-        GTEST_SKIP() << reason;
-    testDeviceDensityFittingMatchesLibint(factory, "DZVP", true);
-    testDeviceDensityFittingMatchesLibint(factory, "DZVP", false);
-    testDeviceDensityFittingMatchesLibint(factory, "def2-TZVP", true);
-    testDeviceDensityFittingMatchesLibint(factory, "DZVP", true, true);
-    factory.reset();
-    dlclose(plugin);
+    std::string reason;
+    CudaFactory() {
+        reason = QMMMTest::loadCudaPluginOnce(QMMMTest::cudaPluginFile());
+        if (!reason.empty())
+            return;
+        system.addParticle(1.0);
+        try {
+            context.reset(new Context(system, integrator, Platform::getPlatformByName("CUDA"), {{"Precision", "double"}}));
+        }
+        catch (const std::exception& e) {
+            reason = std::string("CUDA platform unavailable: ") + e.what();
+            return;
+        }
+        plugin = dlopen(QMMMTest::cudaPluginFile().c_str(), RTLD_LAZY | RTLD_NOLOAD);
+        if (plugin == nullptr)
+            throw std::runtime_error(dlerror());
+        FactoryHook hook = (FactoryHook) dlsym(plugin, "openmmdftCudaXCBackendFactory");
+        if (hook == nullptr)
+            throw std::runtime_error(dlerror());
+        hook(*context, factory);
+        if (factory == nullptr)
+            throw std::runtime_error("the CUDA device has no double precision");
+    }
+    ~CudaFactory() {
+        factory.reset();
+        if (plugin != nullptr)
+            dlclose(plugin);
+    }
+};
+
+TEST(CudaDensityFitting, DeviceIntegralsMatchLibint) {
+    CudaFactory cuda;
+    if (!cuda.reason.empty())
+        GTEST_SKIP() << cuda.reason;
+    testDeviceDensityFittingMatchesLibint(cuda.factory, "DZVP", true);
+    testDeviceDensityFittingMatchesLibint(cuda.factory, "DZVP", false);
+    testDeviceDensityFittingMatchesLibint(cuda.factory, "def2-TZVP", true);
+    testDeviceDensityFittingMatchesLibint(cuda.factory, "DZVP", true, true);
 }
 
 TEST(CudaPointCharges, DeviceGradientMatchesHost) {
-    std::unique_ptr<Context> context;
-    System system;
-    VerletIntegrator integrator(0.001);
-    void* plugin = nullptr;
-    std::shared_ptr<const XCBackendFactory> factory;
-    const std::string reason = cudaFactory(context, system, integrator, plugin, factory);
-    if (!reason.empty())
-        GTEST_SKIP() << reason;
-    testDevicePointChargeGradientMatchesHost(factory, "DZVP");
-    testDevicePointChargeGradientMatchesHost(factory, "def2-TZVP");
-    factory.reset();
-    dlclose(plugin);
+    CudaFactory cuda;
+    if (!cuda.reason.empty())
+        GTEST_SKIP() << cuda.reason;
+    testDevicePointChargeGradientMatchesHost(cuda.factory, "DZVP");
+    testDevicePointChargeGradientMatchesHost(cuda.factory, "def2-TZVP");
 }
 
 TEST_P(CudaXCBackend, MatchesTheHostThroughTheEngine) {
-    std::unique_ptr<Context> context;
-    System system;
-    VerletIntegrator integrator(0.001);
-    void* plugin = nullptr;
-    std::shared_ptr<const XCBackendFactory> factory;
-    const std::string reason = cudaFactory(context, system, integrator, plugin, factory);
-    if (!reason.empty())
-        GTEST_SKIP() << reason;
-    testDeviceXCMatchesHost(factory, GetParam());
-    factory.reset();
-    dlclose(plugin);
+    CudaFactory cuda;
+    if (!cuda.reason.empty())
+        GTEST_SKIP() << cuda.reason;
+    testDeviceXCMatchesHost(cuda.factory, GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, CudaXCBackend, ::testing::ValuesIn(allCases()));

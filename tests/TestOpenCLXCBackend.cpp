@@ -11,6 +11,7 @@
 #include "openmm/opencl/OpenCLPlatform.h"
 #include "../platforms/common/tests/GpuXCBackendTestCases.h"
 #include <memory>
+#include <string>
 
 using namespace OpenMM;
 using namespace OpenMMDFT;
@@ -18,63 +19,55 @@ using namespace GpuXCTest;
 
 class OpenCLXCBackend : public ::testing::TestWithParam<Case> {};
 
-/** The factory of an OpenCL Context in double precision (null, with the test skipped, without one). */
-static std::shared_ptr<CommonXCBackendFactory> openCLFactory(std::unique_ptr<Context>& context, System& system, VerletIntegrator& integrator) {
-    QMMMTest::loadPlatformOnce("libOpenMMOpenCL.so", registerQMMMOpenCLKernelFactories);
-    system.addParticle(1.0);
-    try {
-        context.reset(new Context(system, integrator, Platform::getPlatformByName("OpenCL"), {{"Precision", "double"}}));
-    }
-    catch (const std::exception& e) {
-        return nullptr;
-    }
-    OpenCLPlatform::PlatformData* data = static_cast<OpenCLPlatform::PlatformData*>(ContextImplAccess().of(*context).getPlatformData());
-    ComputeContext& cc = *data->contexts[0];
-    if (!CommonXCBackendFactory::supported(cc))
-        return nullptr;
-    return std::make_shared<CommonXCBackendFactory>(cc);
-}
-
-TEST(OpenCLDensityFitting, DeviceIntegralsMatchLibint) {
+/** An OpenCL Context in double precision and its XC back end factory; reason says why there is none (the test skips). */
+struct OpenCLFactory {
     std::unique_ptr<Context> context;
     System system;
-    VerletIntegrator integrator(0.001);
-    auto factory = openCLFactory(context, system, integrator);
-    if (!factory)
-        GTEST_SKIP() << "no OpenCL device with double precision";
-    testDeviceDensityFittingMatchesLibint(factory, "DZVP", true);
-    testDeviceDensityFittingMatchesLibint(factory, "DZVP", false);
-    testDeviceDensityFittingMatchesLibint(factory, "def2-TZVP", true);
-    testDeviceDensityFittingMatchesLibint(factory, "DZVP", true, true);
+    VerletIntegrator integrator{0.001};
+    std::shared_ptr<CommonXCBackendFactory> factory;
+    std::string reason;
+    OpenCLFactory() {
+        QMMMTest::loadPlatformOnce("libOpenMMOpenCL.so", registerQMMMOpenCLKernelFactories);
+        system.addParticle(1.0);
+        try {
+            context.reset(new Context(system, integrator, Platform::getPlatformByName("OpenCL"), {{"Precision", "double"}}));
+        }
+        catch (const std::exception& e) {
+            reason = std::string("no OpenCL device with double precision: ") + e.what();
+            return;
+        }
+        OpenCLPlatform::PlatformData* data = static_cast<OpenCLPlatform::PlatformData*>(ContextImplAccess().of(*context).getPlatformData());
+        ComputeContext& cc = *data->contexts[0];
+        if (!CommonXCBackendFactory::supported(cc))
+            reason = "the OpenCL device has no double precision";
+        else
+            factory = std::make_shared<CommonXCBackendFactory>(cc);
+    }
+};
+
+TEST(OpenCLDensityFitting, DeviceIntegralsMatchLibint) {
+    OpenCLFactory openCL;
+    if (!openCL.reason.empty())
+        GTEST_SKIP() << openCL.reason;
+    testDeviceDensityFittingMatchesLibint(openCL.factory, "DZVP", true);
+    testDeviceDensityFittingMatchesLibint(openCL.factory, "DZVP", false);
+    testDeviceDensityFittingMatchesLibint(openCL.factory, "def2-TZVP", true);
+    testDeviceDensityFittingMatchesLibint(openCL.factory, "DZVP", true, true);
 }
 
 TEST(OpenCLPointCharges, DeviceGradientMatchesHost) {
-    std::unique_ptr<Context> context;
-    System system;
-    VerletIntegrator integrator(0.001);
-    auto factory = openCLFactory(context, system, integrator);
-    if (!factory)
-        GTEST_SKIP() << "no OpenCL device with double precision";
-    testDevicePointChargeGradientMatchesHost(factory, "DZVP");
-    testDevicePointChargeGradientMatchesHost(factory, "def2-TZVP");
+    OpenCLFactory openCL;
+    if (!openCL.reason.empty())
+        GTEST_SKIP() << openCL.reason;
+    testDevicePointChargeGradientMatchesHost(openCL.factory, "DZVP");
+    testDevicePointChargeGradientMatchesHost(openCL.factory, "def2-TZVP");
 }
 
 TEST_P(OpenCLXCBackend, MatchesTheHostThroughTheEngine) {
-    QMMMTest::loadPlatformOnce("libOpenMMOpenCL.so", registerQMMMOpenCLKernelFactories);
-    std::unique_ptr<Context> context;
-    System system;
-    system.addParticle(1.0);
-    VerletIntegrator integrator(0.001);
-    try {
-        context.reset(new Context(system, integrator, Platform::getPlatformByName("OpenCL"), {{"Precision", "double"}}));
-    }
-    catch (const std::exception& e) {
-        GTEST_SKIP() << "no OpenCL device with double precision: " << e.what();
-    }
-    OpenCLPlatform::PlatformData* data = static_cast<OpenCLPlatform::PlatformData*>(ContextImplAccess().of(*context).getPlatformData());
-    ComputeContext& cc = *data->contexts[0];
-    ASSERT_TRUE(CommonXCBackendFactory::supported(cc));
-    testDeviceXCMatchesHost(std::make_shared<CommonXCBackendFactory>(cc), GetParam());
+    OpenCLFactory openCL;
+    if (!openCL.reason.empty())
+        GTEST_SKIP() << openCL.reason;
+    testDeviceXCMatchesHost(openCL.factory, GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, OpenCLXCBackend, ::testing::ValuesIn(allCases()));

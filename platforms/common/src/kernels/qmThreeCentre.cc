@@ -147,6 +147,63 @@ DEVICE void addPairHermite(const double* Ex, const double* Ey, const double* Ez,
         }
 }
 
+/** The engine's Boys table as the kernels' arguments give it. */
+DEVICE BoysTable boysTableOf(double step, double end, int orders, int taylorTerms) {
+    BoysTable boys;
+    boys.step = step;
+    boys.end = end;
+    boys.orders = orders;
+    boys.taylorTerms = taylorTerms;
+    return boys;
+}
+
+/**
+ * One primitive pair of shells at A and B (exponents a, b): its centre P and its Hermite coefficients per direction
+ * for i <= iMax, j <= jMax; returns exp(-ab/p |AB|^2), the factor they leave out.
+ */
+DEVICE double primitivePair(double a, double b, const double* A, const double* B, int iMax, int jMax, double* P, double* Ex,
+                            double* Ey, double* Ez) {
+    const double p = a+b;
+    const double AB2 = (A[0]-B[0])*(A[0]-B[0]) + (A[1]-B[1])*(A[1]-B[1]) + (A[2]-B[2])*(A[2]-B[2]);
+    for (int d = 0; d < 3; d++)
+        P[d] = (a*A[d]+b*B[d])/p;
+    hermiteExpansion(iMax, jMax, p, P[0]-A[0], P[0]-B[0], Ex);
+    hermiteExpansion(iMax, jMax, p, P[1]-A[1], P[1]-B[1], Ey);
+    hermiteExpansion(iMax, jMax, p, P[2]-A[2], P[2]-B[2], Ez);
+    return exp(-a*b/p*AB2);
+}
+
+/** cq[tau,nu,phi] += w E^c: the Hermite coefficients of cartesian component c of a fitting primitive, from single. */
+DEVICE void addFittingHermite(int lq, int c, double w, const double* single, double* cq) {
+    int cp[3];
+    cartesianPowers(lq, c, cp);
+    for (int tau = 0; tau <= cp[0]; tau++)
+        for (int nu = 0; nu <= cp[1]; nu++)
+            for (int phi = 0; phi <= cp[2]; phi++)
+                cq[hermitePosition(tau, nu, phi)] += w*single[cp[0]*(AUX_L+1)+tau]*single[cp[1]*(AUX_L+1)+nu]*single[cp[2]*(AUX_L+1)+phi];
+}
+
+/** W_tuv = sum_(tau,nu,phi) (-1)^(tau+nu+phi) cq_(tau,nu,phi) R_(t+tau,u+nu,v+phi) for t+u+v <= pairOrder. */
+DEVICE void contractWithFitting(int pairOrder, int lq, const double* cq, const double* R, double* W) {
+    for (int n = 0; n < HERMITE_COUNT(pairOrder); n++)
+        W[n] = 0;
+    for (int Nq = 0; Nq <= lq; Nq++)
+        for (int tau = Nq; tau >= 0; tau--)
+            for (int nu = Nq-tau; nu >= 0; nu--) {
+                const int phi = Nq-tau-nu;
+                const double e = cq[hermitePosition(tau, nu, phi)];
+                if (e == 0)
+                    continue;
+                const double signedE = (Nq%2 == 0 ? e : -e);
+                for (int N = 0; N <= pairOrder; N++)
+                    for (int t = N; t >= 0; t--)
+                        for (int u = N-t; u >= 0; u--) {
+                            const int v = N-t-u;
+                            W[hermitePosition(t, u, v)] += signedE*R[hermitePosition(t+tau, u+nu, v+phi)];
+                        }
+            }
+}
+
 /**
  * B[column * rows + row]: (Q|ab) for every significant shell pair (a >= b) and fitting shell Q, the fitting
  * functions transformed by their shell's matrix (to real solid harmonics where pure), the pair's cartesian functions
@@ -164,16 +221,12 @@ KERNEL void threeCentreTensor(int numPairs, int numAuxShells, int rows, GLOBAL c
                               GLOBAL const double* RESTRICT auxTransform, GLOBAL const int* RESTRICT auxTransformStart,
                               GLOBAL const double* RESTRICT boysTable, double boysStep, double boysEnd, int boysOrders,
                               int boysTaylorTerms, GLOBAL double* RESTRICT B) {
-    BoysTable boys;
-    boys.step = boysStep;
-    boys.end = boysEnd;
-    boys.orders = boysOrders;
-    boys.taylorTerms = boysTaylorTerms;
+    const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
     double acc[CART_COUNT(BASIS_L)*CART_COUNT(BASIS_L)*CART_COUNT(AUX_L)];
     double Ex[MAX_E], Ey[MAX_E], Ez[MAX_E];
     double single[3*(AUX_L+1)*(AUX_L+1)];
     double R[MAX_HERMITE], other[MAX_HERMITE], F[MAX_ORDER+1];
-    double W[MAX_PAIR_HERMITE];
+    double cq[HERMITE_COUNT(AUX_L)], W[MAX_PAIR_HERMITE];
     for (int item = GLOBAL_ID; item < numPairs*numAuxShells; item += GLOBAL_SIZE) {
         const int q = item/numPairs, k = item%numPairs;
         const int s1 = pairFirst[k], s2 = pairSecond[k];
@@ -182,47 +235,27 @@ KERNEL void threeCentreTensor(int numPairs, int numAuxShells, int rows, GLOBAL c
         const int L = la+lb+lq, T = la+lb+1;
         for (int n = 0; n < na*nb*nq; n++)
             acc[n] = 0;
-        const double Ax = shellCenter[3*s1], Ay = shellCenter[3*s1+1], Az = shellCenter[3*s1+2];
-        const double Bx = shellCenter[3*s2], By = shellCenter[3*s2+1], Bz = shellCenter[3*s2+2];
-        const double Qx = auxCenter[3*q], Qy = auxCenter[3*q+1], Qz = auxCenter[3*q+2];
-        const double AB2 = (Ax-Bx)*(Ax-Bx) + (Ay-By)*(Ay-By) + (Az-Bz)*(Az-Bz);
+        const double A[3] = {shellCenter[3*s1], shellCenter[3*s1+1], shellCenter[3*s1+2]};
+        const double Bc[3] = {shellCenter[3*s2], shellCenter[3*s2+1], shellCenter[3*s2+2]};
         for (int pa = shellPrimStart[s1]; pa < shellPrimStart[s1]+shellNumPrim[s1]; pa++)
             for (int pb = shellPrimStart[s2]; pb < shellPrimStart[s2]+shellNumPrim[s2]; pb++) {
                 const double a = primExponent[pa], b = primExponent[pb], p = a+b;
-                const double cab = primCoefficient[pa]*primCoefficient[pb]*exp(-a*b/p*AB2);
+                double P[3];
+                const double cab = primCoefficient[pa]*primCoefficient[pb]*primitivePair(a, b, A, Bc, la, lb, P, Ex, Ey, Ez);
                 if (fabs(cab) < 1e-18)
                     continue;
-                const double Px = (a*Ax+b*Bx)/p, Py = (a*Ay+b*By)/p, Pz = (a*Az+b*Bz)/p;
-                hermiteExpansion(la, lb, p, Px-Ax, Px-Bx, Ex);
-                hermiteExpansion(la, lb, p, Py-Ay, Py-By, Ey);
-                hermiteExpansion(la, lb, p, Pz-Az, Pz-Bz, Ez);
+                const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
                 for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
                     const double g = auxExponent[pq], alpha = p*g/(p+g);
-                    const double X = Px-Qx, Y = Py-Qy, Z = Pz-Qz;
                     boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
                     hermiteCoulomb(L, alpha, X, Y, Z, F, R, other);
                     singleGaussianExpansion(lq, g, single);
                     const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g))*cab*auxCoefficient[pq];
                     for (int c = 0; c < nq; c++) {
-                        int cp[3];
-                        cartesianPowers(lq, c, cp);
-                        // W_tuv = sum (-1)^(tau+nu+phi) E^c_tau,nu,phi R_(t+tau,u+nu,v+phi), for t+u+v <= la+lb.
-                        for (int n = 0; n < HERMITE_COUNT(la+lb); n++)
-                            W[n] = 0;
-                        for (int tau = 0; tau <= cp[0]; tau++)
-                            for (int nu = 0; nu <= cp[1]; nu++)
-                                for (int phi = 0; phi <= cp[2]; phi++) {
-                                    const double e = single[cp[0]*(AUX_L+1)+tau]*single[cp[1]*(AUX_L+1)+nu]*single[cp[2]*(AUX_L+1)+phi];
-                                    if (e == 0)
-                                        continue;
-                                    const double signed_e = ((tau+nu+phi)%2 == 0 ? e : -e);
-                                    for (int N = 0; N <= la+lb; N++)
-                                        for (int t = N; t >= 0; t--)
-                                            for (int u = N-t; u >= 0; u--) {
-                                                const int v = N-t-u;
-                                                W[hermitePosition(t, u, v)] += signed_e*R[hermitePosition(t+tau, u+nu, v+phi)];
-                                            }
-                                }
+                        for (int n = 0; n < HERMITE_COUNT(lq); n++)
+                            cq[n] = 0;
+                        addFittingHermite(lq, c, 1.0, single, cq);
+                        contractWithFitting(la+lb, lq, cq, R, W);
                         for (int i = 0; i < na; i++) {
                             int ip[3];
                             cartesianPowers(la, i, ip);
@@ -287,11 +320,7 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
                                 GLOBAL const double* RESTRICT auxCoefficient, GLOBAL const double* RESTRICT boysTable,
                                 double boysStep, double boysEnd, int boysOrders, int boysTaylorTerms, GLOBAL const double* RESTRICT density, GLOBAL const double* RESTRICT coefficients,
                                 GLOBAL mm_ulong* RESTRICT gradient) {
-    BoysTable boys;
-    boys.step = boysStep;
-    boys.end = boysEnd;
-    boys.orders = boysOrders;
-    boys.taylorTerms = boysTaylorTerms;
+    const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
     double Ex[MAX_E], Ey[MAX_E], Ez[MAX_E];
     double DA[3*MAX_PAIR_HERMITE], DB[3*MAX_PAIR_HERMITE];
     double single[3*(AUX_L+1)*(AUX_L+1)];
@@ -306,20 +335,16 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
         const int iMax = la+1, jMax = lb+1, T = iMax+jMax+1, pairOrder = la+lb+1;
         const int o1 = shellCartesianOffset[s1], o2 = shellCartesianOffset[s2];
         const double weight = (s1 == s2 ? 1.0 : 2.0);
-        const double Ax = shellCenter[3*s1], Ay = shellCenter[3*s1+1], Az = shellCenter[3*s1+2];
-        const double Bx = shellCenter[3*s2], By = shellCenter[3*s2+1], Bz = shellCenter[3*s2+2];
-        const double AB2 = (Ax-Bx)*(Ax-Bx) + (Ay-By)*(Ay-By) + (Az-Bz)*(Az-Bz);
+        const double A[3] = {shellCenter[3*s1], shellCenter[3*s1+1], shellCenter[3*s1+2]};
+        const double B[3] = {shellCenter[3*s2], shellCenter[3*s2+1], shellCenter[3*s2+2]};
         double gA[3] = {0, 0, 0}, gB[3] = {0, 0, 0};
         for (int pa = shellPrimStart[s1]; pa < shellPrimStart[s1]+shellNumPrim[s1]; pa++)
             for (int pb = shellPrimStart[s2]; pb < shellPrimStart[s2]+shellNumPrim[s2]; pb++) {
                 const double a = primExponent[pa], b = primExponent[pb], p = a+b;
-                const double cab = weight*primCoefficient[pa]*primCoefficient[pb]*exp(-a*b/p*AB2);
+                double P[3];
+                const double cab = weight*primCoefficient[pa]*primCoefficient[pb]*primitivePair(a, b, A, B, iMax, jMax, P, Ex, Ey, Ez);
                 if (fabs(cab) < 1e-18)
                     continue;
-                const double Px = (a*Ax+b*Bx)/p, Py = (a*Ay+b*By)/p, Pz = (a*Az+b*Bz)/p;
-                hermiteExpansion(iMax, jMax, p, Px-Ax, Px-Bx, Ex);
-                hermiteExpansion(iMax, jMax, p, Py-Ay, Py-By, Ey);
-                hermiteExpansion(iMax, jMax, p, Pz-Az, Pz-Bz, Ez);
                 // Derivative Hermite densities: sum_ij D_ij d/dA_d (and d/dB_d) of the pair's Hermite coefficients.
                 const int count = HERMITE_COUNT(pairOrder);
                 for (int n = 0; n < 3*count; n++) {
@@ -353,8 +378,7 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
                 }
                 for (int q = firstAux; q < lastAux; q++) {
                     const int lq = auxL[q], nq = CART_COUNT(lq), L = pairOrder+lq;
-                    const double Qx = auxCenter[3*q], Qy = auxCenter[3*q+1], Qz = auxCenter[3*q+2];
-                    const double X = Px-Qx, Y = Py-Qy, Z = Pz-Qz;
+                    const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
                     double gq[3] = {0, 0, 0};
                     for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
                         // A point charge is the limit of a normalized s Gaussian of infinite exponent: alpha = p and
@@ -364,35 +388,11 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
                         singleGaussianExpansion(lq, g, single);
                         for (int n = 0; n < HERMITE_COUNT(lq); n++)
                             cq[n] = 0;
-                        for (int c = 0; c < nq; c++) {
-                            const double cc = coefficients[auxCartesianOffset[q]+c];
-                            int cp[3];
-                            cartesianPowers(lq, c, cp);
-                            for (int tau = 0; tau <= cp[0]; tau++)
-                                for (int nu = 0; nu <= cp[1]; nu++)
-                                    for (int phi = 0; phi <= cp[2]; phi++)
-                                        cq[hermitePosition(tau, nu, phi)] += cc*single[cp[0]*(AUX_L+1)+tau]*
-                                                                             single[cp[1]*(AUX_L+1)+nu]*single[cp[2]*(AUX_L+1)+phi];
-                        }
+                        for (int c = 0; c < nq; c++)
+                            addFittingHermite(lq, c, coefficients[auxCartesianOffset[q]+c], single, cq);
                         boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
                         hermiteCoulomb(L, alpha, X, Y, Z, F, R, other);
-                        for (int n = 0; n < count; n++)
-                            W[n] = 0;
-                        for (int Nq = 0; Nq <= lq; Nq++)
-                            for (int tau = Nq; tau >= 0; tau--)
-                                for (int nu = Nq-tau; nu >= 0; nu--) {
-                                    const int phi = Nq-tau-nu;
-                                    const double e = cq[hermitePosition(tau, nu, phi)];
-                                    if (e == 0)
-                                        continue;
-                                    const double signed_e = (Nq%2 == 0 ? e : -e);
-                                    for (int N = 0; N <= pairOrder; N++)
-                                        for (int t = N; t >= 0; t--)
-                                            for (int u = N-t; u >= 0; u--) {
-                                                const int v = N-t-u;
-                                                W[hermitePosition(t, u, v)] += signed_e*R[hermitePosition(t+tau, u+nu, v+phi)];
-                                            }
-                                }
+                        contractWithFitting(pairOrder, lq, cq, R, W);
                         const double prefactor = (pointCharges ? 2*PI_THREE_CENTRE/p :
                                                   2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g)))*auxCoefficient[pq];
                         for (int d = 0; d < 3; d++) {
