@@ -214,7 +214,7 @@ private:
         projectKernel->addArg(pairVector);
         return true;
     }
-    static const int DF_GROUP_SIZE = 128;  // DF_GROUP of densityFittingProject
+    static constexpr int DF_GROUP_SIZE = 128;  // DF_GROUP of densityFittingProject
     ComputeContext& cc;
     ComputeProgram program, integrals;
     function<ComputeProgram(int, int)> integralProgram;

@@ -40,7 +40,7 @@ struct XCLayout {
     vector<int> parentAtom, gridBatch;  // host only: each point's atom, each device batch's grid batch
     size_t phiSize = 0;
 
-    static const int BLOCK = 32, TILE = 64;  // XC_BLOCK and XC_TILE of kernels/qmXC.cc
+    static constexpr int BLOCK = 32, TILE = 64;  // XC_BLOCK and XC_TILE of kernels/qmXC.cc
 
     XCLayout(const QM::BasisSet& basis, const QM::MolecularGrid& grid) {
         for (size_t index = 0; index < grid.batches().size(); index++) {
@@ -506,14 +506,14 @@ private:
     ComputeArray cartPowersArray, pureMatrixArray;
     ComputeArray phi, wv, pointEnergy, pointElectrons, sums, density, matrix, fixedMatrix;
     ComputeKernel basisKernel, densityKernel, matricesKernel, fixedToMatrixKernel, sumsKernel;
-    static const int GROUP_SIZE = 256;  // work items per group of densityBlocks and matrixTiles
+    static constexpr int GROUP_SIZE = 256;  // work items per group of densityBlocks and matrixTiles
     ComputeProgram program;
     vector<Chunk> gradientChunks;
     vector<int> atomOf;  // the atom of every basis function
     ComputeArray gradientPhi, gradientX, basisGradient[3], pointF, pointGradient, functionGradient;
     ComputeKernel gradientBasisKernel, gradientDensityKernel, gradientPointsKernel, gradientFunctionsKernel;
     // The partition-weight derivatives (kernels/qmXC.cc: PARTITION_MAX_ATOMS, and the columns of partial sums).
-    static const int PARTITION_MAX_ATOMS = 128, PARTITION_ITEMS = 32768;
+    static constexpr int PARTITION_MAX_ATOMS = 128, PARTITION_ITEMS = 32768;
     int partitionItems = 0;
     ComputeArray pointParentAtom, partialGradients, partitionGradient;
     PartitionArrays partition;
