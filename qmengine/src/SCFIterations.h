@@ -5,15 +5,11 @@
 #include "openmmdft/qm/Settings.h"
 #include "openmmdft/qm/XCBackend.h"
 #include <Eigen/Dense>
-#include <chrono>
+#include "WallClock.h"
 #include <functional>
 
 namespace OpenMMDFT {
 namespace QM {
-
-inline double seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 /// Everything the iterations need about one geometry.
 struct SCFProblem {

@@ -1,6 +1,5 @@
 // Density fitting on the GPU platforms (CommonDensityFitting.h).
 #include "CommonDensityFitting.h"
-#include "ThreeCentreProgram.h"
 #include "DeviceShellTables.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ComputeArray.h"
@@ -74,10 +73,7 @@ public:
         uploadVector(cc, auxTransform, task.auxTransform, "qmDFAuxTransform");
         uploadVector(cc, auxTransformStart, task.auxTransformStart, "qmDFAuxTransformStart");
         uploadVector(cc, boysTable, task.boysTable, "qmBoysTable");
-        boysStep = task.boysStep;
-        boysEnd = task.boysEnd;
-        boysOrders = task.boysOrders;
-        boysTaylorTerms = task.boysTaylorTerms;
+        boys = BoysParameters::of(task);
         numAuxShells = (int) task.aux.l.size();
         // The gradient's work items are (shell pair, group of fitting shells on one atom). A group is an atom's shells
         // (the pair's derivative Hermite densities are then formed once per atom), unless that leaves too few items
@@ -104,10 +100,10 @@ public:
                                 &basis.exponent, &basis.coefficient, &aux.l, &aux.primStart, &aux.numPrim, &aux.offset, &aux.size,
                                 &aux.center, &aux.exponent, &aux.coefficient, &auxTransform, &auxTransformStart, &boysTable})
             kernel->addArg(*a);
-        kernel->addArg(boysStep);
-        kernel->addArg(boysEnd);
-        kernel->addArg(boysOrders);
-        kernel->addArg(boysTaylorTerms);
+        kernel->addArg(boys.step);
+        kernel->addArg(boys.end);
+        kernel->addArg(boys.orders);
+        kernel->addArg(boys.taylorTerms);
         kernel->addArg(tensor);
         kernel->execute(numPairs * numAuxShells, 64);
         // Wait for B (a small download on the same queue) once per geometry, so that the engine's set-up timings
@@ -128,31 +124,11 @@ public:
         uploadVector(cc, coefficientArray, coefficients, "qmDFGradientCoefficients");
         const int gradientAtoms = max(numAtoms, (int) G.rows());
         uploadVector(cc, gradientArray, vector<long long>(3 * gradientAtoms, 0), "qmDFGradient");
-        ComputeKernel kernel = integrals->createKernel("threeCentreGradient");
-        kernel->addArg(numPairs);
-        kernel->addArg(numGroups);
-        kernel->addArg(nbf);
-        for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.atom, &basis.primStart, &basis.numPrim, &basis.cartesianOffset,
-                                &basis.center, &basis.exponent, &basis.coefficient, &auxGroupShellStart, &auxGroupAtom})
-            kernel->addArg(*a);
-        kernel->addArg(0);  // fitting functions, not point charges
-        kernel->addArg(0);  // their atoms are the gradient's first rows
-        for (ComputeArray* a : {&aux.atom, &aux.l, &aux.primStart,
-                                &aux.numPrim, &aux.cartesianOffset, &aux.center, &aux.exponent, &aux.coefficient, &boysTable})
-            kernel->addArg(*a);
-        kernel->addArg(boysStep);
-        kernel->addArg(boysEnd);
-        kernel->addArg(boysOrders);
-        kernel->addArg(boysTaylorTerms);
-        kernel->addArg(densityArray);
-        kernel->addArg(coefficientArray);
-        kernel->addArg(gradientArray);
-        kernel->execute(numPairs * numGroups, 64);
-        vector<long long> fixed;
-        gradientArray.download(fixed);
-        for (int a = 0; a < (int) G.rows(); a++)
-            for (int d = 0; d < 3; d++)
-                G(a, d) += fixed[3 * a + d] / THREE_CENTRE_GRADIENT_SCALE;
+        // Fitting functions (not point charges), their atoms the gradient's first rows.
+        const Eigen::MatrixXd total = runThreeCentreGradient(integrals, numPairs, numGroups, nbf, pairFirst, pairSecond, basis,
+                                                             auxGroupShellStart, auxGroupAtom, false, 0, aux, boysTable, boys,
+                                                             densityArray, coefficientArray, gradientArray);
+        G += total.topRows(G.rows());
         return true;
     }
     Eigen::VectorXd fit(const Eigen::VectorXd& pairDensity) override {
@@ -223,8 +199,8 @@ private:
     ComputeKernel fitKernel, fitSumKernel, projectKernel;
     // The integrals' inputs, kept for the gradient of the same geometry.
     bool integralsHere = false;
-    int numPairs = 0, numAuxShells = 0, numAtoms = 0, numGroups = 0, boysOrders = 0, boysTaylorTerms = 0;
-    double boysStep = 0, boysEnd = 0;
+    int numPairs = 0, numAuxShells = 0, numAtoms = 0, numGroups = 0;
+    BoysParameters boys;
     DeviceShells basis, aux;
     ComputeArray pairFirst, pairSecond, pairColumn, auxTransform, auxTransformStart, auxGroupShellStart, auxGroupAtom, boysTable;
     ComputeArray densityArray, coefficientArray, gradientArray;

@@ -1,8 +1,6 @@
 // The point-charge gradient on the GPU platforms (CommonPointCharges.h).
 #include "CommonPointCharges.h"
 #include "DeviceShellTables.h"
-#include "ThreeCentreProgram.h"
-#include "openmm/common/ComputeKernel.h"
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
 #include <vector>
@@ -51,33 +49,11 @@ bool CommonPointChargeGradients::addGradient(const QM::ThreeCentreTask& task, co
     uploadVector(cc, density, vector<double>(D.data(), D.data() + D.size()), "qmChargeDensity");  // symmetric
     uploadVector(cc, coefficients, weights, "qmChargeWeights");
     uploadVector(cc, gradient, vector<long long>(3 * (numAtoms + numCharges), 0), "qmChargeGradient");
-    ComputeKernel kernel = program->createKernel("threeCentreGradient");
-    kernel->addArg(numPairs);
-    kernel->addArg(numGroups);
-    kernel->addArg((int) D.rows());
-    for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.atom, &basis.primStart, &basis.numPrim, &basis.cartesianOffset,
-                            &basis.center, &basis.exponent, &basis.coefficient, &groupShellStart, &groupAtomArray})
-        kernel->addArg(*a);
-    kernel->addArg(1);         // point charges
-    kernel->addArg(numAtoms);  // the charges' rows follow the atoms'
-    for (ComputeArray* a : {&charges.atom, &charges.l, &charges.primStart, &charges.numPrim, &charges.cartesianOffset, &charges.center,
-                            &charges.exponent, &charges.coefficient, &boysTable})
-        kernel->addArg(*a);
-    kernel->addArg(task.boysStep);
-    kernel->addArg(task.boysEnd);
-    kernel->addArg(task.boysOrders);
-    kernel->addArg(task.boysTaylorTerms);
-    kernel->addArg(density);
-    kernel->addArg(coefficients);
-    kernel->addArg(gradient);
-    kernel->execute(numPairs * numGroups, 64);
-    vector<long long> fixed;
-    gradient.download(fixed);
-    for (int a = 0; a < numAtoms; a++)
-        for (int d = 0; d < 3; d++)
-            atomGradient(a, d) += fixed[3 * a + d] / THREE_CENTRE_GRADIENT_SCALE;
-    for (int c = 0; c < numCharges; c++)
-        for (int d = 0; d < 3; d++)
-            chargeGradient(c, d) += fixed[3 * (numAtoms + c) + d] / THREE_CENTRE_GRADIENT_SCALE;
+    // Point charges, each its own centre in the rows after the atoms'.
+    const Eigen::MatrixXd total = runThreeCentreGradient(program, numPairs, numGroups, (int) D.rows(), pairFirst, pairSecond, basis,
+                                                         groupShellStart, groupAtomArray, true, numAtoms, charges, boysTable,
+                                                         BoysParameters::of(task), density, coefficients, gradient);
+    atomGradient += total.topRows(numAtoms);
+    chargeGradient += total.bottomRows(numCharges);
     return true;
 }

@@ -1,10 +1,13 @@
 #ifndef OPENMMDFT_DEVICESHELLTABLES_H_
 #define OPENMMDFT_DEVICESHELLTABLES_H_
-// A basis's flat shell tables (QM::FlatShells) in device memory, for the integral kernels of kernels/qmThreeCentre.cc.
+// A basis's flat shell tables (QM::FlatShells) in device memory, for the integral kernels of kernels/qmThreeCentre.cc,
+// and the launch of their gradient kernel, which the density fitting and the point charges share.
 #include "openmmdft/qm/ThreeCentreTask.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ComputeArray.h"
 #include "openmm/common/ComputeContext.h"
+#include "openmm/common/ComputeProgram.h"
+#include <Eigen/Dense>
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -41,6 +44,31 @@ struct DeviceShells {
         uploadVector(cc, coefficient, shells.coefficient, "qmDFPrimCoefficient");
     }
 };
+
+/** The engine's Boys table as the kernels take it: step, end, values per point, Taylor terms (the values go up apart). */
+struct BoysParameters {
+    double step = 0, end = 0;
+    int orders = 0, taylorTerms = 0;
+    static BoysParameters of(const QM::ThreeCentreTask& task) {
+        BoysParameters boys;
+        boys.step = task.boysStep;
+        boys.end = task.boysEnd;
+        boys.orders = task.boysOrders;
+        boys.taylorTerms = task.boysTaylorTerms;
+        return boys;
+    }
+};
+
+/**
+ * Runs threeCentreGradient of program over numPairs x numGroups work items (the kernel's comment gives the meaning of
+ * every input) into gradient, which must hold zeros, and returns its fixed-point sums as gradients: row r of the
+ * result is gradient row r (atoms first, then with pointCharges the charges from centreOffset).
+ */
+Eigen::MatrixXd runThreeCentreGradient(OpenMM::ComputeProgram program, int numPairs, int numGroups, int nbf,
+                                       OpenMM::ComputeArray& pairFirst, OpenMM::ComputeArray& pairSecond, DeviceShells& basis,
+                                       OpenMM::ComputeArray& groupShellStart, OpenMM::ComputeArray& groupAtom, bool pointCharges,
+                                       int centreOffset, DeviceShells& fitting, OpenMM::ComputeArray& boysTable, const BoysParameters& boys,
+                                       OpenMM::ComputeArray& density, OpenMM::ComputeArray& coefficients, OpenMM::ComputeArray& gradient);
 
 } // namespace OpenMMDFT
 

@@ -1,0 +1,41 @@
+// The launch of the three-centre gradient kernel (DeviceShellTables.h).
+#include "DeviceShellTables.h"
+#include "ThreeCentreProgram.h"
+#include "openmm/common/ComputeKernel.h"
+
+using namespace OpenMM;
+using namespace std;
+
+Eigen::MatrixXd OpenMMDFT::runThreeCentreGradient(ComputeProgram program, int numPairs, int numGroups, int nbf, ComputeArray& pairFirst,
+                                                  ComputeArray& pairSecond, DeviceShells& basis, ComputeArray& groupShellStart,
+                                                  ComputeArray& groupAtom, bool pointCharges, int centreOffset, DeviceShells& fitting,
+                                                  ComputeArray& boysTable, const BoysParameters& boys, ComputeArray& density,
+                                                  ComputeArray& coefficients, ComputeArray& gradient) {
+    ComputeKernel kernel = program->createKernel("threeCentreGradient");
+    kernel->addArg(numPairs);
+    kernel->addArg(numGroups);
+    kernel->addArg(nbf);
+    for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.atom, &basis.primStart, &basis.numPrim, &basis.cartesianOffset,
+                            &basis.center, &basis.exponent, &basis.coefficient, &groupShellStart, &groupAtom})
+        kernel->addArg(*a);
+    kernel->addArg(pointCharges ? 1 : 0);
+    kernel->addArg(centreOffset);
+    for (ComputeArray* a : {&fitting.atom, &fitting.l, &fitting.primStart, &fitting.numPrim, &fitting.cartesianOffset, &fitting.center,
+                            &fitting.exponent, &fitting.coefficient, &boysTable})
+        kernel->addArg(*a);
+    kernel->addArg(boys.step);
+    kernel->addArg(boys.end);
+    kernel->addArg(boys.orders);
+    kernel->addArg(boys.taylorTerms);
+    kernel->addArg(density);
+    kernel->addArg(coefficients);
+    kernel->addArg(gradient);
+    kernel->execute(numPairs * numGroups, 64);
+    vector<long long> fixed;
+    gradient.download(fixed);
+    Eigen::MatrixXd G((int) fixed.size() / 3, 3);
+    for (int r = 0; r < G.rows(); r++)
+        for (int d = 0; d < 3; d++)
+            G(r, d) = fixed[3 * r + d] / THREE_CENTRE_GRADIENT_SCALE;
+    return G;
+}
