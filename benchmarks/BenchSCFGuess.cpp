@@ -61,14 +61,16 @@ Eigen::MatrixXd lagrange(const std::deque<Eigen::MatrixXd>& past, int points) {
     return guess;
 }
 
-double run(const std::string& method, int order, int steps, bool verbose) {
+double run(const std::string& method, int order, int steps, bool verbose, int recycle) {
     QMSettings s;
     s.basisSet = "DZVP";
     s.grid.radialPoints = 50;
     s.grid.angularPoints = 194;
     s.convergence = 1e-8;
+    s.recycledSubspace = recycle;
     KohnShamLDA engine(s);
     std::deque<Eigen::MatrixXd> past;  // newest first
+    DensityGuess last;
     double total = 0;
     int counted = 0;
     for (int step = 0; step < steps; step++) {
@@ -90,7 +92,12 @@ double run(const std::string& method, int order, int steps, bool verbose) {
             else
                 guess->density = lagrange(past, points);
         }
+        if (guess) { // the SCF subspace of the previous steps (empty when recycling is off)
+            guess->fockChanges = last.fockChanges;
+            guess->errorChanges = last.errorChanges;
+        }
         const QMResult r = engine.compute(atoms, 0, charges, guess.get());
+        last = r.guess();
         past.push_front(r.density);
         if (past.size() > 9)
             past.pop_back();
@@ -114,12 +121,15 @@ int main(int argc, char* argv[]) {
     int steps = 40;
     std::string orders = "3,5,7";
     bool verbose = false;
+    int recycled = QMSettings().recycledSubspace;
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i];
         if (a == "--steps" && i + 1 < argc)
             steps = std::max(10, atoi(argv[++i]));
         else if (a == "--orders" && i + 1 < argc)
             orders = argv[++i];
+        else if (a == "--recycle" && i + 1 < argc)
+            recycled = atoi(argv[++i]);
         else if (a == "--verbose")
             verbose = true;
         else {
@@ -128,12 +138,15 @@ int main(int argc, char* argv[]) {
         }
     }
     printf("BenchSCFGuess: QM water among 20 MM charges, SVWN5/DZVP/DF, (50, 194), SCF 1e-8, 0.5 fs, %d steps\n", steps);
-    printf("| guess | order | SCF iterations per step (steps 8 on) |\n|---|---|---|\n");
-    printf("| previous density | - | %.2f |\n", run("previous", 0, steps, verbose));
-    std::stringstream list(orders);
-    std::string item;
-    while (std::getline(list, item, ','))
-        for (const char* method : {"ASPC", "Lagrange"})
-            printf("| %s | %s | %.2f |\n", method, item.c_str(), run(method, atoi(item.c_str()), steps, verbose));
+    printf("| guess | order | recycled DIIS pairs | SCF iterations per step (steps 8 on) |\n|---|---|---|---|\n");
+    for (int recycle : {0, recycled}) {
+        printf("| previous density | - | %d | %.2f |\n", recycle, run("previous", 0, steps, verbose, recycle));
+        std::stringstream list(orders);
+        std::string item;
+        while (std::getline(list, item, ','))
+            for (const char* method : {"ASPC", "Lagrange"})
+                printf("| %s | %s | %d | %.2f |\n", method, item.c_str(), recycle,
+                       run(method, atoi(item.c_str()), steps, verbose, recycle));
+    }
     return 0;
 }

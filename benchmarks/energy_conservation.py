@@ -7,7 +7,8 @@ minimization, 2 ps of MM Langevin dynamics at 300 K, then 0.1 ps of QM/MM Langev
 settings). Every variant starts its NVE run from that state.
 
 Variants (--variants, comma separated):
-  default     no cutoff, ASPC(3) density extrapolation (the defaults)
+  default     no cutoff, ASPC(3) density extrapolation and the recycled DIIS subspace (the defaults)
+  plaindiis   no cutoff, ASPC(3), DIIS without the recycled subspace (setRecycledSubspaceSize(0))
   previous    no cutoff, PreviousDensity
   xlbomd      no cutoff, XLBOMD(5)
   switched    cutoff 1.0 nm (CutoffNonPeriodic: reaction field for MM-MM electrostatics, switched
@@ -79,6 +80,8 @@ def qmmmSystem(topology, qmAtoms, variant):
     force = next(f for f in system.getForces() if isinstance(f, openmmdft.QMMMForce))
     if variant == "previous":
         force.setDensityExtrapolation(openmmdft.QMMMForce.PreviousDensity)
+    elif variant == "plaindiis":
+        force.setRecycledSubspaceSize(0)
     elif variant == "xlbomd":
         force.setDensityExtrapolation(openmmdft.QMMMForce.XLBOMD, 5)
     elif variant == "switched":

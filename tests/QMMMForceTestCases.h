@@ -402,6 +402,7 @@ inline void testSerializationRoundTrip() {
     force->setSCFConvergence(1e-8);
     force->setMaxSCFIterations(55);
     force->setDIISSubspaceSize(5);
+    force->setRecycledSubspaceSize(7);
     force->setQMEnergyOnly(true);
     std::stringstream buffer;
     XmlSerializer::serialize<QMMMForce>(force.get(), "Force", buffer);
@@ -446,6 +447,7 @@ inline void testSerializationRoundTrip() {
     EXPECT_EQ(copy->getSCFConvergence(), 1e-8);
     EXPECT_EQ(copy->getMaxSCFIterations(), 55);
     EXPECT_EQ(copy->getDIISSubspaceSize(), 5);
+    EXPECT_EQ(copy->getRecycledSubspaceSize(), 7);
     EXPECT_TRUE(copy->getQMEnergyOnly());
     for (int i = 0; i < force->getNumBonds(); i++) {
         int a0, b0, a1, b1;

@@ -163,3 +163,26 @@ TEST(DensityExtrapolation, XLBOMDFollowsTheDensity) {
         EXPECT_LT((guess->density - linearDensity(39)).cwiseAbs().maxCoeff(), 1e-15);
     }
 }
+
+TEST(DensityExtrapolation, CarriesTheSCFSubspaceAlongTheTrajectoryOnly) {
+    // The DIIS pairs of the newest SCF go with the guess while the trajectory continues, and at the same point
+    // again; a jump, other MM charges or clear() leave them out (they describe another geometry).
+    const vector<Eigen::MatrixXd> focks = {Eigen::MatrixXd::Identity(2, 2)}, errors = {2 * Eigen::MatrixXd::Identity(2, 2)};
+    for (DensityExtrapolation::Method method : {DensityExtrapolation::PreviousDensity, DensityExtrapolation::ASPC, DensityExtrapolation::XLBOMD}) {
+        DensityExtrapolation history(method, 3);
+        for (long long step = 0; step < 4; step++)
+            history.record(positionsAt(step), MM_PARTICLES, linearDensity(step), focks, errors);
+        int used;
+        unique_ptr<QM::DensityGuess> next = history.guess(positionsAt(4), MM_PARTICLES, used);
+        ASSERT_EQ(1u, next->fockChanges.size()) << method;
+        EXPECT_EQ(2.0, next->errorChanges[0](1, 1));
+        EXPECT_EQ(1u, history.guess(positionsAt(3), MM_PARTICLES, used)->fockChanges.size()) << method;
+        vector<Vec3> far = positionsAt(4);
+        far[1][2] += 2 * DensityExtrapolation::MAX_STEP_DISPLACEMENT;
+        EXPECT_TRUE(history.guess(far, MM_PARTICLES, used)->fockChanges.empty()) << method;
+        EXPECT_TRUE(history.guess(positionsAt(4), {3, 4}, used)->fockChanges.empty()) << method;
+        // A record without pairs (recycling off) hands none on.
+        history.record(positionsAt(4), MM_PARTICLES, linearDensity(4));
+        EXPECT_TRUE(history.guess(positionsAt(5), MM_PARTICLES, used)->fockChanges.empty()) << method;
+    }
+}

@@ -39,6 +39,8 @@ void DensityExtrapolation::clear() {
     history.clear();
     historyMMParticles.clear();
     auxiliary.clear();
+    subspaceFocks.clear();
+    subspaceErrors.clear();
 }
 
 vector<double> DensityExtrapolation::aspcCoefficients(int n) {
@@ -104,32 +106,46 @@ unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(const vector<Vec3>& qmP
     if (history.empty())
         return nullptr;
     used = 1;
-    if (method == PreviousDensity || !continues(qmPositions, mmParticles))
-        return unique_ptr<QM::DensityGuess>(new QM::DensityGuess{history.front().density});
-    if (method == XLBOMD) {
+    const bool samePoint = mmParticles == historyMMParticles && largestMove(qmPositions, history.front().qmPositions) == 0;
+    const bool continuing = continues(qmPositions, mmParticles);
+    unique_ptr<QM::DensityGuess> g(new QM::DensityGuess);
+    if (method == PreviousDensity || !continuing)
+        g->density = history.front().density;
+    else if (method == XLBOMD) {
         used = auxiliary.size() - 1;  // the past auxiliary densities the propagation combined
-        return unique_ptr<QM::DensityGuess>(new QM::DensityGuess{auxiliary.front()});
+        g->density = auxiliary.front();
     }
-    const int n = min<int>(history.size(), order + 1);
-    const vector<double> b = aspcCoefficients(n);
-    Eigen::MatrixXd density = b[0] * history[0].density;
-    for (int i = 1; i < n; i++)
-        density += b[i] * history[i].density;
-    used = n;
-    return unique_ptr<QM::DensityGuess>(new QM::DensityGuess{density});
+    else {
+        const int n = min<int>(history.size(), order + 1);
+        const vector<double> b = aspcCoefficients(n);
+        g->density = b[0] * history[0].density;
+        for (int i = 1; i < n; i++)
+            g->density += b[i] * history[i].density;
+        used = n;
+    }
+    if (continuing || samePoint) {
+        g->fockChanges = subspaceFocks;
+        g->errorChanges = subspaceErrors;
+    }
+    return g;
 }
 
-void DensityExtrapolation::record(const vector<Vec3>& qmPositions, const vector<int>& mmParticles, const Eigen::MatrixXd& density) {
+void DensityExtrapolation::record(const vector<Vec3>& qmPositions, const vector<int>& mmParticles, const Eigen::MatrixXd& density,
+                                  vector<Eigen::MatrixXd> fockChanges, vector<Eigen::MatrixXd> errorChanges) {
     const bool samePoint = !history.empty() && mmParticles == historyMMParticles &&
                            largestMove(qmPositions, history.front().qmPositions) == 0;
     if (samePoint) {
         // Evaluated again at the same positions (getState between steps, a multiple time step integrator's
         // next step): nothing new.
         history.front().density = density;
+        subspaceFocks = std::move(fockChanges);
+        subspaceErrors = std::move(errorChanges);
         return;
     }
     if (!continues(qmPositions, mmParticles))
         clear();
+    subspaceFocks = std::move(fockChanges);
+    subspaceErrors = std::move(errorChanges);
     history.push_front({qmPositions, density});
     historyMMParticles = mmParticles;
     while ((int) history.size() > (method == ASPC ? order + 1 : 3))  // three positions to recognise the trajectory

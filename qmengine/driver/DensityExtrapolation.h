@@ -34,6 +34,9 @@ namespace OpenMMDFT {
  * twice the last step, or four times its last change). Anything else (setPositions, a loaded checkpoint, a molecule entering the cutoff,
  * updateParametersInContext via clear()) restarts it from the newest density. An evaluation at the
  * positions of the newest entry is the same point again and starts from its density.
+ *
+ * Along the trajectory (and at the same point again) the guess also carries the newest SCF's DIIS pairs
+ * (QMResult::fockChanges, errorChanges), which the next SCF recycles (QMSettings::recycledSubspace).
  */
 class DensityExtrapolation {
 public:
@@ -52,8 +55,12 @@ public:
      */
     std::unique_ptr<QM::DensityGuess> guess(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles,
                                             int& used) const;
-    /** Record the converged density of an evaluation. */
-    void record(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles, const Eigen::MatrixXd& density);
+    /**
+     * Record the converged density of an evaluation, and the DIIS pairs its SCF hands on (QMResult::fockChanges,
+     * errorChanges), which the next guess carries while the trajectory continues (whatever the method).
+     */
+    void record(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles, const Eigen::MatrixXd& density,
+                std::vector<Eigen::MatrixXd> fockChanges = {}, std::vector<Eigen::MatrixXd> errorChanges = {});
     /** Kolafa's coefficients B_1..B_n for n past densities. */
     static std::vector<double> aspcCoefficients(int n);
 
@@ -70,6 +77,7 @@ private:
     std::deque<Entry> history;  // newest first
     std::deque<Eigen::MatrixXd> auxiliary;  // XLBOMD: P(t+dt) (the next guess), P(t), ..., newest first
     std::vector<int> historyMMParticles;
+    std::vector<Eigen::MatrixXd> subspaceFocks, subspaceErrors;  // the newest SCF's DIIS pairs for the next one
 };
 
 } // namespace OpenMMDFT

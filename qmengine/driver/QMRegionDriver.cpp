@@ -47,6 +47,7 @@ static QM::QMSettings settingsOf(const QMMMForce& force) {
     s.convergence = force.getSCFConvergence();
     s.maxIterations = force.getMaxSCFIterations();
     s.diisSubspace = force.getDIISSubspaceSize();
+    s.recycledSubspace = force.getRecycledSubspaceSize();
     s.dataDirectory = QMRegionDriver::findDataDirectory();
     return s;
 }
@@ -368,8 +369,9 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
         longRangeTerms = longRange->terms(qmBohr, periodicCharges, explicitCharges);
     }
     QM::QMResult r = engine->compute(atoms, qmCharge, mm, guess.get(), longRange ? &longRangeTerms : nullptr);
-    densityHistory->record(qmPositions, mmParticles, r.density);
+    densityHistory->record(qmPositions, mmParticles, r.density, std::move(r.fockChanges), std::move(r.errorChanges));
     results.extrapolatedDensities = extrapolated;
+    results.recycledDIISPairs = r.recycledPairs;
     results.totalEnergy = r.total * KJ_PER_MOL_PER_HARTREE;
     results.oneElectronEnergy = r.oneElectron * KJ_PER_MOL_PER_HARTREE;
     results.coulombEnergy = r.coulomb * KJ_PER_MOL_PER_HARTREE;

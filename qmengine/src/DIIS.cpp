@@ -1,41 +1,131 @@
 #include "openmmdft/qm/DIIS.h"
+#include "openmmdft/qm/DenseAlgebra.h"
+#include <algorithm>
 #include <cmath>
 
 namespace OpenMMDFT {
 namespace QM {
 
+namespace {
+Eigen::Map<const Eigen::VectorXd> flat(const Eigen::MatrixXd& m) {
+    return Eigen::Map<const Eigen::VectorXd>(m.data(), m.size());
+}
+} // namespace
+
+void DIIS::dropRecycled() {
+    recycledFocks_.resize(0, 0);
+    recycledErrors_.resize(0, 0);
+    for (Eigen::VectorXd& o : overlaps_)
+        o.resize(0);
+}
+
+void DIIS::reset() {
+    focks_.clear();
+    errors_.clear();
+    overlaps_.clear();
+    dropRecycled();
+}
+
+void DIIS::setRecycled(const std::vector<Eigen::MatrixXd>& fockChanges, const std::vector<Eigen::MatrixXd>& errorChanges) {
+    std::vector<const Eigen::MatrixXd*> f, e;
+    for (const Eigen::MatrixXd& m : fockChanges)
+        f.push_back(&m);
+    for (const Eigen::MatrixXd& m : errorChanges)
+        e.push_back(&m);
+    setRecycled(f, e);
+}
+
+void DIIS::setRecycled(const std::vector<const Eigen::MatrixXd*>& fockChanges, const std::vector<const Eigen::MatrixXd*>& errorChanges) {
+    reset();
+    const int m = (int) std::min(fockChanges.size(), errorChanges.size());
+    if (m == 0)
+        return;
+    Eigen::MatrixXd F(fockChanges[0]->size(), m), E(errorChanges[0]->size(), m);
+    for (int j = 0; j < m; j++) {
+        if (fockChanges[j]->size() != F.rows() || errorChanges[j]->size() != E.rows())
+            return;
+        F.col(j) = flat(*fockChanges[j]);
+        E.col(j) = flat(*errorChanges[j]);
+    }
+    // Orthonormal combinations of the error changes (eigenvectors of their Gram matrix), the Fock changes combined
+    // alike, so that the subspace equations stay well conditioned however nearly dependent the pairs are
+    // (successive SCFs explore similar directions).
+    const Eigen::MatrixXd gram = product(E, true, E, false);
+    if (!gram.allFinite())
+        return;
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(gram);
+    const Eigen::VectorXd& values = eigen.eigenvalues();
+    const double largest = values[m - 1];
+    if (!(largest > 0))
+        return;
+    int kept = 0;
+    while (kept < m && values[m - 1 - kept] > RECYCLED_EIGENVALUE_CUTOFF * largest)
+        kept++;
+    Eigen::MatrixXd V = eigen.eigenvectors().rightCols(kept);
+    V *= values.tail(kept).cwiseSqrt().cwiseInverse().asDiagonal();
+    recycledFocks_ = product(F, false, V, false);
+    recycledErrors_ = product(E, false, V, false);
+}
+
 Eigen::MatrixXd DIIS::extrapolate(const Eigen::MatrixXd& fock, const Eigen::MatrixXd& error) {
     if (size_ < 2)
         return fock;
+    const int m = recycledPairs();
     focks_.push_back(fock);
     errors_.push_back(error);
+    overlaps_.push_back(m > 0 ? Eigen::VectorXd(recycledErrors_.transpose() * flat(error)) : Eigen::VectorXd());
     while ((int) focks_.size() > size_) {
         focks_.pop_front();
         errors_.pop_front();
+        overlaps_.pop_front();
     }
     const int n = (int) focks_.size();
-    if (n < 2)
+    if (n + m < 2)
         return fock;
-    // Minimize |sum c_i e_i| with sum c_i = 1 (Lagrange multiplier in the last row);
-    // the error products are scaled by the largest diagonal for conditioning.
-    Eigen::MatrixXd B = Eigen::MatrixXd::Zero(n + 1, n + 1);
-    for (int i = 0; i < n; i++)
+    // Minimize |sum c_i e_i + sum g_j de_j| with sum c_i = 1 (Lagrange multiplier in the last row). The recycled
+    // errors are orthonormal; they enter scaled to the newest error's size (their coefficients absorb the scale),
+    // so that a cut relative to the largest entry cuts the same directions at every stage of the convergence.
+    // The products are scaled by the largest diagonal for conditioning.
+    const int k = n + m;
+    const double recycledScale = error.norm();
+    Eigen::MatrixXd B = Eigen::MatrixXd::Zero(k + 1, k + 1);
+    for (int i = 0; i < n; i++) {
         for (int j = 0; j <= i; j++)
             B(i, j) = B(j, i) = errors_[i].cwiseProduct(errors_[j]).sum();
-    const double scale = B.diagonal().head(n).maxCoeff();
+        for (int j = 0; j < m; j++)
+            B(i, n + j) = B(n + j, i) = recycledScale * overlaps_[i][j];
+    }
+    for (int j = 0; j < m; j++)
+        B(n + j, n + j) = recycledScale * recycledScale;
+    const double scale = B.diagonal().head(k).maxCoeff();
     if (!(scale > 0))
         return fock;
-    B.topLeftCorner(n, n) /= scale;
-    B.row(n).head(n).setConstant(-1);
-    B.col(n).head(n).setConstant(-1);
-    Eigen::VectorXd rhs = Eigen::VectorXd::Zero(n + 1);
-    rhs[n] = -1;
-    const Eigen::VectorXd c = B.fullPivLu().solve(rhs);
+    B.topLeftCorner(k, k) /= scale;
+    B.row(k).head(n).setConstant(-1);
+    B.col(k).head(n).setConstant(-1);
+    Eigen::VectorXd rhs = Eigen::VectorXd::Zero(k + 1);
+    rhs[k] = -1;
+    Eigen::VectorXd c;
+    if (m == 0)
+        c = B.fullPivLu().solve(rhs);
+    else {
+        // Pseudo-inverse of the symmetric (indefinite) bordered matrix: eigenvalues below 1e-12 of the largest are
+        // cut instead of amplified (the recycled errors may span the current ones almost exactly).
+        Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(B);
+        const Eigen::VectorXd& values = eigen.eigenvalues();
+        const double cut = 1e-12 * values.cwiseAbs().maxCoeff();
+        Eigen::VectorXd projected = eigen.eigenvectors().transpose() * rhs;
+        for (int i = 0; i <= k; i++)
+            projected[i] = std::abs(values[i]) > cut ? projected[i] / values[i] : 0.0;
+        c = eigen.eigenvectors() * projected;
+    }
     if (!c.allFinite())
         return fock;
     Eigen::MatrixXd f = Eigen::MatrixXd::Zero(fock.rows(), fock.cols());
     for (int i = 0; i < n; i++)
         f += c[i] * focks_[i];
+    if (m > 0)
+        Eigen::Map<Eigen::VectorXd>(f.data(), f.size()) += recycledFocks_ * (recycledScale * c.segment(n, m));
     return f;
 }
 

@@ -56,6 +56,7 @@ struct KohnShamLDA::System {
     std::vector<PointCharge> mm;
     BasisSet basis, aux;
     Eigen::MatrixXd S, Hcore, Vmm, X; // X: orthonormalizing transformation (nbf x nmo)
+    bool symmetricX = false;          // X = S^-1/2 (no linear dependence dropped)
     double nuclearRepulsion = 0, nuclearMM = 0;
     std::unique_ptr<MolecularGrid> grid;
     std::unique_ptr<XCBackend> xc;
@@ -115,7 +116,13 @@ struct KohnShamLDA::System {
         int keep = 0;
         for (int i = 0; i < overlapValues.size(); i++)
             keep += overlapValues[i] > s.linearDependenceThreshold;
+        // Canonical orthogonalization drops the near-dependent combinations; without any, the symmetric (Loewdin)
+        // S^-1/2 is used, which changes smoothly with the geometry, so that SCF errors of successive MD steps are
+        // expressed in comparable bases (recycled DIIS subspace).
         X = overlapVectors.rightCols(keep) * overlapValues.tail(keep).cwiseSqrt().cwiseInverse().asDiagonal();
+        symmetricX = keep == overlapValues.size();
+        if (symmetricX)
+            X = product(X, false, overlapVectors, true);
         timings["setup.integrals"] = seconds() - t;
         t = seconds();
         grid.reset(new MolecularGrid(atoms, basis, s.grid, s.threads, xcFactory.partitionWeights()));
@@ -399,6 +406,7 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
     const double guessTime = seconds() - tGuess;
     SCFProblem problem{sys.S, sys.Hcore, sys.Vmm, sys.X, sys.nuclearRepulsion, sys.nuclearMM,
                        [&](const Eigen::MatrixXd& Dm) { return sys.coulomb(Dm); }, *sys.xc, (double) nElectrons, false};
+    problem.symmetricOrthogonalization = sys.symmetricX;
     if (longRange) {
         sys.hasLongRange = true;
         sys.longRange = *longRange;
@@ -428,6 +436,7 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
             startHasDensity = attempts[a].sad;
             start = attempts[a].sad ? superpositionOfAtomicDensities(atoms, sys.basis) : Eigen::MatrixXd();
         }
+        problem.recycled = a == 0 && previous && haveDensity ? previous : nullptr;
         o = runSCF(settings_, problem, start, startHasDensity, attempts[a].strategy);
         totalIterations += o.result.iterations;
         if (o.converged) {

@@ -3,6 +3,7 @@
 #include "openmmdft/qm/DenseAlgebra.h"
 #include <algorithm>
 #include <cmath>
+#include <deque>
 
 namespace OpenMMDFT {
 namespace QM {
@@ -64,6 +65,24 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         D = densityFrom(eps, C);
     }
     DIIS diis(s.diisSubspace);
+    // Krylov-subspace recycling: the pairs of the previous MD steps' SCFs join the subspace from the first
+    // iteration, so that DIIS starts with a model of how the error answers the Fock matrix.
+    const bool recycling = s.recycledSubspace > 0 && problem.symmetricOrthogonalization && strategy.dampedIterations == 0 &&
+                           strategy.initialLevelShift == 0;
+    std::vector<const Eigen::MatrixXd*> recycledFocks, recycledErrors;  // the guess's pairs that fit this basis
+    if (recycling && problem.recycled) {
+        const DensityGuess& g = *problem.recycled;
+        for (size_t j = 0; j < g.fockChanges.size() && j < g.errorChanges.size() && (int) j < s.recycledSubspace; j++)
+            if (g.fockChanges[j].rows() == S.rows() && g.fockChanges[j].cols() == S.cols() &&
+                g.errorChanges[j].rows() == X.cols() && g.errorChanges[j].cols() == X.cols()) {
+                recycledFocks.push_back(&g.fockChanges[j]);
+                recycledErrors.push_back(&g.errorChanges[j]);
+            }
+        diis.setRecycled(recycledFocks, recycledErrors);
+        r.recycledPairs = diis.recycledPairs();
+    }
+    std::deque<std::pair<Eigen::MatrixXd, Eigen::MatrixXd>> iterates; // (F, error) of the last iterations, oldest first
+    double previousError = 1e300;
     double shift = strategy.initialLevelShift; // level shift in use (0: none)
     if (shift > 0)
         r.levelShiftIteration = 1;
@@ -93,6 +112,18 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         const Eigen::MatrixXd FDS = product(F, false, product(D, false, S, false), false);
         const Eigen::MatrixXd err = congruence(FDS - FDS.transpose(), X);
         const double errMax = err.cwiseAbs().maxCoeff();
+        if (recycling) {
+            iterates.emplace_back(F, err);
+            if ((int) iterates.size() > s.recycledSubspace + 1)
+                iterates.pop_front();
+        }
+        // Recycled pairs after which the error grew tenfold (far more than DIIS's usual unevenness) do not fit this
+        // geometry: they are dropped, and DIIS goes on with this SCF's own entries.
+        if (diis.recycledPairs() > 0 && errMax > 10 * previousError) {
+            diis.dropRecycled();
+            r.recycledPairs = 0;
+        }
+        previousError = errMax;
         r.energyHistory.push_back(r.total);
         r.errorHistory.push_back(errMax);
         r.iterations = it;
@@ -113,6 +144,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
                 r.levelShiftIteration = it;
             shift = shift == 0 ? s.levelShift : std::min(2 * shift, 8 * s.levelShift);
             diis.reset();
+            r.recycledPairs = 0;
             stalled = 0;
             bestError = errMax;
         }
@@ -132,6 +164,15 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         diagonalize(Fx, eps, C);
         D = densityFrom(eps, C);
         r.timings["scf.diagonalization"] += seconds() - t;
+    }
+    // The pairs handed on: this SCF's newest first, then those it was given, at most recycledSubspace.
+    for (size_t i = iterates.size(); i-- > 1 && (int) r.fockChanges.size() < s.recycledSubspace;) {
+        r.fockChanges.push_back(iterates[i].first - iterates[i - 1].first);
+        r.errorChanges.push_back(iterates[i].second - iterates[i - 1].second);
+    }
+    for (size_t j = 0; j < recycledFocks.size() && (int) r.fockChanges.size() < s.recycledSubspace; j++) {
+        r.fockChanges.push_back(*recycledFocks[j]);
+        r.errorChanges.push_back(*recycledErrors[j]);
     }
     // Orbitals of the final Fock matrix (unshifted, not extrapolated).
     diagonalize(F, eps, C);

@@ -24,6 +24,10 @@ struct SCFProblem {
     bool fractional;              ///< share electrons among degenerate levels (atoms for SAD)
     /// A density-dependent term beyond Coulomb and XC (empty: none): adds its Fock matrix to F, returns its energy.
     std::function<double(const Eigen::MatrixXd& D, Eigen::MatrixXd& F)> extra = nullptr;
+    /// X = S^-1/2: the errors are comparable with those of other geometries, so DIIS pairs can be recycled.
+    bool symmetricOrthogonalization = false;
+    /// Pairs of earlier SCFs for the DIIS subspace (null or empty: none).
+    const DensityGuess* recycled = nullptr;
 };
 
 struct SCFOutcome {

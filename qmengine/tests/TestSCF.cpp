@@ -186,3 +186,57 @@ TEST(SCF, ThreadCountDoesNotChangeTheEnergy) {
     s.threads = 1;
     EXPECT_NEAR(KohnShamLDA(s).compute(water(), 0, {}).total, x3, 1e-10);
 }
+
+TEST(SCF, RecycledSubspaceCutsIterationsAlongATrajectory) {
+    // A water vibrating among three charges, 0.5 fs-like steps, each SCF from the previous density: with the
+    // previous SCFs' DIIS pairs recycled, the same energies (both converge to 1e-8) in fewer iterations.
+    auto frame = [](int step) {
+        auto atoms = water();
+        const double t = 0.5 * step;  // fs
+        atoms[1].xyz[1] += 0.05 * std::sin(2 * M_PI * t / 9.1);
+        atoms[2].xyz[2] += 0.04 * std::sin(2 * M_PI * t / 9.7 + 1);
+        atoms[0].xyz[2] += 0.01 * std::sin(2 * M_PI * t / 20 + 2);
+        return atoms;
+    };
+    const std::vector<PointCharge> mm = {{{0, 0, 6.0}, 0.4}, {{0, 5.0, -3.0}, -0.8}, {{4.0, 0, 0}, 0.4}};
+    QMSettings s = QMTest::testSettings();
+    s.convergence = 1e-8;
+    int iterations[2] = {0, 0};
+    std::vector<double> energies[2];
+    for (int recycled : {0, 1}) {
+        s.recycledSubspace = recycled ? 30 : 0;
+        KohnShamLDA ks(s);
+        DensityGuess guess;
+        for (int step = 0; step < 10; step++) {
+            const QMResult r = ks.compute(frame(step), 0, mm, step > 0 ? &guess : nullptr);
+            guess = r.guess();
+            energies[recycled].push_back(r.total);
+            if (step >= 4)
+                iterations[recycled] += r.iterations;
+            EXPECT_LE((int) r.fockChanges.size(), s.recycledSubspace);
+            if (recycled && step > 0)
+                EXPECT_GT(r.recycledPairs, 0) << step;
+            if (!recycled)
+                EXPECT_TRUE(r.fockChanges.empty());
+        }
+    }
+    std::printf("SCF iterations over steps 4-9: %d plain DIIS, %d with the recycled subspace\n", iterations[0], iterations[1]);
+    for (size_t k = 0; k < energies[0].size(); k++)
+        EXPECT_NEAR(energies[0][k], energies[1][k], 1e-9) << k;
+    EXPECT_LE(iterations[1], iterations[0] - 6);  // at least one fewer per step
+}
+
+TEST(SCF, RecycledPairsOfAnotherBasisAreIgnored) {
+    QMSettings s = QMTest::testSettings();
+    KohnShamLDA ks(s);
+    const QMResult first = ks.compute(water(), 0, {});
+    DensityGuess g = first.guess();
+    ASSERT_FALSE(g.fockChanges.empty());
+    for (auto& m : g.fockChanges)
+        m = Eigen::MatrixXd::Ones(3, 3);
+    auto moved = water();
+    moved[1].xyz[1] += 0.01;
+    const QMResult r = ks.compute(moved, 0, {}, &g);
+    EXPECT_EQ(0, r.recycledPairs);
+    EXPECT_NEAR(ks.compute(moved, 0, {}).total, r.total, 1e-8);
+}

@@ -65,6 +65,7 @@ void QMMMForceProxy::serialize(const void* object, SerializationNode& node) cons
     qm.setDoubleProperty("scfConvergence", force.getSCFConvergence());
     qm.setIntProperty("maxSCFIterations", force.getMaxSCFIterations());
     qm.setIntProperty("diisSubspaceSize", force.getDIISSubspaceSize());
+    qm.setIntProperty("recycledSubspaceSize", force.getRecycledSubspaceSize());
     qm.setIntProperty("embeddingSwitching", force.getUseEmbeddingSwitchingFunction() ? 1 : 0);
     qm.setDoubleProperty("embeddingSwitchingDistance", force.getEmbeddingSwitchingDistance());
     qm.setIntProperty("densityExtrapolation", (int) force.getDensityExtrapolation());
@@ -219,7 +220,7 @@ void readQMRegion(const SerializationNode& qm, QMMMForce& force, int version) {
     checkAttributes(qm, {"charge", "basis", "auxiliaryBasis", "angularFunctions", "coulombMethod", "functional",
                          "radialPoints", "angularPoints", "radialScheme", "atomicPartition", "cubeEdge",
                          "sphereShellFraction", "significanceThreshold", "basisFunctionStorage", "basisStorageLimit", "scfConvergence",
-                         "maxSCFIterations", "diisSubspaceSize", "densityExtrapolation", "densityExtrapolationOrder", "energyOnly",
+                         "maxSCFIterations", "diisSubspaceSize", "recycledSubspaceSize", "densityExtrapolation", "densityExtrapolationOrder", "energyOnly",
                          "espChargeMethod", "embeddingSwitching", "embeddingSwitchingDistance", "boundaryChargeScheme"},
                     where, version);
     checkChildren(qm, {"Atoms", "LinkBondLengths"}, where);
@@ -251,6 +252,9 @@ void readQMRegion(const SerializationNode& qm, QMMMForce& force, int version) {
     if (qm.hasProperty("densityExtrapolation") || qm.hasProperty("densityExtrapolationOrder"))
         force.setDensityExtrapolation((QMMMForce::DensityExtrapolation) enumProperty(qm, "densityExtrapolation", where, 2),
                                       intProperty(qm, "densityExtrapolationOrder", where));
+    // Absent in earlier files: the current default (the converged results do not depend on it).
+    if (qm.hasProperty("recycledSubspaceSize"))
+        force.setRecycledSubspaceSize(intProperty(qm, "recycledSubspaceSize", where));
     // Absent in earlier files (which had no link atoms): the defaults.
     force.setBoundaryChargeScheme((QMMMForce::BoundaryChargeScheme) enumProperty(qm, "boundaryChargeScheme", where, 1, 0));
     for (const SerializationNode& list : qm.getChildren())

@@ -19,21 +19,25 @@ def qmForce(system):
     return [f for f in system.getForces() if isinstance(f, QMMMForce)][0]
 
 
-def run(method, order=3, steps=10):
+def run(method, order=3, steps=10, recycled=None):
     system, positions = mdSystem()
     force = qmForce(system)
     force.setDensityExtrapolation(method, order)
+    if recycled is not None:
+        force.setRecycledSubspaceSize(recycled)
     integrator = mm.VerletIntegrator(0.0005)
     context = mm.Context(system, integrator, mm.Platform.getPlatformByName("CPU"))
     context.setPositions(positions)
     context.setVelocitiesToTemperature(300, 5)
-    energies, iterations, used = [], [], []
+    energies, iterations, used, pairs = [], [], [], []
     for _ in range(steps):
         integrator.step(1)
         r = force.getQMResults(context)
         energies.append(r["totalEnergy"].value_in_unit(KJ))
         iterations.append(r["scfIterations"])
         used.append(r["extrapolatedDensities"])
+        pairs.append(r["recycledDIISPairs"])
+    run.recycledPairs = pairs
     return np.array(energies), iterations, used, (system, force, context, integrator)
 
 
@@ -54,8 +58,8 @@ def test_default_and_validation():
 
 
 def test_aspc_takes_fewer_iterations_and_gives_the_same_energies():
-    previous, previousIterations, previousUsed, _ = run(QMMMForce.PreviousDensity)
-    aspc, aspcIterations, aspcUsed, _ = run(QMMMForce.ASPC, 3)
+    previous, previousIterations, previousUsed, _ = run(QMMMForce.PreviousDensity, recycled=0)
+    aspc, aspcIterations, aspcUsed, _ = run(QMMMForce.ASPC, 3, recycled=0)
     print("SCF iterations per step: PreviousDensity %s, ASPC(3) %s" % (previousIterations, aspcIterations))
     assert np.abs(aspc - previous).max() < 1e-6
     assert previousUsed == [0] + [1] * (len(previousUsed) - 1)
@@ -64,6 +68,23 @@ def test_aspc_takes_fewer_iterations_and_gives_the_same_energies():
     assert aspcUsed[:6] == [0, 1, 2, 3, 4, 4]
     # The first steps are alike (one past density); afterwards ASPC saves iterations.
     assert sum(aspcIterations[3:]) < sum(previousIterations[3:])
+
+
+def test_recycled_diis_subspace_takes_fewer_iterations_and_gives_the_same_energies():
+    # The default: the previous steps' DIIS pairs join each step's SCF (Krylov-subspace recycling).
+    assert QMMMForce().getRecycledSubspaceSize() == 48
+    with pytest.raises(mm.OpenMMException, match="must not be negative"):
+        QMMMForce().setRecycledSubspaceSize(-1)
+    plain, plainIterations, _, _ = run(QMMMForce.ASPC, 3, steps=12, recycled=0)
+    assert run.recycledPairs == [0] * 12
+    recycled, recycledIterations, _, _ = run(QMMMForce.ASPC, 3, steps=12)
+    print("SCF iterations per step: plain DIIS %s, recycled subspace %s" % (plainIterations, recycledIterations))
+    assert np.abs(recycled - plain).max() < 1e-6
+    # From the second step on the SCF has pairs (the first reuses the evaluation at x(0)).
+    assert all(p > 0 for p in run.recycledPairs[2:])
+    # Measured 7-8 iterations per step without, 3-5 with (benchmarks/bench_scf_iterations.py); at least one fewer
+    # per step over the last 8 steps.
+    assert sum(recycledIterations[4:]) <= sum(plainIterations[4:]) - 8
 
 
 def test_xlbomd_gives_the_same_energies():

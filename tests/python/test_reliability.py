@@ -107,6 +107,7 @@ ACCEPTED = {
     "scf convergence": lambda f: f.setSCFConvergence(1e-10),
     "max scf iterations": lambda f: f.setMaxSCFIterations(40),
     "diis subspace": lambda f: f.setDIISSubspaceSize(4),
+    "recycled diis subspace": lambda f: f.setRecycledSubspaceSize(0),
     "energy-only mode": lambda f: f.setQMEnergyOnly(True),
     "esp charges": lambda f: f.setESPChargeMethod(QMMMForce.CHELPG),
     "exact coulomb": lambda f: f.setCoulombMethod(QMMMForce.Exact),

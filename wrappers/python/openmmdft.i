@@ -60,6 +60,7 @@ struct QMResults {
     int scfIterations;
     int scfRestarts;
     int extrapolatedDensities;
+    int recycledDIISPairs;
     std::string xcBackend;
     double basisValueBytes;
     std::string basisStorageNotice;
@@ -198,6 +199,8 @@ public:
     int getQMForceGroup() const;
     void setDIISSubspaceSize(int size);
     int getDIISSubspaceSize() const;
+    void setRecycledSubspaceSize(int pairs);
+    int getRecycledSubspaceSize() const;
     void setQMEnergyOnly(bool energyOnly);
     bool getQMEnergyOnly() const;
     void setESPChargeMethod(ESPChargeMethod method);
@@ -322,7 +325,7 @@ QMMMForce.getGridGrouping = _withUnit(QMMMForce.getGridGrouping, lambda g: [g[0]
 def _qmResults(self, context):
     """What the last QM computation in ``context`` produced: a dict of energies (kJ/mol
     Quantities), SCF iterations, the number of MM charges in the QM Hamiltonian, orbital
-    energies, SCF restarts (attempts that failed before the one that converged), the past densities the SCF's guess combined (extrapolatedDensities), where the XC work ran
+    energies, SCF restarts (attempts that failed before the one that converged), the past densities the SCF's guess combined (extrapolatedDensities), the recycled DIIS directions from the previous steps (recycledDIISPairs), where the XC work ran
     ("host" or "device") and the bytes of basis values it keeps between SCF iterations, the HOMO-LUMO gap and the ESP charges (e, one per QM atom; empty unless
     setESPChargeMethod chose a method), with the Ewald method its long-range energy and Mulliken charges, and "timings": the wall-clock time of each phase of the computation
     (a dict of second Quantities: "scf.xc", "gradient.total", "total", ...; see QMResults in QMMMForce.h)."""
@@ -340,6 +343,7 @@ def _qmResults(self, context):
         "scfIterations": r.scfIterations,
         "scfRestarts": r.scfRestarts,
         "extrapolatedDensities": r.extrapolatedDensities,
+        "recycledDIISPairs": r.recycledDIISPairs,
         "xcBackend": r.xcBackend,
         "basisValueBytes": int(r.basisValueBytes),
         "basisStorageNotice": r.basisStorageNotice,

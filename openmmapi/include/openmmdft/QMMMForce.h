@@ -40,6 +40,9 @@ struct QMResults {
     int scfIterations = 0;                ///< of the SCF attempt that converged
     int scfRestarts = 0;                  ///< failed attempts before it (restarts from atomic densities / core guess)
     int extrapolatedDensities = 0;        ///< past densities the SCF's guess combined (0: atomic densities, 1: the last)
+    /** Orthonormal directions of the previous steps' DIIS pairs in the SCF's subspace (setRecycledSubspaceSize; 0 when
+     * there were none or the SCF dropped them). */
+    int recycledDIISPairs = 0;
     int numMMCharges = 0;                 ///< MM charges that entered the QM Hamiltonian
     std::vector<double> orbitalEnergies;  ///< kJ/mol, ascending
     double homoLumoGap = 0;               ///< kJ/mol (0 when there is no virtual orbital)
@@ -325,6 +328,19 @@ public:
         return diisSubspaceSize;
     }
     /**
+     * How many pairs (change of the Fock matrix, change of the SCF error FDS - SDF) of the previous MD steps' SCF
+     * iterations join the DIIS subspace of the next step's SCF (default 48; 0 turns this off). Along a trajectory
+     * they tell DIIS how the error answers the Fock matrix in the directions where the extrapolated guess errs
+     * (Krylov-subspace recycling), so that the first DIIS step removes most of the guess's error. The SCF still
+     * converges to setSCFConvergence: it changes the number of iterations, not the result. They are used only
+     * while the trajectory continues (as for the density extrapolation) and without linearly dependent basis
+     * functions; pairs after which the error grows tenfold are dropped for the rest of that SCF.
+     */
+    void setRecycledSubspaceSize(int pairs);
+    int getRecycledSubspaceSize() const {
+        return recycledSubspaceSize;
+    }
+    /**
      * Energy-only mode (default false). Normally the QM region contributes its energy and its analytic
      * forces, on the QM atoms and on the MM charges it sees: the exact derivative of the energy as
      * computed (density-fitted Coulomb; the XC grid moves with the atoms, partition-weight
@@ -437,7 +453,7 @@ private:
     BasisFunctionStorage basisFunctionStorage;
     double basisStorageLimit;
     double scfConvergence;
-    int maxSCFIterations, diisSubspaceSize;
+    int maxSCFIterations, diisSubspaceSize, recycledSubspaceSize;
     DensityExtrapolation densityExtrapolation;
     int densityExtrapolationOrder;
     int qmForceGroup;

@@ -1,22 +1,42 @@
 #pragma once
-// Pulay's direct inversion in the iterative subspace for Fock matrices.
+// Pulay's direct inversion in the iterative subspace for Fock matrices, optionally with a recycled subspace:
+// changes of Fock matrices and of their errors from earlier SCFs (the previous MD steps'), which tell how the
+// error answers a change of the Fock matrix. DIIS is Anderson acceleration, which is GMRES on the linearized
+// fixed-point problem (H. F. Walker and P. Ni, SIAM J. Numer. Anal. 49, 1715 (2011)); keeping the earlier
+// problems' search directions is Krylov-subspace recycling for a sequence of slowly changing problems
+// (M. L. Parks et al., SIAM J. Sci. Comput. 28, 1651 (2006)).
 #include <Eigen/Dense>
 #include <deque>
+#include <vector>
 
 namespace OpenMMDFT {
 namespace QM {
 
 class DIIS {
 public:
+    /// Recycled combinations with a Gram eigenvalue below this fraction of the largest are rounding noise.
+    static constexpr double RECYCLED_EIGENVALUE_CUTOFF = 1e-12;
+
     explicit DIIS(int subspaceSize) : size_(subspaceSize) {}
-    /// Add a Fock matrix and its error (commutator in an orthonormal basis); returns the
-    /// extrapolated Fock matrix (the input itself until two entries exist or if the
-    /// subspace equations are singular).
+    /// Add a Fock matrix and its error (commutator in an orthonormal basis); returns the extrapolated Fock
+    /// matrix: sum_i c_i F_i + sum_j g_j dF_j, with sum_i c_i = 1 and c, g minimizing
+    /// |sum_i c_i e_i + sum_j g_j de_j| over the stored entries and the recycled pairs (dF_j, de_j). It is the
+    /// input itself while there is one entry and no recycled pair, or if the subspace equations are singular.
     Eigen::MatrixXd extrapolate(const Eigen::MatrixXd& fock, const Eigen::MatrixXd& error);
-    void reset() { focks_.clear(); errors_.clear(); }
+    /// Pairs (dF, de) from earlier SCFs, the errors already in this SCF's orthonormal basis. They are kept as
+    /// orthonormal combinations of the de (the same combinations of the dF), without those whose Gram
+    /// eigenvalue is below RECYCLED_EIGENVALUE_CUTOFF times the largest. They stay until dropRecycled() or reset().
+    void setRecycled(const std::vector<const Eigen::MatrixXd*>& fockChanges, const std::vector<const Eigen::MatrixXd*>& errorChanges);
+    void setRecycled(const std::vector<Eigen::MatrixXd>& fockChanges, const std::vector<Eigen::MatrixXd>& errorChanges);
+    int recycledPairs() const { return (int) recycledFocks_.cols(); }
+    void dropRecycled();
+    void reset();
 private:
     int size_;
     std::deque<Eigen::MatrixXd> focks_, errors_;
+    std::deque<Eigen::VectorXd> overlaps_;  ///< per entry: its error's products with the recycled errors
+    // One column per recycled combination (the matrices flattened), so that products are matrix products.
+    Eigen::MatrixXd recycledFocks_, recycledErrors_;
 };
 
 } // namespace QM

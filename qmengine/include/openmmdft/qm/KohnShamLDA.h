@@ -30,6 +30,10 @@ public:
 /// A density to start from (e.g. the previous MD step's). Used when its size matches the basis.
 struct DensityGuess {
     Eigen::MatrixXd density;
+    /// Optional, from the SCFs that led to `density` (QMResult's own, newest first): changes of the Fock matrix
+    /// between SCF iterations (AO basis) and of the error FDS - SDF (in the orthonormal basis S^-1/2). An SCF that
+    /// starts from this guess recycles them in its DIIS subspace (QMSettings::recycledSubspace).
+    std::vector<Eigen::MatrixXd> fockChanges, errorChanges;
 };
 
 /**
@@ -68,6 +72,10 @@ struct QMResult {
     Eigen::MatrixXd orbitals;               ///< MO coefficients, columns by increasing energy
     Eigen::MatrixXd energyWeightedDensity;  ///< W = 2 sum_occ eps_i C_i C_i^T (for gradients)
     std::vector<double> energyHistory, errorHistory; ///< per SCF iteration
+    /// Pairs for the next SCF's DIIS (DensityGuess): this SCF's, then those it recycled, newest first, at most
+    /// QMSettings::recycledSubspace.
+    std::vector<Eigen::MatrixXd> fockChanges, errorChanges;
+    int recycledPairs = 0;       ///< pairs from the guess in this SCF's DIIS subspace (0 if it dropped them)
     double gridElectrons = 0;    ///< integral of rho on the grid
     size_t gridPoints = 0;
     std::string xcBackend;           ///< where the XC work ran (XCBackend::name)
@@ -80,7 +88,7 @@ struct QMResult {
     /// "scf.fockAndDIIS" (energy terms, the commutator error, DIIS), "scf.diagonalization", "total" (set-up, guess and
     /// iterations).
     std::map<std::string, double> timings;
-    DensityGuess guess() const { return {density}; }
+    DensityGuess guess() const { return {density, fockChanges, errorChanges}; }
 };
 
 /// Nuclear gradient of QMResult::total (hartree / bohr): dE/dR of every QM atom and dE/dC of every MM charge.

@@ -1,0 +1,111 @@
+/* DIIS with a recycled subspace (qmengine/src/DIIS.cpp) on a linear model of the SCF error, e(F) = A (F - F*):
+ * pairs (dF, A dF) from "another geometry" let a single extrapolation land on F*, exactly when they describe the
+ * same A and to the accuracy of their mismatch otherwise; nearly dependent pairs do not blow the step up. */
+#include "openmmdft/qm/DIIS.h"
+#include <gtest/gtest.h>
+#include <random>
+
+using namespace OpenMMDFT::QM;
+
+namespace {
+
+constexpr int N = 3; // 3 x 3 "Fock matrices": 9 unknowns
+
+Eigen::MatrixXd randomMatrix(std::mt19937& rng, double scale = 1) {
+    std::normal_distribution<double> normal;
+    Eigen::MatrixXd m(N, N);
+    for (int i = 0; i < N * N; i++)
+        m.data()[i] = scale * normal(rng);
+    return m;
+}
+
+/** e = A vec(F) as a matrix. */
+Eigen::MatrixXd apply(const Eigen::MatrixXd& A, const Eigen::MatrixXd& F) {
+    Eigen::MatrixXd e(N, N);
+    Eigen::Map<Eigen::VectorXd>(e.data(), N * N) = A * Eigen::Map<const Eigen::VectorXd>(F.data(), N * N);
+    return e;
+}
+
+struct LinearModel {
+    Eigen::MatrixXd A, solution;
+    explicit LinearModel(std::mt19937& rng) {
+        A = Eigen::MatrixXd::Identity(N * N, N * N);
+        std::normal_distribution<double> normal;
+        for (int i = 0; i < N * N; i++)
+            for (int j = 0; j < N * N; j++)
+                A(i, j) += 0.3 * normal(rng);
+        solution = randomMatrix(rng);
+    }
+    Eigen::MatrixXd error(const Eigen::MatrixXd& F) const { return apply(A, F - solution); }
+};
+
+} // namespace
+
+TEST(DIIS, OneEntryWithoutRecycledPairsIsReturnedUnchanged) {
+    std::mt19937 rng(1);
+    const LinearModel model(rng);
+    DIIS diis(8);
+    const Eigen::MatrixXd F = randomMatrix(rng);
+    EXPECT_EQ(0.0, (diis.extrapolate(F, model.error(F)) - F).norm());
+}
+
+TEST(DIIS, RecycledPairsOfTheSameModelSolveItInOneStep) {
+    std::mt19937 rng(2);
+    const LinearModel model(rng);
+    std::vector<Eigen::MatrixXd> dF, de;
+    for (int j = 0; j < N * N; j++) {
+        dF.push_back(randomMatrix(rng, 1e-3 * (j + 1)));  // sizes as uneven as an SCF's steps
+        de.push_back(apply(model.A, dF.back()));
+    }
+    DIIS diis(8);
+    diis.setRecycled(dF, de);
+    EXPECT_EQ(N * N, diis.recycledPairs());
+    const Eigen::MatrixXd F = randomMatrix(rng);
+    EXPECT_LT((diis.extrapolate(F, model.error(F)) - model.solution).norm(), 1e-9 * model.solution.norm());
+}
+
+TEST(DIIS, MismatchedRecycledPairsGainTheirAccuracy) {
+    // Pairs from a model 1e-3 away (another geometry): the first step removes the error to about that level.
+    std::mt19937 rng(3);
+    const LinearModel model(rng);
+    const Eigen::MatrixXd other = model.A + 1e-3 * Eigen::MatrixXd::Random(N * N, N * N);
+    std::vector<Eigen::MatrixXd> dF, de;
+    for (int j = 0; j < N * N; j++) {
+        dF.push_back(randomMatrix(rng, 0.01));
+        de.push_back(apply(other, dF.back()));
+    }
+    DIIS diis(8);
+    diis.setRecycled(dF, de);
+    const Eigen::MatrixXd F = model.solution + randomMatrix(rng, 1e-2);
+    const double before = model.error(F).norm();
+    const double after = model.error(diis.extrapolate(F, model.error(F))).norm();
+    EXPECT_LT(after, 1e-2 * before);
+}
+
+TEST(DIIS, NearlyDependentRecycledPairsStayBounded) {
+    // Repeated and nearly repeated pairs (successive SCFs explore similar directions) must not produce a huge step.
+    std::mt19937 rng(4);
+    const LinearModel model(rng);
+    std::vector<Eigen::MatrixXd> dF, de;
+    for (int j = 0; j < 4; j++) {
+        const Eigen::MatrixXd f = randomMatrix(rng, 1e-2);
+        for (double wobble : {0.0, 1e-9, 1e-15}) {
+            const Eigen::MatrixXd g = f + wobble * randomMatrix(rng);
+            dF.push_back(g);
+            de.push_back(apply(model.A, g));
+        }
+    }
+    DIIS diis(8);
+    diis.setRecycled(dF, de);
+    EXPECT_GE(diis.recycledPairs(), 4);
+    EXPECT_LE(diis.recycledPairs(), 8);  // the repeats add (almost) nothing
+    const Eigen::MatrixXd F = model.solution + randomMatrix(rng, 1e-2);
+    Eigen::MatrixXd next = F;
+    for (int it = 0; it < 3; it++) {
+        next = diis.extrapolate(next, model.error(next));
+        ASSERT_TRUE(next.allFinite());
+        EXPECT_LT((next - model.solution).norm(), 10 * (F - model.solution).norm()) << it;
+    }
+    diis.reset();
+    EXPECT_EQ(0, diis.recycledPairs());
+}
