@@ -71,7 +71,7 @@ def main():
     parser.add_argument("--recycled", type=int, default=48, help="pairs for the recycled-DIIS variant")
     args = parser.parse_args()
     header = ("| QM waters | dt (fs) | start | SCF iterations per step (mean, max) | s per step | "
-              "speed-up vs PreviousDensity | max |dE| vs PreviousDensity (kJ/mol) |")
+              "speed-up vs PreviousDensity | largest energy difference from PreviousDensity (kJ/mol) |")
     lines = [header, "|---|---|---|---|---|---|---|"]
     print("bench_scf_iterations: %s, %s, %d cores, platform %s, %d MM waters, %d warm-up + %d timed steps, %s" %
           (pyplatform.node(), pyplatform.processor() or pyplatform.machine(), os.cpu_count(), args.platform,

@@ -334,7 +334,8 @@ public:
      * (Krylov-subspace recycling), so that the first DIIS step removes most of the guess's error. The SCF still
      * converges to setSCFConvergence: it changes the number of iterations, not the result. They are used only
      * while the trajectory continues (as for the density extrapolation) and without linearly dependent basis
-     * functions; pairs after which the error grows tenfold are dropped for the rest of that SCF.
+     * functions; pairs after which the error grows tenfold are dropped for the rest of that SCF. Memory: 2 x pairs
+     * matrices of the basis size, held about three times over during an SCF (0.45 GB for 24 QM waters in DZVP).
      */
     void setRecycledSubspaceSize(int pairs);
     int getRecycledSubspaceSize() const {
