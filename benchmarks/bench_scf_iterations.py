@@ -28,10 +28,11 @@ import openmm.unit as unit
 import openmmdft
 from bench_qm_platforms import buildSystem
 
+# (name, density extrapolation, whether the DIIS subspace is recycled: --recycled pairs)
 VARIANTS = [
-    ("PreviousDensity", openmmdft.QMMMForce.PreviousDensity, 0),
-    ("ASPC(3)", openmmdft.QMMMForce.ASPC, 0),
-    ("ASPC(3) + recycled DIIS (48)", openmmdft.QMMMForce.ASPC, 48),
+    ("PreviousDensity", openmmdft.QMMMForce.PreviousDensity, False),
+    ("ASPC(3)", openmmdft.QMMMForce.ASPC, False),
+    ("ASPC(3) + recycled DIIS", openmmdft.QMMMForce.ASPC, True),
 ]
 
 
@@ -82,10 +83,10 @@ def main():
         for dt in [float(x) for x in args.timesteps.split(",")]:
             reference = None
             for index in [int(x) for x in args.variants.split(",")]:
-                name, method, recycled = VARIANTS[index]
-                if recycled:
-                    recycled = args.recycled
-                    name = "ASPC(3) + recycled DIIS (%d)" % recycled
+                name, method, recycling = VARIANTS[index]
+                recycled = args.recycled if recycling else 0
+                if recycling:
+                    name += " (%d)" % recycled
                 mean, most, seconds, energies = run(n, args.mm_waters, dt, method, recycled, args.platform, args.warmup,
                                                     args.steps)
                 if reference is None:

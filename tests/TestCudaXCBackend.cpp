@@ -63,18 +63,14 @@ TEST(CudaDensityFitting, DeviceIntegralsMatchLibint) {
     CudaFactory cuda;
     if (!cuda.reason.empty())
         GTEST_SKIP() << cuda.reason;
-    testDeviceDensityFittingMatchesLibint(cuda.factory, "DZVP", true);
-    testDeviceDensityFittingMatchesLibint(cuda.factory, "DZVP", false);
-    testDeviceDensityFittingMatchesLibint(cuda.factory, "def2-TZVP", true);
-    testDeviceDensityFittingMatchesLibint(cuda.factory, "DZVP", true, true);
+    testDeviceDensityFittingCases(cuda.factory);
 }
 
 TEST(CudaPointCharges, DeviceGradientMatchesHost) {
     CudaFactory cuda;
     if (!cuda.reason.empty())
         GTEST_SKIP() << cuda.reason;
-    testDevicePointChargeGradientMatchesHost(cuda.factory, "DZVP");
-    testDevicePointChargeGradientMatchesHost(cuda.factory, "def2-TZVP");
+    testDevicePointChargeCases(cuda.factory);
 }
 
 TEST_P(CudaXCBackend, MatchesTheHostThroughTheEngine) {

@@ -49,18 +49,14 @@ TEST(OpenCLDensityFitting, DeviceIntegralsMatchLibint) {
     OpenCLFactory openCL;
     if (!openCL.reason.empty())
         GTEST_SKIP() << openCL.reason;
-    testDeviceDensityFittingMatchesLibint(openCL.factory, "DZVP", true);
-    testDeviceDensityFittingMatchesLibint(openCL.factory, "DZVP", false);
-    testDeviceDensityFittingMatchesLibint(openCL.factory, "def2-TZVP", true);
-    testDeviceDensityFittingMatchesLibint(openCL.factory, "DZVP", true, true);
+    testDeviceDensityFittingCases(openCL.factory);
 }
 
 TEST(OpenCLPointCharges, DeviceGradientMatchesHost) {
     OpenCLFactory openCL;
     if (!openCL.reason.empty())
         GTEST_SKIP() << openCL.reason;
-    testDevicePointChargeGradientMatchesHost(openCL.factory, "DZVP");
-    testDevicePointChargeGradientMatchesHost(openCL.factory, "def2-TZVP");
+    testDevicePointChargeCases(openCL.factory);
 }
 
 TEST_P(OpenCLXCBackend, MatchesTheHostThroughTheEngine) {

@@ -67,6 +67,10 @@ double DensityExtrapolation::largestMove(const vector<Vec3>& a, const vector<Vec
     return largest;
 }
 
+bool DensityExtrapolation::atNewestPoint(const vector<Vec3>& qmPositions, const vector<int>& mmParticles) const {
+    return !history.empty() && mmParticles == historyMMParticles && largestMove(qmPositions, history.front().qmPositions) == 0;
+}
+
 bool DensityExtrapolation::continues(const vector<Vec3>& qmPositions, const vector<int>& mmParticles) const {
     if (history.empty() || mmParticles != historyMMParticles)
         return false;
@@ -106,7 +110,7 @@ unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(const vector<Vec3>& qmP
     if (history.empty())
         return nullptr;
     used = 1;
-    const bool samePoint = mmParticles == historyMMParticles && largestMove(qmPositions, history.front().qmPositions) == 0;
+    const bool samePoint = atNewestPoint(qmPositions, mmParticles);
     const bool continuing = continues(qmPositions, mmParticles);
     unique_ptr<QM::DensityGuess> g(new QM::DensityGuess);
     if (method == PreviousDensity || !continuing)
@@ -132,20 +136,17 @@ unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(const vector<Vec3>& qmP
 
 void DensityExtrapolation::record(const vector<Vec3>& qmPositions, const vector<int>& mmParticles, const Eigen::MatrixXd& density,
                                   vector<Eigen::MatrixXd> fockChanges, vector<Eigen::MatrixXd> errorChanges) {
-    const bool samePoint = !history.empty() && mmParticles == historyMMParticles &&
-                           largestMove(qmPositions, history.front().qmPositions) == 0;
+    const bool samePoint = atNewestPoint(qmPositions, mmParticles);
+    if (!samePoint && !continues(qmPositions, mmParticles))
+        clear();
+    subspaceFocks = std::move(fockChanges);
+    subspaceErrors = std::move(errorChanges);
     if (samePoint) {
         // Evaluated again at the same positions (getState between steps, a multiple time step integrator's
         // next step): nothing new.
         history.front().density = density;
-        subspaceFocks = std::move(fockChanges);
-        subspaceErrors = std::move(errorChanges);
         return;
     }
-    if (!continues(qmPositions, mmParticles))
-        clear();
-    subspaceFocks = std::move(fockChanges);
-    subspaceErrors = std::move(errorChanges);
     history.push_front({qmPositions, density});
     historyMMParticles = mmParticles;
     while ((int) history.size() > (method == ASPC ? order + 1 : 3))  // three positions to recognise the trajectory

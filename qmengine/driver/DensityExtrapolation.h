@@ -69,6 +69,8 @@ private:
         std::vector<OpenMM::Vec3> qmPositions;
         Eigen::MatrixXd density;
     };
+    /** Whether an evaluation at this geometry is the newest recorded point again (same positions and MM charges). */
+    bool atNewestPoint(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles) const;
     /** Whether an evaluation at this geometry continues the recorded trajectory (a step further). */
     bool continues(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles) const;
     static double largestMove(const std::vector<OpenMM::Vec3>& a, const std::vector<OpenMM::Vec3>& b);

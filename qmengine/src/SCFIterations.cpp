@@ -79,7 +79,6 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
                 recycledErrors.push_back(&g.errorChanges[j]);
             }
         diis.setRecycled(recycledFocks, recycledErrors);
-        r.recycledPairs = diis.recycledPairs();
     }
     std::deque<std::pair<Eigen::MatrixXd, Eigen::MatrixXd>> iterates; // (F, error) of the last iterations, oldest first
     double previousError = 1e300;
@@ -121,7 +120,6 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         // geometry: they are dropped, and DIIS goes on with this SCF's own entries.
         if (diis.recycledPairs() > 0 && errMax > 10 * previousError) {
             diis.dropRecycled();
-            r.recycledPairs = 0;
         }
         previousError = errMax;
         r.energyHistory.push_back(r.total);
@@ -144,7 +142,6 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
                 r.levelShiftIteration = it;
             shift = shift == 0 ? s.levelShift : std::min(2 * shift, 8 * s.levelShift);
             diis.reset();
-            r.recycledPairs = 0;
             stalled = 0;
             bestError = errMax;
         }
@@ -165,6 +162,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         D = densityFrom(eps, C);
         r.timings["scf.diagonalization"] += seconds() - t;
     }
+    r.recycledPairs = diis.recycledPairs();  // 0 if dropped or reset on the way
     // The pairs handed on: this SCF's newest first, then those it was given, at most recycledSubspace.
     for (size_t i = iterates.size(); i-- > 1 && (int) r.fockChanges.size() < s.recycledSubspace;) {
         r.fockChanges.push_back(iterates[i].first - iterates[i - 1].first);

@@ -245,4 +245,18 @@ inline void testDevicePointChargeGradientMatchesHost(const std::shared_ptr<const
     }
 }
 
+/** The density-fitting cases every GPU platform runs: DZVP spherical and cartesian, def2-TZVP, and eight waters. */
+inline void testDeviceDensityFittingCases(const std::shared_ptr<const XCBackendFactory>& factory) {
+    testDeviceDensityFittingMatchesLibint(factory, "DZVP", true);
+    testDeviceDensityFittingMatchesLibint(factory, "DZVP", false);
+    testDeviceDensityFittingMatchesLibint(factory, "def2-TZVP", true);
+    testDeviceDensityFittingMatchesLibint(factory, "DZVP", true, true);
+}
+
+/** The point-charge gradient cases every GPU platform runs: DZVP and def2-TZVP (f shells). */
+inline void testDevicePointChargeCases(const std::shared_ptr<const XCBackendFactory>& factory) {
+    testDevicePointChargeGradientMatchesHost(factory, "DZVP");
+    testDevicePointChargeGradientMatchesHost(factory, "def2-TZVP");
+}
+
 } // namespace GpuXCTest
