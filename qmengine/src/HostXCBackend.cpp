@@ -1,4 +1,5 @@
 #include "openmmdft/qm/XCBackend.h"
+#include "WallClock.h"
 
 namespace OpenMMDFT {
 namespace QM {
@@ -17,10 +18,22 @@ public:
     }
     Eigen::MatrixXd gradient(const Eigen::MatrixXd& density, bool gridResponse) override {
         const QMSettings& s = geometry_.settings;
-        if (gridResponse)
-            return xcGradient(geometry_.basis, geometry_.grid, geometry_.atoms, s.grid, s.functional, density, s.threads);
-        return xcGradientFixedGrid(geometry_.basis, geometry_.grid, s.functional, density, (int) geometry_.atoms.size(),
-                                   s.threads);
+        const int numAtoms = (int) geometry_.atoms.size();
+        timings_.clear();
+        const double start = seconds();
+        std::vector<double> f;
+        Eigen::MatrixXd G = xcBasisGradient(geometry_.basis, geometry_.grid, s.functional, density, numAtoms, gridResponse,
+                                            s.threads, gridResponse ? &f : nullptr);
+        const double basisDone = seconds();
+        timings_["basisAndPoints"] = basisDone - start;
+        if (gridResponse) {
+            G += xcPartitionWeightGradient(geometry_.grid, geometry_.atoms, s.grid, allBatches(geometry_.grid), f, s.threads);
+            timings_["partitionWeights"] = seconds() - basisDone;
+        }
+        return G;
+    }
+    std::map<std::string, double> gradientTimings() const override {
+        return timings_;
     }
     size_t storedBytes() const override {
         return integrator_.storedBytes();
@@ -39,6 +52,7 @@ public:
 private:
     XCGeometry geometry_;
     XCIntegrator integrator_;
+    std::map<std::string, double> timings_;
 };
 
 } // namespace

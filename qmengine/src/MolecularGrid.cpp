@@ -19,16 +19,44 @@ double distance(const double a[3], const double b[3]) {
     return std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
 }
 
+/// Becke's (three iterations of p(f) = 1.5 f - 0.5 f^3) or SSF's cell function s(nu); cellFunction() for callers
+/// outside, this inline copy for the per-point loops.
+inline double cellValue(AtomicPartition partition, double nu) {
+    if (partition == AtomicPartition::Becke) {
+        double f = nu;
+        for (int k = 0; k < 3; k++)
+            f = 1.5 * f - 0.5 * f * f * f;
+        return 0.5 * (1 - f);
+    }
+    if (nu <= -kSSFa)
+        return 1.0;
+    if (nu >= kSSFa)
+        return 0.0;
+    const double z = nu / kSSFa, z2 = z * z;
+    const double g = z * (35 + z2 * (-35 + z2 * (21 - 5 * z2))) / 16;
+    return 0.5 * (1 - g);
+}
+
 double sizeRadius(AtomicSizeAdjustment adj, int Z) {
     // Treutler's choice is the square root of the Bragg radius.
     return adj == AtomicSizeAdjustment::TreutlerRadii ? std::sqrt(braggRadius(Z)) : braggRadius(Z);
 }
 
-// Precomputed pair data for the partition: 1/R_AB and Becke's size adjustment a_AB.
+/// A cell whose product P_c falls below this times P_A (A: the point's parent atom) is left out of the partition
+/// sum Z = sum_c P_c. Each left-out cell changes W_A = P_A / Z by less than this relative to W_A (below double
+/// rounding), and its derivative, bounded by about 10 (P_c)^(7/8) / Z for Becke's s(mu) ~ (1 - mu)^8, by less still.
+/// Since every factor s lies in [0, 1], a partial product bounds P_c from above, so the product stops at the first
+/// factor that takes it below: for a point near its own atom, cells of distant atoms stop after a few factors.
+constexpr double kRelativeCellCutoff = 1e-16;
+
+// Precomputed pair data for the partition: 1/R_AB and Becke's size adjustment a_AB, and for every atom the others
+// nearest first (a point's nearest atoms are mostly those nearest to its parent atom: the factors that end a
+// distant cell's product early).
 struct PartitionData {
     int n;
     std::vector<double> invR, a;
     std::vector<double> nearest; // distance to the nearest other atom
+    std::vector<int> order;      // order[A n + k]: the k-th nearest atom to A (k = 0: A itself)
     PartitionData(const std::vector<QMAtom>& atoms, const GridSettings& s) : n((int) atoms.size()) {
         invR.assign(n * n, 0);
         a.assign(n * n, 0);
@@ -46,6 +74,48 @@ struct PartitionData {
                     a[i * n + j] = std::max(-0.5, std::min(0.5, 0.25 * (rj / ri - ri / rj)));
                 }
             }
+        order.resize((size_t) n * n);
+        for (int i = 0; i < n; i++) {
+            int* row = &order[(size_t) i * n];
+            for (int j = 0; j < n; j++)
+                row[j] = j;
+            // A itself first (invR = 0 on the diagonal), then by increasing distance, ties by index.
+            std::sort(row, row + n, [&](int x, int y) {
+                const double dx = (x == i ? 0.0 : 1 / invR[i * n + x]), dy = (y == i ? 0.0 : 1 / invR[i * n + y]);
+                return dx < dy || (dx == dy && x < y);
+            });
+        }
+    }
+    /// s(nu_cd) at a point with distances dist.
+    double factor(AtomicPartition partition, int c, int d, const double* dist) const {
+        double mu = (dist[c] - dist[d]) * invR[c * n + d];
+        mu += a[c * n + d] * (1 - mu * mu);
+        return cellValue(partition, mu);
+    }
+    /// P_A = prod_{d != A} s(nu_Ad), stopped once below 1e-300 (the value then no longer matters).
+    double ownCell(AtomicPartition partition, int A, const double* dist) const {
+        double p = 1;
+        for (int d = 0; d < n && p > 1e-300; d++)
+            if (d != A)
+                p *= factor(partition, A, d, dist);
+        return p;
+    }
+    /// P_c of a cell c != A for a point of atom A, or 0 when the cell is screened out: s(nu_cA) < 1e-15 (absolute,
+    /// the first factor), or P_c < cutoff (kRelativeCellCutoff P_A). Factors are taken in A's neighbour order.
+    double otherCell(AtomicPartition partition, int A, int c, const double* dist, double cutoff) const {
+        double p = factor(partition, c, A, dist);
+        if (p < 1e-15)
+            return 0.0;
+        const int* near = &order[(size_t) A * n];
+        for (int k = 1; k < n; k++) {
+            const int d = near[k];
+            if (d == c)
+                continue;
+            p *= factor(partition, c, d, dist);
+            if (p < cutoff)
+                return 0.0;
+        }
+        return p;
     }
 };
 
@@ -59,48 +129,20 @@ double weightOf(const std::vector<QMAtom>& atoms, const PartitionData& pd, int A
     // SSF screening: close enough to its own nucleus the weight is exactly one.
     if (s.partition == AtomicPartition::StratmannScuseriaFrisch && dist[A] <= 0.5 * (1 - kSSFa) * pd.nearest[A])
         return 1.0;
-    double total = 0, own = 0;
-    for (int b = 0; b < n; b++) {
-        double p = 1;
-        if (b != A) {
-            // P_B <= s(mu_BA): atoms B much farther from the point than A have a negligible cell
-            // function (Becke's ~ (1-mu)^8, SSF's exactly 0), which avoids the O(atoms) product
-            // for all but the few atoms near the point. Dropped P_B are below 1e-15 absolute.
-            double mu = (dist[b] - dist[A]) * pd.invR[b * n + A];
-            mu += pd.a[b * n + A] * (1 - mu * mu);
-            p = cellFunction(s.partition, mu);
-            if (p < 1e-15)
-                continue;
-        }
-        for (int c = 0; c < n && p > 1e-300; c++) {
-            if (c == b || (b != A && c == A))
-                continue;
-            double mu = (dist[b] - dist[c]) * pd.invR[b * n + c];
-            mu += pd.a[b * n + c] * (1 - mu * mu);
-            p *= cellFunction(s.partition, mu);
-        }
-        total += p;
-        if (b == A)
-            own = p;
-    }
-    return total > 0 ? own / total : 0.0;
+    const double own = pd.ownCell(s.partition, A, dist.data());
+    if (!(own > 0))
+        return 0.0;
+    const double cutoff = kRelativeCellCutoff * own;
+    double total = own;
+    for (int b = 0; b < n; b++)
+        if (b != A)
+            total += pd.otherCell(s.partition, A, b, dist.data(), cutoff);
+    return own / total;
 }
 } // namespace
 
 double cellFunction(AtomicPartition partition, double nu) {
-    if (partition == AtomicPartition::Becke) {
-        double f = nu;
-        for (int k = 0; k < 3; k++)
-            f = 1.5 * f - 0.5 * f * f * f;
-        return 0.5 * (1 - f);
-    }
-    if (nu <= -kSSFa)
-        return 1.0;
-    if (nu >= kSSFa)
-        return 0.0;
-    const double z = nu / kSSFa, z2 = z * z;
-    const double g = z * (35 + z2 * (-35 + z2 * (21 - 5 * z2))) / 16;
-    return 0.5 * (1 - g);
+    return cellValue(partition, nu);
 }
 
 namespace {
@@ -153,11 +195,16 @@ namespace {
 struct PartitionScratch {
     std::vector<double> dist, ux, uy, uz, sv, sl, mu, prefix, suffix, dZx, dZy, dZz, dPx, dPy, dPz;
     std::vector<int> cells;
-    void resize(int n) {
-        for (std::vector<double>* v : {&dist, &ux, &uy, &uz, &sv, &sl, &mu, &dZx, &dZy, &dZz, &dPx, &dPy, &dPz})
+    /// Sizes every array for n atoms and zeroes the accumulated derivatives (the rest is written before it is read).
+    void prepare(int n) {
+        if ((int) dist.size() != n) {
+            for (std::vector<double>* v : {&dist, &ux, &uy, &uz, &sv, &sl, &mu})
+                v->assign(n, 0.0);
+            prefix.resize(n + 1);
+            suffix.resize(n + 1);
+        }
+        for (std::vector<double>* v : {&dZx, &dZy, &dZz, &dPx, &dPy, &dPz})
             v->assign(n, 0.0);
-        prefix.resize(n + 1);
-        suffix.resize(n + 1);
     }
 };
 
@@ -172,7 +219,7 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
     if (n == 1)
         return 1.0;
     thread_local PartitionScratch w;
-    w.resize(n);
+    w.prepare(n);
     const double* ax = impl.ax.data();
     const double* ay = impl.ay.data();
     const double* az = impl.az.data();
@@ -188,19 +235,16 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
     if (s.partition == AtomicPartition::StratmannScuseriaFrisch && w.dist[A] <= 0.5 * (1 - kSSFa) * pd.nearest[A])
         return 1.0; // the weight is exactly one in a neighbourhood: no derivative
     // P_c = prod_{d != c} s(nu_cd). Only dP_A/dR_b and dZ/dR_b = sum_c dP_c/dR_b are needed, accumulated cell by
-    // cell (O(atoms) per cell that survives the screening of weightOf; far cells are exactly the skipped ones).
-    // The cells that survive weightOf's screening. When only A's does, W_A = P_A / P_A = 1 and
-    // dW_A = (dP_A - W_A dP_A) / P_A = 0 exactly: most points near a nucleus end here.
+    // cell (O(atoms) per cell) over the cells that survive weightOf's screening. When only A's does,
+    // W_A = P_A / P_A = 1 and dW_A = (dP_A - W_A dP_A) / P_A = 0 exactly: most points near a nucleus end here.
     w.cells.clear();
-    for (int c = 0; c < n; c++) {
-        if (c != A) {
-            double mu = (w.dist[c] - w.dist[A]) * pd.invR[c * n + A];
-            mu += pd.a[c * n + A] * (1 - mu * mu);
-            if (cellFunction(s.partition, mu) < 1e-15)
-                continue;
-        }
-        w.cells.push_back(c);
-    }
+    const double own = pd.ownCell(s.partition, A, w.dist.data());
+    if (!(own > 0))
+        return 0.0;
+    w.cells.push_back(A);
+    for (int c = 0; c < n; c++)
+        if (c != A && pd.otherCell(s.partition, A, c, w.dist.data(), kRelativeCellCutoff * own) > 0)
+            w.cells.push_back(c);
     if (w.cells.size() == 1)
         return 1.0;
     const bool becke = s.partition == AtomicPartition::Becke;
@@ -262,8 +306,11 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
         Z += Pc;
         if (c == A)
             PA = Pc;
-        // d P_c / d mu_cd times d mu_cd / dR_c and dR_d; d = c contributes nothing (its slope is 0).
-        const double isA = (c == A ? 1.0 : 0.0);
+        // d P_c / d mu_cd times d mu_cd / dR_c and dR_d; d = c contributes nothing (its slope is 0). A's cell goes
+        // to dP (and joins dZ after the loop over cells), the others to dZ alone.
+        double* __restrict toX = (c == A ? dPx : dZx);
+        double* __restrict toY = (c == A ? dPy : dZy);
+        double* __restrict toZ = (c == A ? dPz : dZz);
         const double ucx = ux[c], ucy = uy[c], ucz = uz[c], acx = ax[c], acy = ay[c], acz = az[c];
         double toCx = 0, toCy = 0, toCz = 0;
         for (int d = 0; d < n; d++) {
@@ -273,20 +320,18 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
             toCx += others * (-ucx - mu * ex);
             toCy += others * (-ucy - mu * ey);
             toCz += others * (-ucz - mu * ez);
-            const double toDx = others * (ux[d] + mu * ex), toDy = others * (uy[d] + mu * ey), toDz = others * (uz[d] + mu * ez);
-            dZx[d] += toDx;
-            dZy[d] += toDy;
-            dZz[d] += toDz;
-            dPx[d] += isA * toDx;
-            dPy[d] += isA * toDy;
-            dPz[d] += isA * toDz;
+            toX[d] += others * (ux[d] + mu * ex);
+            toY[d] += others * (uy[d] + mu * ey);
+            toZ[d] += others * (uz[d] + mu * ez);
         }
-        dZx[c] += toCx;
-        dZy[c] += toCy;
-        dZz[c] += toCz;
-        dPx[c] += isA * toCx;
-        dPy[c] += isA * toCy;
-        dPz[c] += isA * toCz;
+        toX[c] += toCx;
+        toY[c] += toCy;
+        toZ[c] += toCz;
+    }
+    for (int b = 0; b < n; b++) {
+        dZx[b] += dPx[b];
+        dZy[b] += dPy[b];
+        dZz[b] += dPz[b];
     }
     if (!(Z > 0))
         return 0.0;
@@ -300,11 +345,16 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
 }
 
 void partitionPairData(const std::vector<QMAtom>& atoms, const GridSettings& settings, std::vector<double>& invR,
-                       std::vector<double>& sizeAdjustment, std::vector<double>& nearest) {
+                       std::vector<double>& sizeAdjustment, std::vector<double>& nearest, std::vector<int>& neighbourOrder) {
     const PartitionData pd(atoms, settings);
     invR = pd.invR;
     sizeAdjustment = pd.a;
     nearest = pd.nearest;
+    neighbourOrder = pd.order;
+}
+
+double partitionRelativeCellCutoff() {
+    return kRelativeCellCutoff;
 }
 
 double ssfHalfWidth() {

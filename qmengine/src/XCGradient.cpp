@@ -66,12 +66,19 @@ void addPartitionWeightTerms(const GridBatch& g, const double* f, const Partitio
     }
 }
 
-/**
- * Both XC gradients: the basis-function term always; with partition (the moving grid) also the motion of each
- * point with its parent atom and the partition-weight derivatives.
- */
-Eigen::MatrixXd xcGradientTerms(const BasisSet& basis, const MolecularGrid& grid, Functional functional, const Eigen::MatrixXd& density,
-                                int numAtoms, int threads, const PartitionWeightDerivatives* partition) {
+/** Offsets of every batch's first point in the points of all batches, in batch order (numBatches + 1 entries). */
+std::vector<size_t> batchOffsets(const MolecularGrid& grid) {
+    const auto& batches = grid.batches();
+    std::vector<size_t> first(batches.size() + 1, 0);
+    for (size_t b = 0; b < batches.size(); b++)
+        first[b + 1] = first[b] + batches[b].size();
+    return first;
+}
+
+} // namespace
+
+Eigen::MatrixXd xcBasisGradient(const BasisSet& basis, const MolecularGrid& grid, Functional functional, const Eigen::MatrixXd& density,
+                                int numAtoms, bool movingGrid, int threads, std::vector<double>* f) {
     const auto& batches = grid.batches();
     threads = std::max(1, std::min(resolveThreads(threads), (int) batches.size()));
     const ShellTables tables(basis);
@@ -79,46 +86,45 @@ Eigen::MatrixXd xcGradientTerms(const BasisSet& basis, const MolecularGrid& grid
     for (int s = 0; s < basis.numShells(); s++)
         for (int i = 0; i < basis.shells()[s].size(); i++)
             atomOf[basis.offset(s) + i] = basis.shells()[s].atom;
+    const std::vector<size_t> first = batchOffsets(grid);
+    if (f)
+        f->assign(first.back(), 0.0);
     std::vector<Eigen::MatrixXd> partial(threads, Eigen::MatrixXd::Zero(numAtoms, 3));
     parallelFor((int) batches.size(), threads, [&](int b, int t) {
         const GridBatch& g = batches[b];
         const std::vector<int>& fn = g.functions;
         const int nf = (int) fn.size(), np = (int) g.size();
-        if (np == 0 || (nf == 0 && partition == nullptr))
-            return;
+        if (np == 0 || nf == 0)
+            return; // rho = 0: no term, and f = 0
         Eigen::MatrixXd& G = partial[t];
         Eigen::MatrixXd phi, dphi[3], X;
-        Eigen::VectorXd rho = Eigen::VectorXd::Zero(np), wv(np), f(np);
-        if (nf > 0) {
-            Eigen::MatrixXd Dsub(nf, nf);
-            for (int j = 0; j < nf; j++)
-                for (int i = 0; i < nf; i++)
-                    Dsub(i, j) = density(fn[i], fn[j]);
-            evaluateBasisFunctionGradients(tables, basis, g.shells, g.x.data(), g.y.data(), g.z.data(), np, phi, dphi);
-            X.noalias() = phi * Dsub; // (D phi)_u at each point
-            rho = (X.array() * phi.array()).rowwise().sum();
-        }
+        Eigen::VectorXd wv(np);
+        Eigen::MatrixXd Dsub(nf, nf);
+        for (int j = 0; j < nf; j++)
+            for (int i = 0; i < nf; i++)
+                Dsub(i, j) = density(fn[i], fn[j]);
+        evaluateBasisFunctionGradients(tables, basis, g.shells, g.x.data(), g.y.data(), g.z.data(), np, phi, dphi);
+        X.noalias() = phi * Dsub; // (D phi)_u at each point
+        const Eigen::VectorXd rho = (X.array() * phi.array()).rowwise().sum();
         for (int p = 0; p < np; p++) {
             const LDAPoint xc = ldaExchangeCorrelation(functional, rho[p]);
             wv[p] = g.w[p] * xc.v;
-            f[p] = rho[p] * xc.eps;
+            if (f)
+                (*f)[first[b] + p] = rho[p] * xc.eps;
         }
-        if (nf > 0)
-            for (int d = 0; d < 3; d++) {
-                // M(p, u) = 2 w v dphi_u X_u. Basis functions on atom C move with C: -sum_p M(p, u) to C; on the moving
-                // grid the point moves with its parent atom A: + sum_u M(p, u) (= w v d rho/dr) to A.
-                const Eigen::ArrayXXd M = (dphi[d].array() * X.array()).colwise() * (2 * wv.array());
-                const Eigen::VectorXd perFunction = M.colwise().sum().transpose();
-                for (int i = 0; i < nf; i++)
-                    G(atomOf[fn[i]], d) -= perFunction[i];
-                if (partition) {
-                    const Eigen::VectorXd perPoint = M.rowwise().sum();
-                    for (int p = 0; p < np; p++)
-                        G(g.parentAtom[p], d) += perPoint[p];
-                }
+        for (int d = 0; d < 3; d++) {
+            // M(p, u) = 2 w v dphi_u X_u. Basis functions on atom C move with C: -sum_p M(p, u) to C; on the moving
+            // grid the point moves with its parent atom A: + sum_u M(p, u) (= w v d rho/dr) to A.
+            const Eigen::ArrayXXd M = (dphi[d].array() * X.array()).colwise() * (2 * wv.array());
+            const Eigen::VectorXd perFunction = M.colwise().sum().transpose();
+            for (int i = 0; i < nf; i++)
+                G(atomOf[fn[i]], d) -= perFunction[i];
+            if (movingGrid) {
+                const Eigen::VectorXd perPoint = M.rowwise().sum();
+                for (int p = 0; p < np; p++)
+                    G(g.parentAtom[p], d) += perPoint[p];
             }
-        if (partition)
-            addPartitionWeightTerms(g, f.data(), *partition, numAtoms, G);
+        }
     });
     Eigen::MatrixXd G = Eigen::MatrixXd::Zero(numAtoms, 3);
     for (const auto& p : partial)
@@ -126,11 +132,9 @@ Eigen::MatrixXd xcGradientTerms(const BasisSet& basis, const MolecularGrid& grid
     return G;
 }
 
-} // namespace
-
 Eigen::MatrixXd xcGradientFixedGrid(const BasisSet& basis, const MolecularGrid& grid, Functional functional, const Eigen::MatrixXd& density,
                                     int numAtoms, int threads) {
-    return xcGradientTerms(basis, grid, functional, density, numAtoms, threads, nullptr);
+    return xcBasisGradient(basis, grid, functional, density, numAtoms, false, threads, nullptr);
 }
 
 Eigen::MatrixXd xcPartitionWeightGradient(const MolecularGrid& grid, const std::vector<QMAtom>& atoms, const GridSettings& gridSettings,
@@ -155,8 +159,16 @@ Eigen::MatrixXd xcPartitionWeightGradient(const MolecularGrid& grid, const std::
 
 Eigen::MatrixXd xcGradient(const BasisSet& basis, const MolecularGrid& grid, const std::vector<QMAtom>& atoms,
                            const GridSettings& gridSettings, Functional functional, const Eigen::MatrixXd& density, int threads) {
-    const PartitionWeightDerivatives partition(atoms, gridSettings);
-    return xcGradientTerms(basis, grid, functional, density, (int) atoms.size(), threads, &partition);
+    std::vector<double> f;
+    Eigen::MatrixXd G = xcBasisGradient(basis, grid, functional, density, (int) atoms.size(), true, threads, &f);
+    return G + xcPartitionWeightGradient(grid, atoms, gridSettings, allBatches(grid), f, threads);
+}
+
+std::vector<int> allBatches(const MolecularGrid& grid) {
+    std::vector<int> all(grid.batches().size());
+    for (size_t b = 0; b < all.size(); b++)
+        all[b] = (int) b;
+    return all;
 }
 
 } // namespace QM

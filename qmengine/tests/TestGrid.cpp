@@ -86,3 +86,86 @@ TEST(Grid, GroupsHoldEveryPointOnceAndIntegrateAGaussian) {
         EXPECT_LE(g.averageFunctionsPerPoint(), basis.size());
     }
 }
+
+namespace {
+
+/// Eight waters on a 3 x 3 x 3 Angstrom lattice with a twist, so distances are not degenerate (bohr).
+std::vector<QMAtom> waterCluster() {
+    std::vector<QMAtom> atoms;
+    const auto one = water();
+    for (int k = 0; k < 8; k++)
+        for (const QMAtom& a : one) {
+            QMAtom b = a;
+            const double shift[3] = {3.0 * (k & 1) + 0.2 * k, 3.0 * ((k >> 1) & 1) - 0.1 * k, 3.0 * (k >> 2) + 0.05 * k * k};
+            for (int d = 0; d < 3; d++)
+                b.xyz[d] += shift[d] * QMTest::kBohrPerAngstrom;
+            atoms.push_back(b);
+        }
+    return atoms;
+}
+
+/// Becke's partition written out without any screening: W_A = P_A / sum_c P_c, P_c = prod_{d != c} s(nu_cd).
+double unscreenedWeight(const std::vector<QMAtom>& atoms, int A, const double r[3], AtomicPartition partition) {
+    const int n = (int) atoms.size();
+    auto dist = [&](int i) {
+        return std::sqrt(std::pow(r[0] - atoms[i].xyz[0], 2) + std::pow(r[1] - atoms[i].xyz[1], 2) + std::pow(r[2] - atoms[i].xyz[2], 2));
+    };
+    double total = 0, own = 0;
+    for (int c = 0; c < n; c++) {
+        double P = 1;
+        for (int d = 0; d < n; d++) {
+            if (d == c)
+                continue;
+            const double R = std::sqrt(std::pow(atoms[c].xyz[0] - atoms[d].xyz[0], 2) + std::pow(atoms[c].xyz[1] - atoms[d].xyz[1], 2) +
+                                       std::pow(atoms[c].xyz[2] - atoms[d].xyz[2], 2));
+            P *= cellFunction(partition, (dist(c) - dist(d)) / R);
+        }
+        total += P;
+        if (c == A)
+            own = P;
+    }
+    return own / total;
+}
+
+} // namespace
+
+// The cell screening (a cell left out when its product falls below 1e-16 of the parent's, or its factor s(nu_cA)
+// below 1e-15) changes weights only at the level of double rounding, and the derivatives stay those of the
+// unscreened partition.
+TEST(Grid, ScreenedPartitionMatchesTheUnscreenedFormula) {
+    const auto atoms = waterCluster();
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (AtomicPartition partition : {AtomicPartition::Becke, AtomicPartition::StratmannScuseriaFrisch}) {
+        GridSettings s;
+        s.partition = partition;
+        const PartitionWeightDerivatives derivatives(atoms, s);
+        std::vector<double> dW;
+        for (int k = 0; k < 200; k++) {
+            const int A = k % (int) atoms.size();
+            const double scale = 0.3 + 3.0 * (k % 7) / 6; // from near the nucleus to between molecules
+            double r[3];
+            for (int d = 0; d < 3; d++)
+                r[d] = atoms[A].xyz[d] + scale * u(rng);
+            const double plain = unscreenedWeight(atoms, A, r, partition);
+            // Relative 1e-14 from the relative cutoff; absolute 1e-16 from the older absolute screen s(nu_cA) < 1e-15
+            // (it matters only where W_A itself is tiny).
+            EXPECT_NEAR(partitionWeight(atoms, A, r, s), plain, 1e-14 * plain + 1e-16);
+            const double W = derivatives.compute(A, r, dW);
+            EXPECT_NEAR(W, plain, 1e-14 * plain + 1e-16);
+            if (plain < 1e-10)
+                continue;
+            // dW_A/dR_B by central differences of the unscreened formula, the point held fixed.
+            const double h = 1e-5;
+            for (int B = 0; B < (int) atoms.size(); B += 5)
+                for (int d = 0; d < 3; d++) {
+                    auto moved = atoms;
+                    moved[B].xyz[d] += h;
+                    const double up = unscreenedWeight(moved, A, r, partition);
+                    moved[B].xyz[d] -= 2 * h;
+                    const double down = unscreenedWeight(moved, A, r, partition);
+                    EXPECT_NEAR(dW[3 * B + d], (up - down) / (2 * h), 2e-8) << "point " << k << " atom " << B << " direction " << d;
+                }
+        }
+    }
+}

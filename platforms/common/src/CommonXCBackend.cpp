@@ -110,14 +110,17 @@ void uploadArray(ComputeContext& cc, ComputeArray& array, const vector<T>& data,
 }
 
 /** The atoms and the pair data of the atomic partition on the device (kernels partitionWeights and
- * partitionWeightGradient): positions (bohr), 1/R_ij, size adjustments a_ij and nearest-neighbour distances. */
+ * partitionWeightGradient): positions (bohr), 1/R_ij, size adjustments a_ij, nearest-neighbour distances and every
+ * atom's neighbours nearest first (the order of the cell screening's products). */
 struct PartitionArrays {
-    ComputeArray atoms, invR, sizeAdjustment, nearest;
+    ComputeArray atoms, invR, sizeAdjustment, nearest, order;
     void upload(ComputeContext& cc, const vector<QM::QMAtom>& qmAtoms, const QM::GridSettings& settings) {
         vector<double> xyz, inverse, adjustment, neighbour;
+        vector<int> neighbourOrder;
         for (const QM::QMAtom& atom : qmAtoms)
             xyz.insert(xyz.end(), atom.xyz, atom.xyz + 3);
-        QM::partitionPairData(qmAtoms, settings, inverse, adjustment, neighbour);
+        QM::partitionPairData(qmAtoms, settings, inverse, adjustment, neighbour, neighbourOrder);
+        uploadArray(cc, order, neighbourOrder, "qmPartitionNeighbourOrder");
         for (double& d : neighbour)
             d = min(d, 1e300);  // one atom: no neighbour (the kernels never read it then)
         uploadArray(cc, atoms, xyz, "qmPartitionAtoms");
@@ -404,8 +407,9 @@ private:
         partitionKernel->addArg(numAtoms);
         partitionKernel->addArg(geometry.settings.grid.partition == QM::AtomicPartition::StratmannScuseriaFrisch ? 1 : 0);
         partitionKernel->addArg(QM::ssfHalfWidth());
+        partitionKernel->addArg(QM::partitionRelativeCellCutoff());
         for (ComputeArray* a : {&pointX, &pointY, &pointZ, &pointW, &pointF, &pointParentAtom, &partition.atoms, &partition.invR,
-                                &partition.sizeAdjustment, &partition.nearest, &partialGradients})
+                                &partition.sizeAdjustment, &partition.nearest, &partition.order, &partialGradients})
             partitionKernel->addArg(*a);
         partitionSumKernel = program->createKernel("sumPartialColumns");
         partitionSumKernel->addArg(3 * numAtoms);
@@ -592,7 +596,9 @@ void CommonXCBackendFactory::weights(const vector<QM::QMAtom>& atoms, const QM::
     for (int value : {numAtoms, numRadial, numAngular, settings.partition == QM::AtomicPartition::StratmannScuseriaFrisch ? 1 : 0})
         kernel->addArg(value);
     kernel->addArg(QM::ssfHalfWidth());
-    for (ComputeArray* a : {&radialArray, &angularArray, &pairs.atoms, &pairs.invR, &pairs.sizeAdjustment, &pairs.nearest, &weightArray})
+    kernel->addArg(QM::partitionRelativeCellCutoff());
+    for (ComputeArray* a : {&radialArray, &angularArray, &pairs.atoms, &pairs.invR, &pairs.sizeAdjustment, &pairs.nearest, &pairs.order,
+                            &weightArray})
         kernel->addArg(*a);
     kernel->execute(numPoints);
     weightArray.download(partition);

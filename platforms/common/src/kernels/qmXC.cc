@@ -369,18 +369,6 @@ DEVICE void addAgainstParent(double* G, int atom, double x, double y, double z, 
     gA[2] -= z;
 }
 
-/** Whether cell c survives the grid's screening at a point of atom A (A's own always does): s(nu_cA) >= 1e-15. */
-DEVICE bool cellSurvives(int c, int A, int n, double dc, double dA, int ssf, double ssfA, GLOBAL const double* RESTRICT pairInvR,
-                         GLOBAL const double* RESTRICT pairA) {
-    if (c == A)
-        return true;
-    double mu = (dc-dA)*pairInvR[c*n+A];
-    mu += pairA[c*n+A]*(1-mu*mu);
-    double s, slope;
-    cellValueAndSlope(ssf, ssfA, mu, &s, &slope);
-    return s >= 1e-15;
-}
-
 /** The factor s(nu_cd) of cell c for atom d at distances dc, dd, with mu_cd and ds/dmu_cd. */
 DEVICE double cellFactor(int c, int d, int n, double dc, double dd, int ssf, double ssfA, GLOBAL const double* RESTRICT pairInvR,
                          GLOBAL const double* RESTRICT pairA, double* mu, double* slopeMu) {
@@ -392,12 +380,45 @@ DEVICE double cellFactor(int c, int d, int n, double dc, double dd, int ssf, dou
     return s;
 }
 
-KERNEL void partitionWeightGradient(int numPoints, int items, int numAtoms, int ssf, double ssfA, GLOBAL const double* RESTRICT pointX,
-                                    GLOBAL const double* RESTRICT pointY, GLOBAL const double* RESTRICT pointZ,
-                                    GLOBAL const double* RESTRICT pointW, GLOBAL const double* RESTRICT f,
-                                    GLOBAL const int* RESTRICT parentAtom, GLOBAL const double* RESTRICT atomXYZ,
-                                    GLOBAL const double* RESTRICT pairInvR, GLOBAL const double* RESTRICT pairA,
-                                    GLOBAL const double* RESTRICT nearest, GLOBAL double* RESTRICT partial) {
+/** P_A = prod_{d != A} s(nu_Ad) at a point with distance dA to its atom A, stopped below 1e-300 (MolecularGrid's
+ * ownCell). */
+DEVICE double ownCellProduct(int A, int n, double dA, double x, double y, double z, int ssf, double ssfA,
+                             GLOBAL const double* RESTRICT atomXYZ, GLOBAL const double* RESTRICT pairInvR,
+                             GLOBAL const double* RESTRICT pairA) {
+    double p = 1, mu, slope;
+    for (int d = 0; d < n && p > 1e-300; d++)
+        if (d != A)
+            p *= cellFactor(A, d, n, dA, distanceTo(atomXYZ, d, x, y, z), ssf, ssfA, pairInvR, pairA, &mu, &slope);
+    return p;
+}
+
+/** P_c of a cell c != A at a point of atom A, or 0 when the grid's cell screening leaves it out (MolecularGrid's
+ * otherCell): s(nu_cA) < 1e-15, or P_c, its factors taken in A's neighbour order, below cutoff = relative x P_A. */
+DEVICE double otherCellProduct(int A, int c, int n, double dA, double dc, double x, double y, double z, int ssf, double ssfA,
+                               double cutoff, GLOBAL const double* RESTRICT atomXYZ, GLOBAL const double* RESTRICT pairInvR,
+                               GLOBAL const double* RESTRICT pairA, GLOBAL const int* RESTRICT neighbourOrder) {
+    double mu, slope;
+    double p = cellFactor(c, A, n, dc, dA, ssf, ssfA, pairInvR, pairA, &mu, &slope);
+    if (p < 1e-15)
+        return 0;
+    for (int k = 1; k < n; k++) {
+        const int d = neighbourOrder[A*n+k];
+        if (d == c)
+            continue;
+        p *= cellFactor(c, d, n, dc, distanceTo(atomXYZ, d, x, y, z), ssf, ssfA, pairInvR, pairA, &mu, &slope);
+        if (p < cutoff)
+            return 0;
+    }
+    return p;
+}
+
+KERNEL void partitionWeightGradient(int numPoints, int items, int numAtoms, int ssf, double ssfA, double relativeCutoff,
+                                    GLOBAL const double* RESTRICT pointX, GLOBAL const double* RESTRICT pointY,
+                                    GLOBAL const double* RESTRICT pointZ, GLOBAL const double* RESTRICT pointW,
+                                    GLOBAL const double* RESTRICT f, GLOBAL const int* RESTRICT parentAtom,
+                                    GLOBAL const double* RESTRICT atomXYZ, GLOBAL const double* RESTRICT pairInvR,
+                                    GLOBAL const double* RESTRICT pairA, GLOBAL const double* RESTRICT nearest,
+                                    GLOBAL const int* RESTRICT neighbourOrder, GLOBAL double* RESTRICT partial) {
     const int n = numAtoms;
     for (int item = GLOBAL_ID; item < items; item += GLOBAL_SIZE) {
         double G[3*PARTITION_MAX_ATOMS];
@@ -413,24 +434,23 @@ KERNEL void partitionWeightGradient(int numPoints, int items, int numAtoms, int 
             if (ssf && dA <= 0.5*(1-ssfA)*nearest[A])
                 continue;  // the weight is exactly one in a neighbourhood of the nucleus
             // Pass 1: Z and P_A over the cells that survive the grid's screening.
-            double Z = 0, PA = 0;
-            int cells = 0;
+            const double PA = ownCellProduct(A, n, dA, x, y, z, ssf, ssfA, atomXYZ, pairInvR, pairA);
+            if (!(PA > 0))
+                continue;
+            const double cutoff = relativeCutoff*PA;
+            double Z = PA;
+            int cells = 1;
             for (int c = 0; c < n; c++) {
-                const double dc = distanceTo(atomXYZ, c, x, y, z);
-                if (!cellSurvives(c, A, n, dc, dA, ssf, ssfA, pairInvR, pairA))
-                    continue;
-                cells++;
-                double P = 1;
-                for (int d = 0; d < n; d++) {
-                    double mu, slope;
-                    if (d != c)
-                        P *= cellFactor(c, d, n, dc, distanceTo(atomXYZ, d, x, y, z), ssf, ssfA, pairInvR, pairA, &mu, &slope);
-                }
-                Z += P;
                 if (c == A)
-                    PA = P;
+                    continue;
+                const double P = otherCellProduct(A, c, n, dA, distanceTo(atomXYZ, c, x, y, z), x, y, z, ssf, ssfA, cutoff, atomXYZ,
+                                                  pairInvR, pairA, neighbourOrder);
+                if (P > 0) {
+                    Z += P;
+                    cells++;
+                }
             }
-            if (cells == 1 || !(Z > 0))
+            if (cells == 1)
                 continue;
             const double W = PA/Z;
             if (!(W > 1e-14))
@@ -442,7 +462,8 @@ KERNEL void partitionWeightGradient(int numPoints, int items, int numAtoms, int 
             double gA[3] = {0, 0, 0};
             for (int c = 0; c < n; c++) {
                 const double dc = distanceTo(atomXYZ, c, x, y, z);
-                if (!cellSurvives(c, A, n, dc, dA, ssf, ssfA, pairInvR, pairA))
+                if (c != A && !(otherCellProduct(A, c, n, dA, dc, x, y, z, ssf, ssfA, cutoff, atomXYZ, pairInvR, pairA,
+                                                 neighbourOrder) > 0))
                     continue;
                 double prefix = 1;
                 for (int d = 0; d < n; d++) {
@@ -503,10 +524,11 @@ KERNEL void sumPartialColumns(int count, int items, GLOBAL const double* RESTRIC
  * The partition weights W_A of the raw molecular grid (MolecularGrid's weightOf, the same screening and the same
  * order of products): point (A, i, j) = R_A + radialR[A numRadial + i] angular[j], one work item per point.
  */
-KERNEL void partitionWeights(int numAtoms, int numRadial, int numAngular, int ssf, double ssfA, GLOBAL const double* RESTRICT radialR,
-                             GLOBAL const double* RESTRICT angularXYZ, GLOBAL const double* RESTRICT atomXYZ,
-                             GLOBAL const double* RESTRICT pairInvR, GLOBAL const double* RESTRICT pairA,
-                             GLOBAL const double* RESTRICT nearest, GLOBAL double* RESTRICT weights) {
+KERNEL void partitionWeights(int numAtoms, int numRadial, int numAngular, int ssf, double ssfA, double relativeCutoff,
+                             GLOBAL const double* RESTRICT radialR, GLOBAL const double* RESTRICT angularXYZ,
+                             GLOBAL const double* RESTRICT atomXYZ, GLOBAL const double* RESTRICT pairInvR,
+                             GLOBAL const double* RESTRICT pairA, GLOBAL const double* RESTRICT nearest,
+                             GLOBAL const int* RESTRICT neighbourOrder, GLOBAL double* RESTRICT weights) {
     const int n = numAtoms;
     const int numPoints = numAtoms*numRadial*numAngular;
     for (int index = GLOBAL_ID; index < numPoints; index += GLOBAL_SIZE) {
@@ -516,23 +538,16 @@ KERNEL void partitionWeights(int numAtoms, int numRadial, int numAngular, int ss
         double weight = 1;
         const double dA = distanceTo(atomXYZ, A, x, y, z);
         if (n > 1 && !(ssf && dA <= 0.5*(1-ssfA)*nearest[A])) {
-            double total = 0, own = 0;
-            for (int b = 0; b < n; b++) {
-                const double db = distanceTo(atomXYZ, b, x, y, z);
-                double p = 1, mu, slope;
-                if (b != A) {
-                    p = cellFactor(b, A, n, db, dA, ssf, ssfA, pairInvR, pairA, &mu, &slope);
-                    if (p < 1e-15)
-                        continue;
-                }
-                for (int c = 0; c < n && p > 1e-300; c++)
-                    if (c != b && (b == A || c != A))
-                        p *= cellFactor(b, c, n, db, distanceTo(atomXYZ, c, x, y, z), ssf, ssfA, pairInvR, pairA, &mu, &slope);
-                total += p;
-                if (b == A)
-                    own = p;
+            const double own = ownCellProduct(A, n, dA, x, y, z, ssf, ssfA, atomXYZ, pairInvR, pairA);
+            weight = 0;
+            if (own > 0) {
+                double total = own;
+                for (int b = 0; b < n; b++)
+                    if (b != A)
+                        total += otherCellProduct(A, b, n, dA, distanceTo(atomXYZ, b, x, y, z), x, y, z, ssf, ssfA, relativeCutoff*own,
+                                                  atomXYZ, pairInvR, pairA, neighbourOrder);
+                weight = own/total;
             }
-            weight = (total > 0 ? own/total : 0.0);
         }
         weights[index] = weight;
     }

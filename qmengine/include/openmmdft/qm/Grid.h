@@ -90,10 +90,15 @@ private:
 /**
  * The pair data of the atomic partition, for code that evaluates it elsewhere (the GPU platforms' partition-
  * weight derivatives): invR[i n + j] = 1 / R_ij (0 on the diagonal), sizeAdjustment[i n + j] = Becke's a_ij
- * (0 without size adjustment), nearest[i] = the distance to atom i's nearest neighbour (bohr).
+ * (0 without size adjustment), nearest[i] = the distance to atom i's nearest neighbour (bohr), and
+ * neighbourOrder[i n + k] = the k-th nearest atom to atom i (k = 0: i itself).
  */
 void partitionPairData(const std::vector<QMAtom>& atoms, const GridSettings& settings, std::vector<double>& invR,
-                       std::vector<double>& sizeAdjustment, std::vector<double>& nearest);
+                       std::vector<double>& sizeAdjustment, std::vector<double>& nearest, std::vector<int>& neighbourOrder);
+/// The cell screening of the partition (the same wherever it is evaluated): at a point of atom A, a cell c != A is
+/// left out of sum_c P_c when s(nu_cA) < 1e-15, or when P_c, its factors taken in A's neighbour order, falls below
+/// this times P_A.
+double partitionRelativeCellCutoff();
 /// The half-width a of Stratmann, Scuseria and Frisch's cell function (their eq. 14).
 double ssfHalfWidth();
 /// The partition weight P_A(r) / sum_B P_B(r) of atom A at point r.

@@ -36,6 +36,13 @@ Eigen::MatrixXd xcGradientFixedGrid(const BasisSet& basis, const MolecularGrid& 
 Eigen::MatrixXd xcGradient(const BasisSet& basis, const MolecularGrid& grid, const std::vector<QMAtom>& atoms,
                            const GridSettings& gridSettings, Functional functional, const Eigen::MatrixXd& density,
                            int threads = 1);
+/// The basis-function terms of the XC gradient: xcGradientFixedGrid, plus with movingGrid the motion of every point
+/// with its parent atom. f, if given, receives f_p = rho_p eps_xc(rho_p) at every point of every batch, in batch
+/// order, for xcPartitionWeightGradient (xcGradient = this with movingGrid + that, over allBatches(grid)).
+Eigen::MatrixXd xcBasisGradient(const BasisSet& basis, const MolecularGrid& grid, Functional functional, const Eigen::MatrixXd& density,
+                                int numAtoms, bool movingGrid, int threads = 1, std::vector<double>* f = nullptr);
+/// 0, 1, ..., grid.batches().size() - 1.
+std::vector<int> allBatches(const MolecularGrid& grid);
 /// The partition-weight part of xcGradient alone, given f_p = rho_p eps_xc(rho_p) at every point of the batches
 /// listed (grid.batches() indices; f concatenated in that order): for back ends that compute rho elsewhere.
 Eigen::MatrixXd xcPartitionWeightGradient(const MolecularGrid& grid, const std::vector<QMAtom>& atoms, const GridSettings& gridSettings,
