@@ -396,6 +396,7 @@ inline void testSerializationRoundTrip() {
     force->setGrid(40, 194);
     force->setRadialScheme(QMMMForce::BeckeChebyshev);
     force->setAtomicPartition(QMMMForce::StratmannScuseriaFrisch);
+    force->setGridPruning(QMMMForce::NWChemPruning);
     force->setGridGrouping(0.2, 0.5);
     force->setSignificanceThreshold(31.0);
     force->setBasisFunctionStorage(QMMMForce::Recompute);
@@ -438,6 +439,7 @@ inline void testSerializationRoundTrip() {
     EXPECT_EQ(angular, 194);
     EXPECT_EQ(copy->getRadialScheme(), QMMMForce::BeckeChebyshev);
     EXPECT_EQ(copy->getAtomicPartition(), QMMMForce::StratmannScuseriaFrisch);
+    EXPECT_EQ(copy->getGridPruning(), QMMMForce::NWChemPruning);
     double edge, fraction;
     copy->getGridGrouping(edge, fraction);
     EXPECT_EQ(edge, 0.2);

@@ -156,7 +156,7 @@ TEST(Serialization, NonFiniteAndOutOfRangeNumbersAreErrors) {
 TEST(Serialization, EnumeratedValuesOutOfRangeAreErrors) {
     const string xml = toXml(*qmForce());
     for (const char* name : {"method", "angularFunctions", "coulombMethod", "radialScheme", "atomicPartition",
-                             "basisFunctionStorage", "espChargeMethod", "energyOnly"}) {
+                             "gridPruning", "basisFunctionStorage", "espChargeMethod", "energyOnly"}) {
         expectRefused(withAttribute(xml, name, "7"), {string("'") + name + "'", "7", "range"});
         expectRefused(withAttribute(xml, name, "-1"), {string("'") + name + "'", "-1", "range"});
     }

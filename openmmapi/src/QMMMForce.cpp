@@ -14,7 +14,7 @@ using namespace std;
 QMMMForce::QMMMForce() : coulomb14Scale(0.5), cutoffDistance(1.0), reactionFieldDielectric(78.3), nonbondedMethod(NoCutoff),
         qmCharge(0), basisSet("def2-SVP"), auxiliaryBasisSet("def2-universal-jfit"), functional("SVWN5"),
         angularFunctions(BasisSetDefault), coulombMethod(DensityFitting), radialPoints(75), angularPoints(302),
-        radialScheme(TreutlerAhlrichs), atomicPartition(Becke), cubeEdge(0.15875), sphereShellFraction(0.6),
+        radialScheme(TreutlerAhlrichs), atomicPartition(Becke), gridPruning(NoPruning), cubeEdge(0.15875), sphereShellFraction(0.6),
         significanceThreshold(25.0), basisFunctionStorage(Precompute), basisStorageLimit(2048.0), scfConvergence(1e-7), maxSCFIterations(100),
         diisSubspaceSize(8), recycledSubspaceSize(48), densityExtrapolation(ASPC), densityExtrapolationOrder(3), qmForceGroup(-1), useEmbeddingSwitching(false), embeddingSwitchingDistance(0.8), qmEnergyOnly(false), espChargeMethod(NoESPCharges),
         ewaldErrorTolerance(5e-4), boundaryChargeScheme(RedistributedChargeAndDipole) {
@@ -208,6 +208,12 @@ void QMMMForce::setAtomicPartition(AtomicPartition partition) {
     if (partition != Becke && partition != StratmannScuseriaFrisch)
         throw OpenMMException("QMMMForce: unknown atomic partition");
     atomicPartition = partition;
+}
+
+void QMMMForce::setGridPruning(GridPruning pruning) {
+    if (pruning != NoPruning && pruning != NWChemPruning && pruning != TreutlerAhlrichsPruning)
+        throw OpenMMException("QMMMForce: unknown grid pruning");
+    gridPruning = pruning;
 }
 
 void QMMMForce::setGridGrouping(double cubeEdge, double sphereShellFraction) {

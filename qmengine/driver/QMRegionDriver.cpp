@@ -37,6 +37,9 @@ static QM::QMSettings settingsOf(const QMMMForce& force) {
                                                                                  : QM::RadialScheme::TreutlerAhlrichs);
     s.grid.partition = (force.getAtomicPartition() == QMMMForce::StratmannScuseriaFrisch ? QM::AtomicPartition::StratmannScuseriaFrisch
                                                                                           : QM::AtomicPartition::Becke);
+    s.grid.pruning = (force.getGridPruning() == QMMMForce::NWChemPruning ? QM::GridPruning::NWChem
+                      : force.getGridPruning() == QMMMForce::TreutlerAhlrichsPruning ? QM::GridPruning::TreutlerAhlrichs
+                                                                                     : QM::GridPruning::None);
     double cubeEdge;
     force.getGridGrouping(cubeEdge, s.grid.sphereShellFraction);
     s.grid.cubeEdge = cubeEdge * BOHR_PER_NM;

@@ -370,29 +370,35 @@ double partitionWeight(const std::vector<QMAtom>& atoms, int A, const double r[3
 MolecularGrid::MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& basis, const GridSettings& s,
                              int threads, const PartitionWeightEvaluator* evaluator) {
     const int natoms = (int) atoms.size();
-    const AngularGrid& ang = lebedevGrid(s.angularPoints);
     PartitionData pd(atoms, s);
 
-    // 0. Partition weights of every atom's radial shells, in parallel (the O(atoms^2) part).
+    // 0. Partition weights of every atom's radial shells, in parallel (the O(atoms^2) part). Each shell has its own
+    // Lebedev grid when the angular grids are pruned; the weights of shell (A, i) start at shellStart[A nr + i].
+    const int nr = s.radialPoints;
     std::vector<RadialGrid> radial(natoms);
-    for (int A = 0; A < natoms; A++)
-        radial[A] = s.radialScheme == RadialScheme::TreutlerAhlrichs
-                        ? treutlerAhlrichsGrid(s.radialPoints, atoms[A].Z, s.treutlerAtomicXi)
-                        : beckeGrid(s.radialPoints, atoms[A].Z);
-    const int nang = (int) ang.w.size();
-    std::vector<double> partition((size_t) natoms * s.radialPoints * nang);
+    std::vector<std::vector<int>> angularSizes(natoms);
+    std::vector<size_t> shellStart((size_t) natoms * nr + 1, 0);
+    for (int A = 0; A < natoms; A++) {
+        radial[A] = s.radialScheme == RadialScheme::TreutlerAhlrichs ? treutlerAhlrichsGrid(nr, atoms[A].Z, s.treutlerAtomicXi)
+                                                                     : beckeGrid(nr, atoms[A].Z);
+        angularSizes[A] = prunedAngularSizes(s.pruning, atoms[A].Z, radial[A], s.angularPoints);
+        for (int i = 0; i < nr; i++)
+            shellStart[(size_t) A * nr + i + 1] = shellStart[(size_t) A * nr + i] + angularSizes[A][i];
+    }
+    std::vector<double> partition(shellStart.back());
     threads = std::max(1, resolveThreads(threads));
     if (evaluator != nullptr)
-        evaluator->weights(atoms, s, radial, ang, partition);
+        evaluator->weights(atoms, s, radial, angularSizes, partition);
     else {
         std::vector<std::vector<double>> scratch(threads, std::vector<double>(natoms));
-        parallelFor(natoms * s.radialPoints, threads, [&](int shell, int t) {
-            const int A = shell / s.radialPoints, i = shell % s.radialPoints;
-            for (int j = 0; j < nang; j++) {
+        parallelFor(natoms * nr, threads, [&](int shell, int t) {
+            const int A = shell / nr, i = shell % nr;
+            const AngularGrid& ang = lebedevGrid(angularSizes[A][i]);
+            for (size_t j = 0; j < ang.w.size(); j++) {
                 double p[3];
                 for (int k = 0; k < 3; k++)
                     p[k] = atoms[A].xyz[k] + radial[A].r[i] * ang.xyz[j][k];
-                partition[(size_t) shell * nang + j] = weightOf(atoms, pd, A, p, s, scratch[t]);
+                partition[shellStart[shell] + j] = weightOf(atoms, pd, A, p, s, scratch[t]);
             }
         });
     }
@@ -403,21 +409,23 @@ MolecularGrid::MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& b
     std::vector<Loose> loose;
     for (int A = 0; A < natoms; A++) {
         const RadialGrid& rad = radial[A];
-        const int sphereShells = (int) std::floor(s.sphereShellFraction * s.radialPoints);
+        const int sphereShells = (int) std::floor(s.sphereShellFraction * nr);
         const double cap = s.sphereNeighbourFraction * pd.nearest[A];
         GridBatch& sph = spheres[A];
         sph.sphere = true;
         sph.atom = A;
         sph.center = {atoms[A].xyz[0], atoms[A].xyz[1], atoms[A].xyz[2]};
-        for (int i = 0; i < s.radialPoints; i++) {
+        for (int i = 0; i < nr; i++) {
             const bool inSphere = i < sphereShells && rad.r[i] <= cap;
             if (inSphere)
                 sph.radius = std::max(sph.radius, rad.r[i]);
+            const AngularGrid& ang = lebedevGrid(angularSizes[A][i]);
+            const double* shellPartition = &partition[shellStart[(size_t) A * nr + i]];
             for (size_t j = 0; j < ang.w.size(); j++) {
                 double p[3];
                 for (int k = 0; k < 3; k++)
                     p[k] = atoms[A].xyz[k] + rad.r[i] * ang.xyz[j][k];
-                const double w = 4 * M_PI * rad.w[i] * ang.w[j] * partition[((size_t) A * s.radialPoints + i) * nang + j];
+                const double w = 4 * M_PI * rad.w[i] * ang.w[j] * shellPartition[j];
                 if (std::abs(w) <= s.weightThreshold)
                     continue;
                 if (inSphere) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <string>
 
 namespace OpenMMDFT {
 namespace QM {
@@ -49,6 +50,47 @@ RadialGrid beckeGrid(int n, int Z) {
         g.w[n - i] = w * r * r;
     }
     return g;
+}
+
+std::vector<int> prunedAngularSizes(GridPruning pruning, int Z, const RadialGrid& radial, int angularPoints) {
+    const int n = (int) radial.r.size();
+    std::vector<int> sizes(n, angularPoints);
+    if (pruning == GridPruning::TreutlerAhlrichs) {
+        // Treutler and Ahlrichs, J. Chem. Phys. 102, 346 (1995): 14 points on the inner third of the shells, 50 up to
+        // the inner half (never more than the full grid).
+        for (int i = 0; i < n; i++)
+            if (i < n / 3)
+                sizes[i] = std::min(14, angularPoints);
+            else if (i < n / 2)
+                sizes[i] = std::min(50, angularPoints);
+    }
+    else if (pruning == GridPruning::NWChem) {
+        // NWChem's scheme as PySCF has it (gen_grid.nwchem_prune): the shell's radius over the atom's Bragg radius,
+        // against boundaries per row of the periodic table, picks one of five Lebedev sizes counted from 38 points.
+        if (angularPoints < 50)
+            return sizes;
+        const std::vector<int> all = lebedevSizes();
+        const std::vector<int> sizesFrom38(std::find(all.begin(), all.end(), 38), all.end());
+        int level[5] = {1, 2, 2, 2, 1};
+        if (angularPoints > 50) {
+            const auto at = std::find(sizesFrom38.begin(), sizesFrom38.end(), angularPoints);
+            if (at == sizesFrom38.end())
+                throw OpenMM::OpenMMException("QM: no Lebedev grid with " + std::to_string(angularPoints) + " points");
+            const int index = (int) (at - sizesFrom38.begin());
+            const int levels[5] = {1, 3, index - 1, index, index - 1};
+            std::copy(levels, levels + 5, level);
+        }
+        static const double boundaries[3][4] = {{0.25, 0.5, 1.0, 4.5}, {0.1667, 0.5, 0.9, 3.5}, {0.1, 0.4, 0.8, 2.5}};
+        const double* bound = boundaries[Z <= 2 ? 0 : (Z <= 10 ? 1 : 2)];
+        const double atomRadius = braggRadius(Z);
+        for (int i = 0; i < n; i++) {
+            int place = 0;
+            for (int k = 0; k < 4; k++)
+                place += (radial.r[i] / atomRadius > bound[k] ? 1 : 0);
+            sizes[i] = sizesFrom38[level[place]];
+        }
+    }
+    return sizes;
 }
 
 std::vector<int> lebedevSizes() {

@@ -37,6 +37,7 @@ QMResult computeCase(const ReferenceCase* c, double& seconds, QMGradient* gradie
     s.grid.radialScheme = c->radialScheme == "becke" ? RadialScheme::BeckeChebyshev : RadialScheme::TreutlerAhlrichs;
     s.grid.partition = c->partition == "ssf" ? AtomicPartition::StratmannScuseriaFrisch : AtomicPartition::Becke;
     s.grid.sizeAdjustment = c->sizeadjust == "treutler" ? AtomicSizeAdjustment::TreutlerRadii : AtomicSizeAdjustment::None;
+    s.grid.pruning = c->prune == "nwchem" ? GridPruning::NWChem : c->prune == "treutler" ? GridPruning::TreutlerAhlrichs : GridPruning::None;
     s.convergence = 1e-8;
     s.energyConvergence = 1e-10;
     KohnShamLDA ks(s);
@@ -73,7 +74,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, PySCFReference,
                                            "water_def2svp_exact_mm", "water_631gs_df_mm", "water8_def2svp_df_jfit",
                                            "water8_631gs_df_jfit", "water_def2tzvp_exact",
                                            "water_def2tzvp_cart_df_jfit", "methanol_631gs_becke_radial_ssf",
-                                           "methanol_def2svp_treutler_adjust", "water_def2svp_df_mm"));
+                                           "methanol_def2svp_treutler_adjust", "water_def2svp_df_mm",
+                                           "water_def2svp_df_nwchem_prune", "methanol_631gs_df_treutler_prune"));
 
 class PySCFGradient : public ::testing::TestWithParam<std::string> {};
 
@@ -106,7 +108,7 @@ TEST_P(PySCFGradient, GradientWithin1e6) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, PySCFGradient,
                          ::testing::Values("water_631gs_df_jfit", "water_def2svp_df_jfit", "methanol_def2svp_df_jfit",
-                                           "water_def2svp_df_mm", "water_def2tzvp_cart_df_jfit"));
+                                           "water_def2svp_df_mm", "water_def2tzvp_cart_df_jfit", "water_def2svp_df_nwchem_prune"));
 
 // Seed 001 Table 5.1: formation energies E_n - n E_1 of water clusters against PySCF.
 TEST(PySCFFormationEnergy, WaterClustersWithin001KcalPerMol) {

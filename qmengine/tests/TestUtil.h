@@ -31,7 +31,7 @@ inline QMSettings testSettings(const char* basis = "def2-SVP") {
 /// One case of tests/data/pyscf_references.txt (bohr).
 struct ReferenceCase {
     std::string name, basis, coulomb, auxiliary, functional;
-    std::string radialScheme = "treutler", partition = "becke", sizeadjust = "none";
+    std::string radialScheme = "treutler", partition = "becke", sizeadjust = "none", prune = "none";
     bool cartesian = false;
     int radial = 0, angular = 0, charge = 0;
     std::vector<QMAtom> atoms;
@@ -61,6 +61,7 @@ inline std::vector<ReferenceCase> readCases() {
         else if (key == "radial") in >> c.radialScheme;
         else if (key == "partition") in >> c.partition;
         else if (key == "sizeadjust") in >> c.sizeadjust;
+        else if (key == "prune") in >> c.prune;
         else if (key == "atoms") {
             int n;
             in >> n;

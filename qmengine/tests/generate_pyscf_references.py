@@ -6,7 +6,8 @@
 Writes qmengine/tests/data/pyscf_references.txt. Every case uses the basis files of
 qmengine/data/basis (so both programs read identical numbers) and PySCF's grid set up
 like ours: Treutler-Ahlrichs radial grid with element xi, Lebedev angular grid, plain
-Becke partition (no atomic-size adjustment), no pruning, no density-based point removal.
+Becke partition (no atomic-size adjustment), no pruning unless the case names a scheme, no density-based point
+removal.
 Positions are in bohr. PySCF's 'VWN' is VWN5 (libxc id 7); 'VWN_RPA' is libxc id 8.
 """
 import os, sys, time
@@ -64,7 +65,7 @@ def to_bohr(atoms):
 
 
 def run(name, atoms, basis, cart, coulomb, aux='-', xc='LDA,VWN', grid=(60, 302), charge=0, mm=(),
-        radial='treutler', partition='becke', sizeadjust='none', gradient=False):
+        radial='treutler', partition='becke', sizeadjust='none', gradient=False, prune='none'):
     """gradient=True also writes PySCF's analytic nuclear gradient (density fitting with the auxiliary-basis response)
     of the QM atoms with grid_response=False ('gradient') and True ('gradientgrid') and, with MM charges, of the
     charges (grad_hcore_mm + grad_nuc_mm, 'mmgradient')."""
@@ -82,7 +83,7 @@ def run(name, atoms, basis, cart, coulomb, aux='-', xc='LDA,VWN', grid=(60, 302)
     mf = dft.RKS(mol)
     mf.xc = xc
     mf.grids.atom_grid = grid
-    mf.grids.prune = None
+    mf.grids.prune = {'none': None, 'nwchem': gen_grid.nwchem_prune, 'treutler': gen_grid.treutler_prune}[prune]
     mf.grids.radii_adjust = {'none': None, 'treutler': radi.treutler_atomic_radii_adjust}[sizeadjust]
     mf.grids.becke_scheme = {'becke': gen_grid.original_becke, 'ssf': gen_grid.stratmann}[partition]
     mf.grids.radi_method = {'treutler': radi.treutler, 'becke': radi.becke}[radial]
@@ -102,7 +103,7 @@ def run(name, atoms, basis, cart, coulomb, aux='-', xc='LDA,VWN', grid=(60, 302)
     lines = ['case %s' % name, 'basis %s' % basis, 'cartesian %d' % int(cart), 'coulomb %s' % coulomb,
              'auxiliary %s' % aux, 'functional %s' % ('SVWN5' if xc == 'LDA,VWN' else 'SVWN_RPA'),
              'grid %d %d' % grid, 'radial %s' % radial, 'partition %s' % partition,
-             'sizeadjust %s' % sizeadjust, 'charge %d' % charge, 'atoms %d' % len(atoms)]
+             'sizeadjust %s' % sizeadjust, 'prune %s' % prune, 'charge %d' % charge, 'atoms %d' % len(atoms)]
     lines += ['%d %.15f %.15f %.15f' % (Z, *xyz) for Z, xyz in atoms]
     lines.append('mmcharges %d' % len(mm_bohr))
     lines += ['%.15f %.15f %.15f %.15f' % (*xyz, q) for xyz, q in mm_bohr]
@@ -159,6 +160,11 @@ CASES = {
                                                    radial='becke', partition='ssf'),
     'methanol_def2svp_treutler_adjust': lambda: run('methanol_def2svp_treutler_adjust', METHANOL, 'def2-svp', False,
                                                     'df', 'def2-universal-jfit', sizeadjust='treutler'),
+    # Pruned angular grids: NWChem's scheme (PySCF's default) with gradients, Treutler-Ahlrichs's on methanol.
+    'water_def2svp_df_nwchem_prune': lambda: run('water_def2svp_df_nwchem_prune', WATER, 'def2-svp', False, 'df',
+                                                 'def2-universal-jfit', grid=(50, 194), gradient=True, prune='nwchem'),
+    'methanol_631gs_df_treutler_prune': lambda: run('methanol_631gs_df_treutler_prune', METHANOL, '6-31gs', True, 'df',
+                                                    'def2-universal-jfit', prune='treutler'),
 }
 # Formation energies E_n - n E_1 of water clusters (seed 001 Table 5.1), 6-31G*, DF, (50, 194).
 for _n in (1, 2, 4, 16):

@@ -56,6 +56,7 @@ void QMMMForceProxy::serialize(const void* object, SerializationNode& node) cons
     qm.setIntProperty("radialPoints", radial).setIntProperty("angularPoints", angular);
     qm.setIntProperty("radialScheme", (int) force.getRadialScheme());
     qm.setIntProperty("atomicPartition", (int) force.getAtomicPartition());
+    qm.setIntProperty("gridPruning", (int) force.getGridPruning());
     double cubeEdge, sphereFraction;
     force.getGridGrouping(cubeEdge, sphereFraction);
     qm.setDoubleProperty("cubeEdge", cubeEdge).setDoubleProperty("sphereShellFraction", sphereFraction);
@@ -218,7 +219,7 @@ int readVersion(const SerializationNode& node) {
 void readQMRegion(const SerializationNode& qm, QMMMForce& force, int version) {
     const string where = describe(qm);
     checkAttributes(qm, {"charge", "basis", "auxiliaryBasis", "angularFunctions", "coulombMethod", "functional",
-                         "radialPoints", "angularPoints", "radialScheme", "atomicPartition", "cubeEdge",
+                         "radialPoints", "angularPoints", "radialScheme", "atomicPartition", "gridPruning", "cubeEdge",
                          "sphereShellFraction", "significanceThreshold", "basisFunctionStorage", "basisStorageLimit", "scfConvergence",
                          "maxSCFIterations", "diisSubspaceSize", "recycledSubspaceSize", "densityExtrapolation", "densityExtrapolationOrder", "energyOnly",
                          "espChargeMethod", "embeddingSwitching", "embeddingSwitchingDistance", "boundaryChargeScheme"},
@@ -233,6 +234,8 @@ void readQMRegion(const SerializationNode& qm, QMMMForce& force, int version) {
     force.setGrid(intProperty(qm, "radialPoints", where), intProperty(qm, "angularPoints", where));
     force.setRadialScheme((QMMMForce::RadialScheme) enumProperty(qm, "radialScheme", where, 1));
     force.setAtomicPartition((QMMMForce::AtomicPartition) enumProperty(qm, "atomicPartition", where, 1));
+    // Absent in earlier files, whose grids were never pruned.
+    force.setGridPruning((QMMMForce::GridPruning) enumProperty(qm, "gridPruning", where, 2, 0));
     force.setGridGrouping(doubleProperty(qm, "cubeEdge", where), doubleProperty(qm, "sphereShellFraction", where));
     force.setSignificanceThreshold(doubleProperty(qm, "significanceThreshold", where));
     force.setBasisFunctionStorage((QMMMForce::BasisFunctionStorage) enumProperty(qm, "basisFunctionStorage", where, 1));

@@ -275,6 +275,7 @@ def test_qm_settings_round_trip_through_xml():
     force.setGrid(40, 194)
     force.setRadialScheme(openmmdft.QMMMForce.BeckeChebyshev)
     force.setAtomicPartition(openmmdft.QMMMForce.StratmannScuseriaFrisch)
+    force.setGridPruning(openmmdft.QMMMForce.TreutlerAhlrichsPruning)
     force.setGridGrouping(0.2 * unit.nanometer, 0.5)
     force.setSignificanceThreshold(30.0)
     force.setBasisFunctionStorage(openmmdft.QMMMForce.Recompute)
@@ -289,6 +290,7 @@ def test_qm_settings_round_trip_through_xml():
     assert copy.getGrid() == [40, 194]
     assert copy.getRadialScheme() == openmmdft.QMMMForce.BeckeChebyshev
     assert copy.getAtomicPartition() == openmmdft.QMMMForce.StratmannScuseriaFrisch
+    assert copy.getGridPruning() == openmmdft.QMMMForce.TreutlerAhlrichsPruning
     assert copy.getGridGrouping()[0].value_in_unit(unit.nanometer) == pytest.approx(0.2)
     assert copy.getSignificanceThreshold() == 30.0 and copy.getMaxSCFIterations() == 77 and copy.getDIISSubspaceSize() == 6
     assert copy.getRecycledSubspaceSize() == 4
@@ -314,3 +316,30 @@ def test_exact_coulomb_forces_match_pyscf_gradient():
     ours = -forces[:3] / KJ_PER_HARTREE * NM_PER_BOHR
     print("largest |gradient - PySCF| = %.2e Eh/bohr" % np.abs(ours - reference).max())
     assert np.abs(ours - reference).max() < 1e-6
+
+
+@pytest.mark.parametrize("platform", ["Reference", "OpenCL"])
+def test_pruned_grid_matches_pyscf_default_pruning(platform):
+    """NWChemPruning is PySCF's default grid pruning (gen_grid.nwchem_prune): the same energy on the same pruned
+    grid, on the host and with the device's grid weights and XC (OpenCL)."""
+    if platform not in [mm.Platform.getPlatform(i).getName() for i in range(mm.Platform.getNumPlatforms())]:
+        pytest.skip("no %s platform" % platform)
+    waters = watersAround([(0.3, 0, 0), (0, -0.3, 0)])
+    system, force, positions = buildSystem(waters, exact=False, grid=(50, 194))
+    force.setGridPruning(openmmdft.QMMMForce.NWChemPruning)
+    _, results, _ = qmEnergy(system, force, positions, platform)
+    mol = pyscfMolecule(list(zip((8, 1, 1), WATER_NM)))
+    mf = matchingRKS(mol)
+    mf.grids.atom_grid = (50, 194)
+    mf.grids.prune = gen_grid.nwchem_prune
+    mf = mf.density_fit(auxbasis={el: gto.basis.load(os.path.join(BASIS_DIR, "def2-universal-jfit.nw"), el) for el in ("O", "H")})
+    mf = qmmm.mm_charge(mf, np.concatenate(waters) / NM_PER_BOHR, np.asarray(TIP3P * len(waters)), unit="Bohr")
+    reference = mf.kernel()
+    assert mf.converged
+    # The same grid: agreement far below TOLERANCE_HARTREE (both SCFs converge tightly), while the unpruned grid's
+    # energy differs by 2.8e-7 hartree here, so the test tells the two grids apart.
+    pruned = results["totalEnergy"].value_in_unit(unit.kilojoule_per_mole) / KJ_PER_HARTREE
+    assert pruned == pytest.approx(reference, abs=1e-8)
+    force.setGridPruning(openmmdft.QMMMForce.NoPruning)
+    _, unpruned, _ = qmEnergy(system, force, positions, platform)
+    assert abs(unpruned["totalEnergy"].value_in_unit(unit.kilojoule_per_mole) / KJ_PER_HARTREE - reference) > 1e-7

@@ -100,6 +100,7 @@ ACCEPTED = {
     "grid": lambda f: f.setGrid(40, 146),
     "radial scheme": lambda f: f.setRadialScheme(QMMMForce.BeckeChebyshev),
     "atomic partition": lambda f: f.setAtomicPartition(QMMMForce.StratmannScuseriaFrisch),
+    "grid pruning": lambda f: f.setGridPruning(QMMMForce.NWChemPruning),
     "grid grouping": lambda f: f.setGridGrouping(0.2 * unit.nanometer, 0.5),
     "significance threshold": lambda f: f.setSignificanceThreshold(12.0),
     "basis function storage": lambda f: f.setBasisFunctionStorage(QMMMForce.Recompute),

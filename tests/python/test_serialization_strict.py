@@ -64,7 +64,7 @@ def test_non_finite_or_out_of_range_numbers_are_errors(name, text):
 
 
 @pytest.mark.parametrize("name", ["method", "angularFunctions", "coulombMethod", "radialScheme", "atomicPartition",
-                                  "basisFunctionStorage", "espChargeMethod", "energyOnly"])
+                                  "gridPruning", "basisFunctionStorage", "espChargeMethod", "energyOnly"])
 def test_enumerations_out_of_range_are_errors(name):
     refused(withAttribute(qmForceXml(), name, "7"), "'%s'" % name, "out of range")
 

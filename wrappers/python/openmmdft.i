@@ -93,6 +93,11 @@ public:
         Becke = 0,
         StratmannScuseriaFrisch = 1
     };
+    enum GridPruning {
+        NoPruning = 0,
+        NWChemPruning = 1,
+        TreutlerAhlrichsPruning = 2
+    };
     enum BasisFunctionStorage {
         Precompute = 0,
         Recompute = 1
@@ -172,6 +177,8 @@ public:
     RadialScheme getRadialScheme() const;
     void setAtomicPartition(AtomicPartition partition);
     AtomicPartition getAtomicPartition() const;
+    void setGridPruning(GridPruning pruning);
+    GridPruning getGridPruning() const;
     void setGridGrouping(double cubeEdge, double sphereShellFraction);
     %apply double& OUTPUT {double& cubeEdge};
     %apply double& OUTPUT {double& sphereShellFraction};

@@ -124,6 +124,18 @@ public:
         Becke = 0,
         StratmannScuseriaFrisch = 1
     };
+    /**
+     * Smaller angular grids on some radial shells of each atom. NWChemPruning is NWChem's scheme, PySCF's
+     * default (gen_grid.nwchem_prune): by the shell's radius relative to the atom's Bragg radius, the full grid
+     * in the valence region and smaller ones near the nucleus and far out (about a third fewer points at
+     * (50, 194)). TreutlerAhlrichsPruning: 14 points on the inner third of the radial shells, 50 up to the
+     * inner half (gen_grid.treutler_prune).
+     */
+    enum GridPruning {
+        NoPruning = 0,
+        NWChemPruning = 1,
+        TreutlerAhlrichsPruning = 2
+    };
     /** Whether basis-function values on the grid are kept between SCF iterations or recomputed. */
     enum BasisFunctionStorage {
         Precompute = 0,
@@ -268,6 +280,11 @@ public:
     void setAtomicPartition(AtomicPartition partition);
     AtomicPartition getAtomicPartition() const {
         return atomicPartition;
+    }
+    /** Pruning of the angular grids (default NoPruning: every radial shell has the full Lebedev grid of setGrid). */
+    void setGridPruning(GridPruning pruning);
+    GridPruning getGridPruning() const {
+        return gridPruning;
     }
     /**
      * Grouping of grid points (seed 001, section 3.2): points within the first sphereShellFraction
@@ -450,6 +467,7 @@ private:
     int radialPoints, angularPoints;
     RadialScheme radialScheme;
     AtomicPartition atomicPartition;
+    GridPruning gridPruning;
     double cubeEdge, sphereShellFraction, significanceThreshold;
     BasisFunctionStorage basisFunctionStorage;
     double basisStorageLimit;

@@ -576,31 +576,49 @@ unique_ptr<QM::XCBackend> CommonXCBackendFactory::create(const QM::XCGeometry& g
 }
 
 void CommonXCBackendFactory::weights(const vector<QM::QMAtom>& atoms, const QM::GridSettings& settings,
-                                     const vector<QM::RadialGrid>& radial, const QM::AngularGrid& angular,
+                                     const vector<QM::RadialGrid>& radial, const vector<vector<int>>& angularSizes,
                                      vector<double>& partition) const {
     ContextSelector selector(cc);
-    const int numAtoms = atoms.size(), numRadial = settings.radialPoints, numAngular = angular.w.size();
-    vector<double> radialR, angularXYZ;
+    const int numAtoms = atoms.size(), numRadial = settings.radialPoints;
+    // Per radial shell: its radius, where its Lebedev grid starts among the distinct grids uploaded, its size and
+    // where its weights go.
+    vector<double> shellRadius, angularXYZ;
+    vector<int> shellAngularStart, shellAngularCount, shellFirstPoint;
+    map<int, int> gridStart;  // Lebedev size -> first row in angularXYZ
+    int maxAngular = 1, numPoints = 0;
     for (int a = 0; a < numAtoms; a++)
-        radialR.insert(radialR.end(), radial[a].r.begin(), radial[a].r.end());
-    for (const auto& u : angular.xyz)
-        angularXYZ.insert(angularXYZ.end(), u.begin(), u.end());
+        for (int i = 0; i < numRadial; i++) {
+            const int size = angularSizes[a][i];
+            if (gridStart.find(size) == gridStart.end()) {
+                gridStart[size] = angularXYZ.size()/3;
+                for (const auto& u : QM::lebedevGrid(size).xyz)
+                    angularXYZ.insert(angularXYZ.end(), u.begin(), u.end());
+            }
+            shellRadius.push_back(radial[a].r[i]);
+            shellAngularStart.push_back(gridStart[size]);
+            shellAngularCount.push_back(size);
+            shellFirstPoint.push_back(numPoints);
+            numPoints += size;
+            maxAngular = max(maxAngular, size);
+        }
     PartitionArrays pairs;
     pairs.upload(cc, atoms, settings);
-    ComputeArray radialArray, angularArray, weightArray;
-    uploadArray(cc, radialArray, radialR, "qmGridRadial");
+    ComputeArray radiusArray, startArray, countArray, firstArray, angularArray, weightArray;
+    uploadArray(cc, radiusArray, shellRadius, "qmGridShellRadius");
+    uploadArray(cc, startArray, shellAngularStart, "qmGridShellAngularStart");
+    uploadArray(cc, countArray, shellAngularCount, "qmGridShellAngularCount");
+    uploadArray(cc, firstArray, shellFirstPoint, "qmGridShellFirstPoint");
     uploadArray(cc, angularArray, angularXYZ, "qmGridAngular");
-    const size_t numPoints = (size_t) numAtoms * numRadial * numAngular;
-    weightArray.initialize<double>(cc, max<size_t>(numPoints, 1), "qmGridPartitionWeights");
+    weightArray.initialize<double>(cc, max(numPoints, 1), "qmGridPartitionWeights");
     ComputeKernel kernel = programFor(0)->createKernel("partitionWeights");
-    for (int value : {numAtoms, numRadial, numAngular, settings.partition == QM::AtomicPartition::StratmannScuseriaFrisch ? 1 : 0})
+    for (int value : {numAtoms, numRadial, maxAngular, settings.partition == QM::AtomicPartition::StratmannScuseriaFrisch ? 1 : 0})
         kernel->addArg(value);
     kernel->addArg(QM::ssfHalfWidth());
     kernel->addArg(QM::partitionRelativeCellCutoff());
-    for (ComputeArray* a : {&radialArray, &angularArray, &pairs.atoms, &pairs.invR, &pairs.sizeAdjustment, &pairs.nearest, &pairs.order,
-                            &weightArray})
+    for (ComputeArray* a : {&radiusArray, &startArray, &countArray, &firstArray, &angularArray, &pairs.atoms, &pairs.invR,
+                            &pairs.sizeAdjustment, &pairs.nearest, &pairs.order, &weightArray})
         kernel->addArg(*a);
-    kernel->execute(numPoints);
+    kernel->execute(numAtoms*numRadial*maxAngular);
     weightArray.download(partition);
     partition.resize(numPoints);
 }

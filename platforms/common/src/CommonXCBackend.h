@@ -27,7 +27,8 @@ namespace OpenMMDFT {
  * device too (up to 128 atoms; beyond, on the host from f = rho eps_xc per point).
  *
  * The factory also computes the raw grid's partition weights on the device for MolecularGrid
- * (PartitionWeightEvaluator): only the atoms, radial and angular grids go up and the weights come down; and it
+ * (PartitionWeightEvaluator): only the atoms, radial and (per shell, as pruned) angular grids go up and the weights
+ * come down; and it
  * keeps the density-fitting tensor in device memory for the Coulomb contractions of the SCF iterations.
  */
 class CommonXCBackendFactory : public QM::XCBackendFactory, public QM::PartitionWeightEvaluator {
@@ -38,7 +39,7 @@ public:
         return this;
     }
     void weights(const std::vector<QM::QMAtom>& atoms, const QM::GridSettings& settings, const std::vector<QM::RadialGrid>& radial,
-                 const QM::AngularGrid& angular, std::vector<double>& partition) const override;
+                 const std::vector<std::vector<int>>& angularSizes, std::vector<double>& partition) const override;
     /** The point-charge gradients (nuclei, MM charges) on the device. */
     const QM::PointChargeGradientEvaluator* pointChargeGradients() const override {
         return charges.get();

@@ -46,13 +46,15 @@ struct Case {
     AtomicPartition partition = AtomicPartition::Becke;
     AtomicSizeAdjustment sizeAdjustment = AtomicSizeAdjustment::None;
     bool dimerOnBenchmarkGrid = false;  ///< the water dimer on grid (50, 194) instead of methanol on (30, 110)
+    GridPruning pruning = GridPruning::None;
 };
 
 inline void PrintTo(const Case& c, std::ostream* os) {
     *os << c.basis << (c.storage == BasisFunctionStorage::Precompute ? " precompute " : " recompute ") << c.budgetMiB << " MiB"
         << (c.angular == AngularConvention::Cartesian ? " cartesian" : "")
         << (c.partition == AtomicPartition::StratmannScuseriaFrisch ? " SSF" : "")
-        << (c.sizeAdjustment != AtomicSizeAdjustment::None ? " size-adjusted" : "") << (c.dimerOnBenchmarkGrid ? " water dimer (50,194)" : "");
+        << (c.sizeAdjustment != AtomicSizeAdjustment::None ? " size-adjusted" : "") << (c.dimerOnBenchmarkGrid ? " water dimer (50,194)" : "")
+        << (c.pruning == GridPruning::NWChem ? " NWChem-pruned" : "");
 }
 
 inline std::vector<Case> allCases() {
@@ -67,7 +69,10 @@ inline std::vector<Case> allCases() {
                  AtomicSizeAdjustment::TreutlerRadii},
             // The settings of the QM/MM MD benchmarks (DZVP, (50, 194), QMMMForce's default partition), two molecules.
             Case{"DZVP", BasisFunctionStorage::Precompute, 2048, AngularConvention::BasisDefault, AtomicPartition::Becke,
-                 AtomicSizeAdjustment::None, true}};
+                 AtomicSizeAdjustment::None, true},
+            // The same on NWChem-pruned angular grids (a Lebedev grid per radial shell).
+            Case{"DZVP", BasisFunctionStorage::Precompute, 2048, AngularConvention::BasisDefault, AtomicPartition::Becke,
+                 AtomicSizeAdjustment::None, true, GridPruning::NWChem}};
 }
 
 /** A back end factory that uses another's device XC but leaves the grid's partition weights (and the density-fitting
@@ -90,17 +95,22 @@ private:
 inline void expectDeviceWeightsEqualHost(const PartitionWeightEvaluator& evaluator, const std::vector<QMAtom>& atoms,
                                          const GridSettings& settings) {
     std::vector<RadialGrid> radial;
-    for (const QMAtom& atom : atoms)
+    std::vector<std::vector<int>> angularSizes;
+    size_t numPoints = 0;
+    for (const QMAtom& atom : atoms) {
         radial.push_back(treutlerAhlrichsGrid(settings.radialPoints, atom.Z, settings.treutlerAtomicXi));
-    const AngularGrid& angular = lebedevGrid(settings.angularPoints);
+        angularSizes.push_back(prunedAngularSizes(settings.pruning, atom.Z, radial.back(), settings.angularPoints));
+        for (int size : angularSizes.back())
+            numPoints += size;
+    }
     std::vector<double> device;
-    evaluator.weights(atoms, settings, radial, angular, device);
-    ASSERT_EQ(device.size(), atoms.size() * settings.radialPoints * angular.w.size());
+    evaluator.weights(atoms, settings, radial, angularSizes, device);
+    ASSERT_EQ(device.size(), numPoints);
     double worst = 0;
     size_t index = 0;
     for (size_t A = 0; A < atoms.size(); A++)
         for (int i = 0; i < settings.radialPoints; i++)
-            for (const auto& u : angular.xyz) {
+            for (const auto& u : lebedevGrid(angularSizes[A][i]).xyz) {
                 const double r[3] = {atoms[A].xyz[0] + radial[A].r[i] * u[0], atoms[A].xyz[1] + radial[A].r[i] * u[1],
                                      atoms[A].xyz[2] + radial[A].r[i] * u[2]};
                 const double difference = std::abs(device[index++] - partitionWeight(atoms, (int) A, r, settings));
@@ -121,6 +131,7 @@ inline void testDeviceXCMatchesHost(const std::shared_ptr<const XCBackendFactory
     s.convergence = 1e-9;
     s.grid.partition = c.partition;
     s.grid.sizeAdjustment = c.sizeAdjustment;
+    s.grid.pruning = c.pruning;
     const std::vector<QMAtom> atoms = c.dimerOnBenchmarkGrid ? waterDimer() : methanol();
     const std::vector<PointCharge> mm = {{{5.0, 0.5, 9.0}, -0.8}, {{-4.0, 3.0, 1.0}, 0.4}, {{-3.0, -4.0, -2.0}, 0.4}};
     ASSERT_TRUE(factory->partitionWeights() != nullptr);

@@ -522,19 +522,26 @@ KERNEL void sumPartialColumns(int count, int items, GLOBAL const double* RESTRIC
 
 /**
  * The partition weights W_A of the raw molecular grid (MolecularGrid's weightOf, the same screening and the same
- * order of products): point (A, i, j) = R_A + radialR[A numRadial + i] angular[j], one work item per point.
+ * order of products). Radial shell k = A numRadial + i of atom A has radius shellRadius[k] and the Lebedev grid of
+ * shellAngularCount[k] points that starts at row shellAngularStart[k] of angularXYZ (pruned grids differ by shell);
+ * its weights go to weights[shellFirstPoint[k] + j]. One work item per (shell, j < maxAngular).
  */
-KERNEL void partitionWeights(int numAtoms, int numRadial, int numAngular, int ssf, double ssfA, double relativeCutoff,
-                             GLOBAL const double* RESTRICT radialR, GLOBAL const double* RESTRICT angularXYZ,
-                             GLOBAL const double* RESTRICT atomXYZ, GLOBAL const double* RESTRICT pairInvR,
-                             GLOBAL const double* RESTRICT pairA, GLOBAL const double* RESTRICT nearest,
-                             GLOBAL const int* RESTRICT neighbourOrder, GLOBAL double* RESTRICT weights) {
+KERNEL void partitionWeights(int numAtoms, int numRadial, int maxAngular, int ssf, double ssfA, double relativeCutoff,
+                             GLOBAL const double* RESTRICT shellRadius, GLOBAL const int* RESTRICT shellAngularStart,
+                             GLOBAL const int* RESTRICT shellAngularCount, GLOBAL const int* RESTRICT shellFirstPoint,
+                             GLOBAL const double* RESTRICT angularXYZ, GLOBAL const double* RESTRICT atomXYZ,
+                             GLOBAL const double* RESTRICT pairInvR, GLOBAL const double* RESTRICT pairA,
+                             GLOBAL const double* RESTRICT nearest, GLOBAL const int* RESTRICT neighbourOrder,
+                             GLOBAL double* RESTRICT weights) {
     const int n = numAtoms;
-    const int numPoints = numAtoms*numRadial*numAngular;
-    for (int index = GLOBAL_ID; index < numPoints; index += GLOBAL_SIZE) {
-        const int A = index/(numRadial*numAngular), i = (index/numAngular)%numRadial, j = index%numAngular;
-        const double r = radialR[A*numRadial+i];
-        const double x = atomXYZ[3*A]+r*angularXYZ[3*j], y = atomXYZ[3*A+1]+r*angularXYZ[3*j+1], z = atomXYZ[3*A+2]+r*angularXYZ[3*j+2];
+    const int numItems = numAtoms*numRadial*maxAngular;
+    for (int index = GLOBAL_ID; index < numItems; index += GLOBAL_SIZE) {
+        const int shell = index/maxAngular, j = index%maxAngular;
+        if (j >= shellAngularCount[shell])
+            continue;
+        const int A = shell/numRadial, u = shellAngularStart[shell]+j;
+        const double r = shellRadius[shell];
+        const double x = atomXYZ[3*A]+r*angularXYZ[3*u], y = atomXYZ[3*A+1]+r*angularXYZ[3*u+1], z = atomXYZ[3*A+2]+r*angularXYZ[3*u+2];
         double weight = 1;
         const double dA = distanceTo(atomXYZ, A, x, y, z);
         if (n > 1 && !(ssf && dA <= 0.5*(1-ssfA)*nearest[A])) {
@@ -549,7 +556,7 @@ KERNEL void partitionWeights(int numAtoms, int numRadial, int numAngular, int ss
                 weight = own/total;
             }
         }
-        weights[index] = weight;
+        weights[shellFirstPoint[shell]+j] = weight;
     }
 }
 

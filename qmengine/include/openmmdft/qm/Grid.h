@@ -30,6 +30,10 @@ struct AngularGrid {
 const AngularGrid& lebedevGrid(int npoints);
 std::vector<int> lebedevSizes();
 
+/// The Lebedev size of each radial shell of an atom of element Z (radial.r in increasing order) under a pruning
+/// scheme, angularPoints where the scheme keeps the full grid (PySCF's nwchem_prune and treutler_prune).
+std::vector<int> prunedAngularSizes(GridPruning pruning, int Z, const RadialGrid& radial, int angularPoints);
+
 /// Becke (3 iterations of p(x) = 1.5x - 0.5x^3) or SSF (a = 0.64) cell function s(nu).
 double cellFunction(AtomicPartition partition, double nu);
 
@@ -50,14 +54,14 @@ struct GridBatch {
 /**
  * Where the partition weights of the raw grid are computed: MolecularGrid's own host threads unless one of these
  * is given (the GPU platforms evaluate them on the device). partition receives W_A(R_A + r_i u_j) for every
- * atom A, radial point i (radial[A].r) and angular point j (angular.xyz), in that order, with the same cell
- * screening as the host's.
+ * atom A, radial point i (radial[A].r) and point j of the Lebedev grid with angularSizes[A][i] points, in that
+ * order, with the same cell screening as the host's.
  */
 class PartitionWeightEvaluator {
 public:
     virtual ~PartitionWeightEvaluator() = default;
     virtual void weights(const std::vector<QMAtom>& atoms, const GridSettings& settings, const std::vector<RadialGrid>& radial,
-                         const AngularGrid& angular, std::vector<double>& partition) const = 0;
+                         const std::vector<std::vector<int>>& angularSizes, std::vector<double>& partition) const = 0;
 };
 
 class MolecularGrid {

@@ -10,6 +10,10 @@ enum class CoulombMethod { DensityFitting, Exact };
 enum class Functional { SVWN5, SVWN_RPA };
 enum class RadialScheme { TreutlerAhlrichs, BeckeChebyshev };
 enum class AtomicPartition { Becke, StratmannScuseriaFrisch };
+/// Angular grids smaller than GridSettings::angularPoints on some radial shells: none; NWChem's scheme (by the
+/// shell's radius relative to the atom's Bragg radius; PySCF's default, gen_grid.nwchem_prune); Treutler and
+/// Ahlrichs's (14 points on the inner third of the shells, 50 up to the half; gen_grid.treutler_prune).
+enum class GridPruning { None, NWChem, TreutlerAhlrichs };
 /// Becke's atomic-size adjustment of the cell boundaries (Becke 1988 appendix).
 enum class AtomicSizeAdjustment { None, TreutlerRadii, BraggRadii };
 /// Seed 001 §4.5: keep basis values of every group between SCF iterations, or recompute them.
@@ -22,6 +26,7 @@ struct GridSettings {
     int radialPoints = 75;
     int angularPoints = 302;             ///< a Lebedev size: 6, 14, 26, ..., 590, 770, 974, 1202
     RadialScheme radialScheme = RadialScheme::TreutlerAhlrichs;
+    GridPruning pruning = GridPruning::None;
     bool treutlerAtomicXi = true;        ///< element-specific xi of Treutler-Ahlrichs (else xi = 1)
     AtomicPartition partition = AtomicPartition::Becke;
     AtomicSizeAdjustment sizeAdjustment = AtomicSizeAdjustment::None;
