@@ -14,6 +14,7 @@ threshold allows).
 
     python benchmarks/bench_scf_iterations.py [--sizes 1,4,8] [--steps 20] [--warmup 8] [--timesteps 0.5,1.0]
                                               [--platform CPU] [--mm-waters 30] [--markdown file]
+                                              [--variants 0,1,2] [--recycled 48] [--order 3]
 """
 
 import argparse
@@ -36,9 +37,9 @@ VARIANTS = [
 ]
 
 
-def run(n, mmWaters, timestep, method, recycled, platformName, warmup, steps):
+def run(n, mmWaters, timestep, method, recycled, platformName, warmup, steps, order=3):
     system, force, positions = buildSystem(n, mmWaters)
-    force.setDensityExtrapolation(method, 3)
+    force.setDensityExtrapolation(method, order)
     force.setRecycledSubspaceSize(recycled)
     integrator = mm.VerletIntegrator(timestep * unit.femtoseconds)
     context = mm.Context(system, integrator, mm.Platform.getPlatformByName(platformName))
@@ -70,6 +71,7 @@ def main():
     parser.add_argument("--variants", default=",".join(str(i) for i in range(len(VARIANTS))),
                         help="which variants to run, by index (the first one present is the reference)")
     parser.add_argument("--recycled", type=int, default=48, help="pairs for the recycled-DIIS variant")
+    parser.add_argument("--order", type=int, default=3, help="ASPC order of the ASPC variants")
     args = parser.parse_args()
     header = ("| QM waters | dt (fs) | start | SCF iterations per step (mean, max) | s per step | "
               "speed-up vs PreviousDensity | largest energy difference from PreviousDensity (kJ/mol) |")
@@ -87,8 +89,10 @@ def main():
                 recycled = args.recycled if recycling else 0
                 if recycling:
                     name += " (%d)" % recycled
+                if method == openmmdft.QMMMForce.ASPC and args.order != 3:
+                    name = name.replace("ASPC(3)", "ASPC(%d)" % args.order)
                 mean, most, seconds, energies = run(n, args.mm_waters, dt, method, recycled, args.platform, args.warmup,
-                                                    args.steps)
+                                                    args.steps, args.order)
                 if reference is None:
                     reference = (seconds, energies)
                 deviation = max(abs(a - b) for a, b in zip(energies, reference[1]))

@@ -112,19 +112,39 @@ Eigen::MatrixXd xcBasisGradient(const BasisSet& basis, const MolecularGrid& grid
             if (f)
                 (*f)[first[b] + p] = rho[p] * xc.eps;
         }
-        for (int d = 0; d < 3; d++) {
-            // M(p, u) = 2 w v dphi_u X_u. Basis functions on atom C move with C: -sum_p M(p, u) to C; on the moving
-            // grid the point moves with its parent atom A: + sum_u M(p, u) (= w v d rho/dr) to A.
-            const Eigen::ArrayXXd M = (dphi[d].array() * X.array()).colwise() * (2 * wv.array());
-            const Eigen::VectorXd perFunction = M.colwise().sum().transpose();
-            for (int i = 0; i < nf; i++)
-                G(atomOf[fn[i]], d) -= perFunction[i];
-            if (movingGrid) {
-                const Eigen::VectorXd perPoint = M.rowwise().sum();
-                for (int p = 0; p < np; p++)
-                    G(g.parentAtom[p], d) += perPoint[p];
+        // M_d(p, u) = 2 w v dphi_u,d X_u. Basis functions on atom C move with C: -sum_p M_d(p, u) to C; on the moving
+        // grid the point moves with its parent atom A: + sum_u M_d(p, u) (= w v d rho/dr_d) to A. One pass over the
+        // columns for the three directions, without temporaries of the block's size.
+        Eigen::MatrixXd perPoint = Eigen::MatrixXd::Zero(np, 3);
+        for (int i = 0; i < nf; i++) {
+            const double* __restrict x = X.col(i).data();
+            const double* __restrict gx = dphi[0].col(i).data();
+            const double* __restrict gy = dphi[1].col(i).data();
+            const double* __restrict gz = dphi[2].col(i).data();
+            const double* __restrict scale = wv.data();
+            double* __restrict px = perPoint.col(0).data();
+            double* __restrict py = perPoint.col(1).data();
+            double* __restrict pz = perPoint.col(2).data();
+            double fx = 0, fy = 0, fz = 0;
+            for (int p = 0; p < np; p++) {
+                const double t = 2 * scale[p] * x[p];
+                const double mx = t * gx[p], my = t * gy[p], mz = t * gz[p];
+                fx += mx;
+                fy += my;
+                fz += mz;
+                px[p] += mx;
+                py[p] += my;
+                pz[p] += mz;
             }
+            const int C = atomOf[fn[i]];
+            G(C, 0) -= fx;
+            G(C, 1) -= fy;
+            G(C, 2) -= fz;
         }
+        if (movingGrid)
+            for (int p = 0; p < np; p++)
+                for (int d = 0; d < 3; d++)
+                    G(g.parentAtom[p], d) += perPoint(p, d);
     });
     Eigen::MatrixXd G = Eigen::MatrixXd::Zero(numAtoms, 3);
     for (const auto& p : partial)
