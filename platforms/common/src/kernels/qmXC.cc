@@ -412,6 +412,31 @@ DEVICE double otherCellProduct(int A, int c, int n, double dA, double dc, double
     return p;
 }
 
+/** Z = P_A + sum of the other cells that survive the screening, at a point of atom A; *own receives P_A and *cells
+ * the number of cells in Z (MolecularGrid's weightOf and PartitionWeightDerivatives share this rule). Z = 0 when
+ * P_A underflows. */
+DEVICE double cellSum(int A, int n, double dA, double x, double y, double z, int ssf, double ssfA, double relativeCutoff,
+                      GLOBAL const double* RESTRICT atomXYZ, GLOBAL const double* RESTRICT pairInvR, GLOBAL const double* RESTRICT pairA,
+                      GLOBAL const int* RESTRICT neighbourOrder, double* own, int* cells) {
+    *own = ownCellProduct(A, n, dA, x, y, z, ssf, ssfA, atomXYZ, pairInvR, pairA);
+    *cells = 0;
+    if (!(*own > 0))
+        return 0;
+    double total = *own;
+    *cells = 1;
+    for (int c = 0; c < n; c++) {
+        if (c == A)
+            continue;
+        const double P = otherCellProduct(A, c, n, dA, distanceTo(atomXYZ, c, x, y, z), x, y, z, ssf, ssfA, relativeCutoff*(*own),
+                                          atomXYZ, pairInvR, pairA, neighbourOrder);
+        if (P > 0) {
+            total += P;
+            (*cells)++;
+        }
+    }
+    return total;
+}
+
 KERNEL void partitionWeightGradient(int numPoints, int items, int numAtoms, int ssf, double ssfA, double relativeCutoff,
                                     GLOBAL const double* RESTRICT pointX, GLOBAL const double* RESTRICT pointY,
                                     GLOBAL const double* RESTRICT pointZ, GLOBAL const double* RESTRICT pointW,
@@ -434,24 +459,12 @@ KERNEL void partitionWeightGradient(int numPoints, int items, int numAtoms, int 
             if (ssf && dA <= 0.5*(1-ssfA)*nearest[A])
                 continue;  // the weight is exactly one in a neighbourhood of the nucleus
             // Pass 1: Z and P_A over the cells that survive the grid's screening.
-            const double PA = ownCellProduct(A, n, dA, x, y, z, ssf, ssfA, atomXYZ, pairInvR, pairA);
-            if (!(PA > 0))
+            double PA;
+            int cells;
+            const double Z = cellSum(A, n, dA, x, y, z, ssf, ssfA, relativeCutoff, atomXYZ, pairInvR, pairA, neighbourOrder, &PA, &cells);
+            if (cells <= 1)
                 continue;
             const double cutoff = relativeCutoff*PA;
-            double Z = PA;
-            int cells = 1;
-            for (int c = 0; c < n; c++) {
-                if (c == A)
-                    continue;
-                const double P = otherCellProduct(A, c, n, dA, distanceTo(atomXYZ, c, x, y, z), x, y, z, ssf, ssfA, cutoff, atomXYZ,
-                                                  pairInvR, pairA, neighbourOrder);
-                if (P > 0) {
-                    Z += P;
-                    cells++;
-                }
-            }
-            if (cells == 1)
-                continue;
             const double W = PA/Z;
             if (!(W > 1e-14))
                 continue;
@@ -545,16 +558,10 @@ KERNEL void partitionWeights(int numAtoms, int numRadial, int maxAngular, int ss
         double weight = 1;
         const double dA = distanceTo(atomXYZ, A, x, y, z);
         if (n > 1 && !(ssf && dA <= 0.5*(1-ssfA)*nearest[A])) {
-            const double own = ownCellProduct(A, n, dA, x, y, z, ssf, ssfA, atomXYZ, pairInvR, pairA);
-            weight = 0;
-            if (own > 0) {
-                double total = own;
-                for (int b = 0; b < n; b++)
-                    if (b != A)
-                        total += otherCellProduct(A, b, n, dA, distanceTo(atomXYZ, b, x, y, z), x, y, z, ssf, ssfA, relativeCutoff*own,
-                                                  atomXYZ, pairInvR, pairA, neighbourOrder);
-                weight = own/total;
-            }
+            double own;
+            int cells;
+            const double total = cellSum(A, n, dA, x, y, z, ssf, ssfA, relativeCutoff, atomXYZ, pairInvR, pairA, neighbourOrder, &own, &cells);
+            weight = (cells > 0 ? own/total : 0.0);
         }
         weights[shellFirstPoint[shell]+j] = weight;
     }
