@@ -18,18 +18,13 @@ public:
     }
     Eigen::MatrixXd gradient(const Eigen::MatrixXd& density, bool gridResponse) override {
         const QMSettings& s = geometry_.settings;
-        const int numAtoms = (int) geometry_.atoms.size();
         timings_.clear();
+        if (gridResponse)
+            return xcGradient(geometry_.basis, geometry_.grid, geometry_.atoms, s.grid, s.functional, density, s.threads, &timings_);
         const double start = seconds();
-        std::vector<double> f;
-        Eigen::MatrixXd G = xcBasisGradient(geometry_.basis, geometry_.grid, s.functional, density, numAtoms, gridResponse,
-                                            s.threads, gridResponse ? &f : nullptr);
-        const double basisDone = seconds();
-        timings_["basisAndPoints"] = basisDone - start;
-        if (gridResponse) {
-            G += xcPartitionWeightGradient(geometry_.grid, geometry_.atoms, s.grid, allBatches(geometry_.grid), f, s.threads);
-            timings_["partitionWeights"] = seconds() - basisDone;
-        }
+        Eigen::MatrixXd G = xcGradientFixedGrid(geometry_.basis, geometry_.grid, s.functional, density, (int) geometry_.atoms.size(),
+                                                s.threads);
+        timings_["basisAndPoints"] = seconds() - start;
         return G;
     }
     std::map<std::string, double> gradientTimings() const override {

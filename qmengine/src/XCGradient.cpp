@@ -4,6 +4,7 @@
 #include "openmmdft/qm/LDA.h"
 #include "Parallel.h"
 #include "ShellValues.h"
+#include "WallClock.h"
 #include <algorithm>
 #include <cmath>
 
@@ -66,12 +67,12 @@ void addPartitionWeightTerms(const GridBatch& g, const double* f, const Partitio
     }
 }
 
-/** Offsets of every batch's first point in the points of all batches, in batch order (numBatches + 1 entries). */
-std::vector<size_t> batchOffsets(const MolecularGrid& grid) {
-    const auto& batches = grid.batches();
-    std::vector<size_t> first(batches.size() + 1, 0);
-    for (size_t b = 0; b < batches.size(); b++)
-        first[b + 1] = first[b] + batches[b].size();
+/** Where the points of each listed batch start when the batches' points are concatenated in that order
+ * (batchIndices.size() + 1 entries: the last is the total). */
+std::vector<size_t> pointOffsets(const MolecularGrid& grid, const std::vector<int>& batchIndices) {
+    std::vector<size_t> first(batchIndices.size() + 1, 0);
+    for (size_t k = 0; k < batchIndices.size(); k++)
+        first[k + 1] = first[k] + grid.batches()[batchIndices[k]].size();
     return first;
 }
 
@@ -86,7 +87,7 @@ Eigen::MatrixXd xcBasisGradient(const BasisSet& basis, const MolecularGrid& grid
     for (int s = 0; s < basis.numShells(); s++)
         for (int i = 0; i < basis.shells()[s].size(); i++)
             atomOf[basis.offset(s) + i] = basis.shells()[s].atom;
-    const std::vector<size_t> first = batchOffsets(grid);
+    const std::vector<size_t> first = pointOffsets(grid, allBatches(grid));
     if (f)
         f->assign(first.back(), 0.0);
     std::vector<Eigen::MatrixXd> partial(threads, Eigen::MatrixXd::Zero(numAtoms, 3));
@@ -161,9 +162,7 @@ Eigen::MatrixXd xcPartitionWeightGradient(const MolecularGrid& grid, const std::
                                           const std::vector<int>& batchIndices, const std::vector<double>& f, int threads) {
     const PartitionWeightDerivatives partition(atoms, gridSettings);
     const int numAtoms = (int) atoms.size(), n = (int) batchIndices.size();
-    std::vector<size_t> first(n + 1, 0);
-    for (int k = 0; k < n; k++)
-        first[k + 1] = first[k] + grid.batches()[batchIndices[k]].size();
+    const std::vector<size_t> first = pointOffsets(grid, batchIndices);
     if (first[n] != f.size())
         throw OpenMM::OpenMMException("QM: xcPartitionWeightGradient: f has the wrong length");
     threads = std::max(1, std::min(resolveThreads(threads), std::max(n, 1)));
@@ -178,10 +177,18 @@ Eigen::MatrixXd xcPartitionWeightGradient(const MolecularGrid& grid, const std::
 }
 
 Eigen::MatrixXd xcGradient(const BasisSet& basis, const MolecularGrid& grid, const std::vector<QMAtom>& atoms,
-                           const GridSettings& gridSettings, Functional functional, const Eigen::MatrixXd& density, int threads) {
+                           const GridSettings& gridSettings, Functional functional, const Eigen::MatrixXd& density, int threads,
+                           std::map<std::string, double>* timings) {
+    const double start = seconds();
     std::vector<double> f;
     Eigen::MatrixXd G = xcBasisGradient(basis, grid, functional, density, (int) atoms.size(), true, threads, &f);
-    return G + xcPartitionWeightGradient(grid, atoms, gridSettings, allBatches(grid), f, threads);
+    const double basisDone = seconds();
+    G += xcPartitionWeightGradient(grid, atoms, gridSettings, allBatches(grid), f, threads);
+    if (timings) {
+        (*timings)["basisAndPoints"] = basisDone - start;
+        (*timings)["partitionWeights"] = seconds() - basisDone;
+    }
+    return G;
 }
 
 std::vector<int> allBatches(const MolecularGrid& grid) {

@@ -7,6 +7,8 @@
 #include "openmmdft/qm/Settings.h"
 #include "openmmdft/qm/ShellTables.h"
 #include <Eigen/Dense>
+#include <map>
+#include <string>
 #include <vector>
 
 namespace OpenMMDFT {
@@ -32,10 +34,11 @@ Eigen::MatrixXd xcGradientFixedGrid(const BasisSet& basis, const MolecularGrid& 
 /// d E_xc / d R_A (numAtoms x 3) of the energy on the grid that moves with the atoms: the basis-function term,
 /// the motion of every point with its parent atom, and the derivatives of the partition weights
 /// (PartitionWeightDerivatives). This is the exact derivative of the quadrature (PySCF: grid_response = True).
-/// grid must have been built on these atoms with these settings.
+/// grid must have been built on these atoms with these settings. timings, if given, receives the seconds of its two
+/// parts: "basisAndPoints" (xcBasisGradient) and "partitionWeights" (xcPartitionWeightGradient).
 Eigen::MatrixXd xcGradient(const BasisSet& basis, const MolecularGrid& grid, const std::vector<QMAtom>& atoms,
                            const GridSettings& gridSettings, Functional functional, const Eigen::MatrixXd& density,
-                           int threads = 1);
+                           int threads = 1, std::map<std::string, double>* timings = nullptr);
 /// The basis-function terms of the XC gradient: xcGradientFixedGrid, plus with movingGrid the motion of every point
 /// with its parent atom. f, if given, receives f_p = rho_p eps_xc(rho_p) at every point of every batch, in batch
 /// order, for xcPartitionWeightGradient (xcGradient = this with movingGrid + that, over allBatches(grid)).
