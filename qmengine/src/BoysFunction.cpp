@@ -70,5 +70,31 @@ void boysFunction(int mMax, double T, double* F) {
         F[m + 1] = ((2 * m + 1) * F[m] - e) / (2 * T);
 }
 
+void boysFunctionBlock(int mMax, const double* T, double* F) {
+    constexpr int B = kBoysBlock;
+    bool allFar = true;
+    for (int lane = 0; lane < B; lane++)
+        allFar = allFar && T[lane] >= kTableEnd;
+    if (!allFar) {
+        double lane[kMaxBoysOrder + 1];
+        for (int l = 0; l < B; l++) {
+            boysFunction(mMax, T[l], lane);
+            for (int m = 0; m <= mMax; m++)
+                F[m * B + l] = lane[m];
+        }
+        return;
+    }
+    // The same formulas as boysFunction's far branch.
+    double e[B], half[B];
+    for (int l = 0; l < B; l++) {
+        e[l] = (T[l] < 100 ? std::exp(-T[l]) : 0.0);
+        half[l] = 0.5 / T[l];
+        F[l] = 0.5 * std::sqrt(M_PI / T[l]);
+    }
+    for (int m = 0; m < mMax; m++)
+        for (int l = 0; l < B; l++)
+            F[(m + 1) * B + l] = ((2 * m + 1) * F[m * B + l] - e[l]) * half[l];
+}
+
 } // namespace QM
 } // namespace OpenMMDFT

@@ -22,5 +22,12 @@ const std::vector<double>& boysTableValues();
 /// recursion; beyond, F_0 = sqrt(pi/T)/2 (erfc(sqrt(45)) is 1e-21) and upward recursion, which is stable there.
 void boysFunction(int mMax, double T, double* F);
 
+/// Lanes boysFunctionBlock evaluates together (the charges of one hermiteCoulombBlock).
+constexpr int kBoysBlock = 8;
+
+/// boysFunction at kBoysBlock arguments T[lane], into F[m * kBoysBlock + lane]: a block wholly beyond the table (far
+/// charges, the common case with many MM charges) takes the upward recursion lane-parallel.
+void boysFunctionBlock(int mMax, const double* T, double* F);
+
 } // namespace QM
 } // namespace OpenMMDFT

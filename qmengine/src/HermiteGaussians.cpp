@@ -1,5 +1,6 @@
 // McMurchie-Davidson Hermite expansions and Coulomb integrals (HermiteGaussians.h).
 #include "HermiteGaussians.h"
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -84,30 +85,38 @@ void hermiteExpansion(int iMax, int jMax, double p, double PA, double PB, double
     }
 }
 
-void hermiteCoulomb(int L, double p, const double PC[3], const double* F, double* R) {
+void hermiteCoulombBlock(int L, double p, const double* PC, const double* F, double* R) {
+    constexpr int B = kHermiteBlock;
     const HermiteTable& h = table();
     const int count = hermiteCount(L);
-    // work[n * count + k] = R^n of entry k; entries of order N are needed for n <= L - N only.
-    double work[(kMaxHermiteOrder + 1) * hermiteCount(kMaxHermiteOrder)];
+    // work[(n * count + k) * B + lane] = R^n of entry k; entries of order N are needed for n <= L - N only.
+    alignas(64) double work[(kMaxHermiteOrder + 1) * hermiteCount(kMaxHermiteOrder) * B];
     double scale = 1;
     for (int n = 0; n <= L; n++) {
-        work[n * count] = scale * F[n];
+        for (int lane = 0; lane < B; lane++)
+            work[n * count * B + lane] = scale * F[n * B + lane];
         scale *= -2 * p;
     }
     for (int k = 1; k < count; k++) {
         const auto& tuv = h.triples[k];
         const int N = tuv[0] + tuv[1] + tuv[2];
-        const int d = h.direction[k], up = h.parent[k], up2 = h.grandparent[k], m = h.multiplier[k];
-        const double x = PC[d];
+        const int up = h.parent[k], up2 = h.grandparent[k];
+        const double m = h.multiplier[k];
+        const double* x = PC + h.direction[k] * B;
         for (int n = 0; n <= L - N; n++) {
-            double value = x * work[(n + 1) * count + up];
-            if (up2 >= 0)
-                value += m * work[(n + 1) * count + up2];
-            work[n * count + k] = value;
+            double* out = work + (n * count + k) * B;
+            const double* parent = work + ((n + 1) * count + up) * B;
+            if (up2 >= 0) {
+                const double* grandparent = work + ((n + 1) * count + up2) * B;
+                for (int lane = 0; lane < B; lane++)
+                    out[lane] = x[lane] * parent[lane] + m * grandparent[lane];
+            }
+            else
+                for (int lane = 0; lane < B; lane++)
+                    out[lane] = x[lane] * parent[lane];
         }
     }
-    for (int k = 0; k < count; k++)
-        R[k] = work[k];
+    std::copy(work, work + count * B, R);
 }
 
 } // namespace QM

@@ -30,11 +30,16 @@ void hermiteTriple(int k, int& t, int& u, int& v);
  */
 void hermiteExpansion(int iMax, int jMax, double p, double PA, double PB, double* E);
 
+/// Charges whose R_tuv hermiteCoulombBlock builds together, lane innermost: one AVX-512 vector of doubles.
+constexpr int kHermiteBlock = 8;
+
 /**
- * R_tuv(p, PC) for t+u+v <= L, in compact order, from F_n(p |PC|^2), n = 0..L (boysFunction):
- * R^n_000 = (-2p)^n F_n and R^n_(t+1)uv = t R^(n+1)_(t-1)uv + X_PC R^(n+1)_tuv (and likewise for u, v).
+ * R_tuv(p, PC) for t+u+v <= L at kHermiteBlock points C at once, in compact order, from F_n(p |PC|^2), n = 0..L
+ * (boysFunctionBlock): R^n_000 = (-2p)^n F_n and R^n_(t+1)uv = t R^(n+1)_(t-1)uv + X_PC R^(n+1)_tuv (and likewise
+ * for u, v). Arrays are lane-innermost: PC[d * kHermiteBlock + lane], F[n * kHermiteBlock + lane],
+ * R[k * kHermiteBlock + lane]. The recursion is the same for every charge, so each step is one vector operation.
  */
-void hermiteCoulomb(int L, double p, const double PC[3], const double* F, double* R);
+void hermiteCoulombBlock(int L, double p, const double* PC, const double* F, double* R);
 
 } // namespace QM
 } // namespace OpenMMDFT

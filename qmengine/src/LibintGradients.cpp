@@ -162,16 +162,30 @@ Eigen::MatrixXd densityFittingThreeCentreGradient(const BasisSet& basis, const B
                           std::max(maxL(shells) + 1, maxL(auxShells)), 0);
     three.set(libint2::BraKet::xs_xx);
     std::vector<libint2::Engine> engines3(threads, three);
+    // The primitive-pair data of (Q, unit) and of (raised or lowered s1, s2), made once instead of in every call.
+    const double lnPrecision = std::log(three.precision());
+    const std::vector<libint2::ShellPair> auxPairs = withUnitShell(auxShells, three.precision());
+    std::vector<libint2::ShellPair> upPairs((size_t) ns * ns), downPairs((size_t) ns * ns);
+    parallelFor(ns, threads, [&](int s1, int) {
+        for (int s2 = 0; s2 < ns; s2++) {
+            if (threshold > 0 && pairOverlapBound(basis.shells()[s1], basis.shells()[s2]) < threshold)
+                continue;
+            upPairs[(size_t) s1 * ns + s2].init(deriv[s1].up, shells[s2], lnPrecision);
+            if (deriv[s1].hasDown)
+                downPairs[(size_t) s1 * ns + s2].init(deriv[s1].down, shells[s2], lnPrecision);
+        }
+    });
     parallelFor(na, threads, [&](int p, int t) {
         libint2::Engine& engine = engines3[t];
         const auto& buf = engine.results();
         const int op = auxiliary.cartesianOffset(p), np = (int) auxShells[p].size();
         std::vector<double> up, down;
         // (Q|x s2) contracted with c over the fitting function: out[i * n2 + j].
-        auto contracted = [&](const libint2::Shell& x, int s2, std::vector<double>& out) {
+        auto contracted = [&](const libint2::Shell& x, int s2, const libint2::ShellPair& pair, std::vector<double>& out) {
             const int nx = (int) x.size(), n2 = (int) shells[s2].size();
             out.assign((size_t) nx * n2, 0.0);
-            engine.compute(auxShells[p], x, shells[s2]);
+            engine.compute2<libint2::Operator::coulomb, libint2::BraKet::xs_xx, 0>(auxShells[p], libint2::Shell::unit(), x, shells[s2],
+                                                                                   &auxPairs[p], &pair);
             if (buf[0] == nullptr)
                 return;
             for (int a = 0; a < np; a++)
@@ -183,9 +197,9 @@ Eigen::MatrixXd densityFittingThreeCentreGradient(const BasisSet& basis, const B
             for (int s2 = 0; s2 < ns; s2++) {
                 if (threshold > 0 && pairOverlapBound(basis.shells()[s1], basis.shells()[s2]) < threshold)
                     continue;
-                contracted(deriv[s1].up, s2, up);
+                contracted(deriv[s1].up, s2, upPairs[(size_t) s1 * ns + s2], up);
                 if (deriv[s1].hasDown)
-                    contracted(deriv[s1].down, s2, down);
+                    contracted(deriv[s1].down, s2, downPairs[(size_t) s1 * ns + s2], down);
                 addBraDerivative(basis.shells()[s1].l, up.data(), down.data(), (int) shells[s2].size(), Dc,
                                  basis.cartesianOffset(s1), basis.cartesianOffset(s2), g);
             }

@@ -57,6 +57,14 @@ void ensureLibintInitialized() {
     std::call_once(flag, []() { libint2::initialize(); });
 }
 
+std::vector<libint2::ShellPair> withUnitShell(const std::vector<libint2::Shell>& shells, double precision) {
+    std::vector<libint2::ShellPair> pairs;
+    pairs.reserve(shells.size());
+    for (const libint2::Shell& s : shells)
+        pairs.emplace_back(s, libint2::Shell::unit(), std::log(precision));
+    return pairs;
+}
+
 Eigen::MatrixXd schwarz(const std::vector<libint2::Shell>& shells) {
     const int ns = (int) shells.size();
     libint2::Engine engine(libint2::Operator::coulomb, maxNprim(shells), maxL(shells), 0);
@@ -334,6 +342,8 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
     prototype.set_precision(std::min(threshold, 1e-12) * 1e-3);
     threads = std::max(1, std::min(threads, (int) shellPairs.size()));
     std::vector<libint2::Engine> engines(threads, prototype);
+    // The primitive-pair data of both sides are made once here, not by Libint in every call.
+    const std::vector<libint2::ShellPair> auxPairs = withUnitShell(auxShells, prototype.precision());
     // Each shell pair fills its own columns of B, so threads never write the same element.
     parallelFor((int) shellPairs.size(), threads, [&](int k, int t) {
         libint2::Engine& engine = engines[t];
@@ -341,8 +351,10 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
         const int s1 = shellPairs[k].first, s2 = shellPairs[k].second;
         const int o1 = basis.cartesianOffset(s1), o2 = basis.cartesianOffset(s2);
         const int n1 = (int) shells[s1].size(), n2 = (int) shells[s2].size();
+        const libint2::ShellPair ket(shells[s1], shells[s2], std::log(prototype.precision()));
         for (int p = 0; p < aux.numShells(); p++) {
-            engine.compute(auxShells[p], libint2::Shell::unit(), shells[s1], shells[s2]);
+            engine.compute2<libint2::Operator::coulomb, libint2::BraKet::xs_xx, 0>(auxShells[p], libint2::Shell::unit(), shells[s1],
+                                                                                   shells[s2], &auxPairs[p], &ket);
             if (buf[0] == nullptr)
                 continue;
             const int np = (int) auxShells[p].size();

@@ -15,6 +15,9 @@ libint2::Shell toLibint(const Shell& shell);
 std::vector<libint2::Shell> toLibint(const BasisSet& basis);
 int maxNprim(const std::vector<libint2::Shell>& shells);
 int maxL(const std::vector<libint2::Shell>& shells);
+/// Libint's primitive-pair data of every shell with the unit shell (the bra of three-centre integrals), at the
+/// precision of the engine that uses them, so that the engine need not make them in every call.
+std::vector<libint2::ShellPair> withUnitShell(const std::vector<libint2::Shell>& shells, double precision);
 /// Schwarz factors sqrt(max |(ab|ab)|) per shell pair.
 Eigen::MatrixXd schwarz(const std::vector<libint2::Shell>& shells);
 /// The largest |D| element of every shell pair's block of a cartesian AO matrix D, for screening.

@@ -67,25 +67,63 @@ std::vector<PrimitivePair> primitivePairs(const Shell& a, const Shell& b, int ra
     return pairs;
 }
 
-/** R_k(p, P - C) of the pair at charge c, for the Hermite functions of order <= L: one Boys function, one recursion. */
-void hermiteCoulombAt(const PrimitivePair& pp, int L, const PointCharge& c, double* R) {
-    double F[kMaxHermiteOrder + 1];
-    const double PC[3] = {pp.P[0] - c.xyz[0], pp.P[1] - c.xyz[1], pp.P[2] - c.xyz[2]};
-    boysFunction(L, pp.p * (PC[0] * PC[0] + PC[1] * PC[1] + PC[2] * PC[2]), F);
-    hermiteCoulomb(L, pp.p, PC, F, R);
+/// Charges taken together in the inner loops (the lanes of hermiteCoulombBlock).
+constexpr int kBlock = kHermiteBlock;
+static_assert(kBlock == kBoysBlock, "Boys and Hermite blocks hold the same charges");
+
+/** The charges in lane-innermost blocks of kBlock: xyz[(b * 3 + d) * kBlock + lane], q[b * kBlock + lane]. The last
+ * block is filled up with copies of the last charge with q = 0, which add nothing. */
+struct ChargeBlocks {
+    int count = 0, blocks = 0;
+    std::vector<double> xyz, q;
+    explicit ChargeBlocks(const std::vector<PointCharge>& charges)
+        : count((int) charges.size()), blocks((count + kBlock - 1) / kBlock),
+          xyz(3 * (size_t) blocks * kBlock), q((size_t) blocks * kBlock, 0.0) {
+        for (int i = 0; i < blocks * kBlock; i++) {
+            const PointCharge& c = charges[std::min(i, count - 1)];
+            const int b = i / kBlock, lane = i % kBlock;
+            for (int d = 0; d < 3; d++)
+                xyz[(b * 3 + d) * kBlock + lane] = c.xyz[d];
+            if (i < count)
+                q[i] = c.charge;
+        }
+    }
+};
+
+/** R_k(p, P - C) of the pair at the charges of block b, R[k * kBlock + lane], k < hermiteCount(L). */
+void hermiteCoulombAt(const PrimitivePair& pp, int L, const ChargeBlocks& charges, int b, double* R) {
+    alignas(64) double PC[3 * kBlock], T[kBlock], F[(kMaxHermiteOrder + 1) * kBlock];
+    const double* C = &charges.xyz[(size_t) b * 3 * kBlock];
+    for (int lane = 0; lane < kBlock; lane++) {
+        double r2 = 0;
+        for (int d = 0; d < 3; d++) {
+            PC[d * kBlock + lane] = pp.P[d] - C[d * kBlock + lane];
+            r2 += PC[d * kBlock + lane] * PC[d * kBlock + lane];
+        }
+        T[lane] = pp.p * r2;
+    }
+    boysFunctionBlock(L, T, F);
+    hermiteCoulombBlock(L, pp.p, PC, F, R);
 }
 
 /** W_k = sum_C (-q_C) (2 pi / p) R_k(p, P - C) for the Hermite functions of order <= L. */
-void chargePotentials(const PrimitivePair& pp, int L, const std::vector<PointCharge>& charges, double* W) {
+void chargePotentials(const PrimitivePair& pp, int L, const ChargeBlocks& charges, double* W) {
     const int count = hermiteCount(L);
-    std::fill(W, W + count, 0.0);
-    double R[hermiteCount(kMaxHermiteOrder)];
+    alignas(64) double R[hermiteCount(kMaxHermiteOrder) * kBlock], sums[hermiteCount(kMaxHermiteOrder) * kBlock];
+    std::fill(sums, sums + count * kBlock, 0.0);
     const double factor = 2 * M_PI / pp.p;
-    for (const PointCharge& c : charges) {
-        hermiteCoulombAt(pp, L, c, R);
-        const double w = -c.charge * factor;
+    for (int b = 0; b < charges.blocks; b++) {
+        hermiteCoulombAt(pp, L, charges, b, R);
+        const double* q = &charges.q[(size_t) b * kBlock];
         for (int k = 0; k < count; k++)
-            W[k] += w * R[k];
+            for (int lane = 0; lane < kBlock; lane++)
+                sums[k * kBlock + lane] -= q[lane] * R[k * kBlock + lane];
+    }
+    for (int k = 0; k < count; k++) {
+        double sum = 0;
+        for (int lane = 0; lane < kBlock; lane++)
+            sum += sums[k * kBlock + lane];
+        W[k] = factor * sum;
     }
 }
 
@@ -114,6 +152,7 @@ Eigen::MatrixXd pointChargeMatrix(const BasisSet& basis, const std::vector<Point
     Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n, n);
     if (charges.empty())
         return Eigen::MatrixXd::Zero(basis.size(), basis.size());
+    const ChargeBlocks blocks(charges);
     // Each pair writes its block (s1, s2 <= s1) and the transpose.
     forEachShellPair(basis, threshold, std::max(1, std::min(resolveThreads(threads), ns)), [&](int s1, int s2, int) {
         const Shell& a = basis.shells()[s1];
@@ -124,7 +163,7 @@ Eigen::MatrixXd pointChargeMatrix(const BasisSet& basis, const std::vector<Point
         const int L = a.l + b.l, o1 = basis.cartesianOffset(s1), o2 = basis.cartesianOffset(s2);
         std::vector<double> block(ca.size() * cb.size(), 0.0);
         for (const PrimitivePair& pp : primitivePairs(a, b, 0)) {
-            chargePotentials(pp, L, charges, W);
+            chargePotentials(pp, L, blocks, W);
             for (size_t i = 0; i < ca.size(); i++)
                 for (size_t j = 0; j < cb.size(); j++) {
                     double sum = 0;
@@ -155,6 +194,7 @@ void pointChargeGradient(const BasisSet& basis, const std::vector<PointCharge>& 
     checkAngularMomentum(basis);
     const int ns = basis.numShells(), nc = (int) charges.size();
     const Eigen::MatrixXd Pc = toCartesianBasis(basis, P);
+    const ChargeBlocks blocks(charges);
     threads = std::max(1, std::min(resolveThreads(threads), ns));
     std::vector<Eigen::MatrixXd> atomPart(threads, Eigen::MatrixXd::Zero(numAtoms, 3));
     std::vector<std::vector<double>> chargePart(threads, std::vector<double>(3 * (size_t) nc, 0.0));
@@ -170,7 +210,7 @@ void pointChargeGradient(const BasisSet& basis, const std::vector<PointCharge>& 
         const auto& cb = cartesianComponents(b.l);
         Eigen::MatrixXd& gAtoms = atomPart[thread];
         std::vector<double>& gCharges = chargePart[thread];
-        double R[hermiteCount(kMaxHermiteOrder)];
+        alignas(64) double R[hermiteCount(kMaxHermiteOrder) * kBlock];
         const int L = a.l + b.l, o1 = basis.cartesianOffset(s1), o2 = basis.cartesianOffset(s2);
         const double pairFactor = (s1 == s2 ? 1.0 : 2.0);
         const int countL = hermiteCount(L), countL1 = hermiteCount(L + 1);
@@ -214,23 +254,42 @@ void pointChargeGradient(const BasisSet& basis, const std::vector<PointCharge>& 
                                 DA[2 * countL1 + k] += density * plain[0] * plain[1] * raised[2];
                             }
                 }
+            // Per charge: dE/dC_d = w toC_d with toC_d = -sum_k D_k R_(k + e_d), w = -q (2 pi / p). The pair's own
+            // sums need only S_k = sum_C w R_k: dE/dA_d = sum_k D^A_d,k S_k and sum_C dE/dC_d = -sum_k D_k S_(k + e_d).
             const double factor = 2 * M_PI / pp.p;
-            double gA[3] = {0, 0, 0}, gC[3] = {0, 0, 0};
-            for (int c = 0; c < nc; c++) {
-                hermiteCoulombAt(pp, L + 1, charges[c], R);
-                const double w = -charges[c].charge * factor;
-                double toC[3] = {0, 0, 0}, toA[3] = {0, 0, 0};
-                for (int k = 0; k < countL; k++)
-                    for (int d = 0; d < 3; d++)
-                        toC[d] -= D[k] * R[shifted[3 * k + d]];
+            alignas(64) double S[hermiteCount(kMaxHermiteOrder) * kBlock];
+            std::fill(S, S + countL1 * kBlock, 0.0);
+            for (int blk = 0; blk < blocks.blocks; blk++) {
+                hermiteCoulombAt(pp, L + 1, blocks, blk, R);
+                alignas(64) double toC[3 * kBlock] = {}, w[kBlock];
+                for (int lane = 0; lane < kBlock; lane++)
+                    w[lane] = -blocks.q[(size_t) blk * kBlock + lane] * factor;
                 for (int k = 0; k < countL1; k++)
+                    for (int lane = 0; lane < kBlock; lane++)
+                        S[k * kBlock + lane] += w[lane] * R[k * kBlock + lane];
+                for (int k = 0; k < countL; k++)
+                    for (int d = 0; d < 3; d++) {
+                        const double* Rk = R + shifted[3 * k + d] * kBlock;
+                        for (int lane = 0; lane < kBlock; lane++)
+                            toC[d * kBlock + lane] -= D[k] * Rk[lane];
+                    }
+                const int first = blk * kBlock, lanes = std::min(kBlock, nc - first);
+                for (int lane = 0; lane < lanes; lane++)
                     for (int d = 0; d < 3; d++)
-                        toA[d] += DA[d * countL1 + k] * R[k];
-                for (int d = 0; d < 3; d++) {
-                    gCharges[3 * (size_t) c + d] += w * toC[d];
-                    gC[d] += w * toC[d];
-                    gA[d] += w * toA[d];
-                }
+                        gCharges[3 * (size_t) (first + lane) + d] += w[lane] * toC[d * kBlock + lane];
+            }
+            double sums[hermiteCount(kMaxHermiteOrder)];
+            for (int k = 0; k < countL1; k++) {
+                sums[k] = 0;
+                for (int lane = 0; lane < kBlock; lane++)
+                    sums[k] += S[k * kBlock + lane];
+            }
+            double gA[3] = {0, 0, 0}, gC[3] = {0, 0, 0};
+            for (int d = 0; d < 3; d++) {
+                for (int k = 0; k < countL1; k++)
+                    gA[d] += DA[d * countL1 + k] * sums[k];
+                for (int k = 0; k < countL; k++)
+                    gC[d] -= D[k] * sums[shifted[3 * k + d]];
             }
             for (int d = 0; d < 3; d++) {
                 gAtoms(a.atom, d) += gA[d];

@@ -84,6 +84,22 @@ TEST(BoysFunction, MatchesQuadrature) {
     }
 }
 
+TEST(BoysFunction, BlocksMatchQuadrature) {
+    // A block on both sides of the table's end (the lane-by-lane path) and one wholly beyond it (the lane-parallel
+    // upward recursion), against the same quadrature.
+    const double mixed[kBoysBlock] = {0.0, 0.3, 2.7, 29.99, 44.99, 45.01, 99.9, 200.0};
+    const double far[kBoysBlock] = {45.0, 45.01, 50.0, 60.0, 99.9, 100.1, 200.0, 1e4};
+    for (const double* T : {mixed, far}) {
+        double F[(kMaxBoysOrder + 1) * kBoysBlock];
+        boysFunctionBlock(kMaxBoysOrder, T, F);
+        for (int lane = 0; lane < kBoysBlock; lane++)
+            for (int m = 0; m <= kMaxBoysOrder; m++) {
+                const double expected = (T[lane] == 0 ? 1.0 / (2 * m + 1) : boysByQuadrature(m, T[lane]));
+                EXPECT_NEAR(F[m * kBoysBlock + lane], expected, 1e-13 * expected) << "m = " << m << ", T = " << T[lane];
+            }
+    }
+}
+
 TEST(PointChargeIntegrals, MatchLibintUpToFShells) {
     const auto atoms = water();
     const auto charges = testCharges(atoms);
