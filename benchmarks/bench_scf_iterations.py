@@ -6,7 +6,9 @@ Variants:
   - PreviousDensity: the last converged density, plain DIIS (the code path before density extrapolation);
   - ASPC(3): Kolafa's extrapolation of the last 4 densities, plain DIIS;
   - ASPC(3) + recycled DIIS: the same guess, and the DIIS subspace starts with the previous steps' pairs
-    (QMMMForce.setRecycledSubspaceSize, default 48; the default settings).
+    (QMMMForce.setRecycledSubspaceSize, default 48; the default settings);
+  - Polynomial(5) + recycled DIIS: the polynomial through the last 6 densities
+    (QMMMForce.PolynomialExtrapolation, --polynomial-order) with the recycled subspace.
 Per variant: mean SCF iterations per MD step over the steps after the warm-up, seconds per step (energy + forces),
 its ratio to PreviousDensity's (> 1: faster), and the largest difference of the potential energy from
 PreviousDensity's along the same steps (the SCF converges either way, so it stays at the level the convergence
@@ -14,7 +16,8 @@ threshold allows).
 
     python benchmarks/bench_scf_iterations.py [--sizes 1,4,8] [--steps 20] [--warmup 8] [--timesteps 0.5,1.0]
                                               [--platform CPU] [--mm-waters 30] [--markdown file]
-                                              [--variants 0,1,2] [--recycled 48] [--order 3]
+                                              [--variants 0,1,2,3] [--recycled 48] [--order 3]
+                                              [--polynomial-order 5]
 """
 
 import argparse
@@ -34,6 +37,7 @@ VARIANTS = [
     ("PreviousDensity", openmmdft.QMMMForce.PreviousDensity, False),
     ("ASPC(3)", openmmdft.QMMMForce.ASPC, False),
     ("ASPC(3) + recycled DIIS", openmmdft.QMMMForce.ASPC, True),
+    ("Polynomial(5) + recycled DIIS", openmmdft.QMMMForce.PolynomialExtrapolation, True),
 ]
 
 
@@ -72,6 +76,7 @@ def main():
                         help="which variants to run, by index (the first one present is the reference)")
     parser.add_argument("--recycled", type=int, default=48, help="pairs for the recycled-DIIS variant")
     parser.add_argument("--order", type=int, default=3, help="ASPC order of the ASPC variants")
+    parser.add_argument("--polynomial-order", type=int, default=5, help="order of the PolynomialExtrapolation variant")
     args = parser.parse_args()
     header = ("| QM waters | dt (fs) | start | SCF iterations per step (mean, max) | s per step | "
               "speed-up vs PreviousDensity | largest energy difference from PreviousDensity (kJ/mol) |")
@@ -89,10 +94,10 @@ def main():
                 recycled = args.recycled if recycling else 0
                 if recycling:
                     name += " (%d)" % recycled
-                if method == openmmdft.QMMMForce.ASPC and args.order != 3:
-                    name = name.replace("ASPC(3)", "ASPC(%d)" % args.order)
+                order = args.polynomial_order if method == openmmdft.QMMMForce.PolynomialExtrapolation else args.order
+                name = name.replace("ASPC(3)", "ASPC(%d)" % order).replace("Polynomial(5)", "Polynomial(%d)" % order)
                 mean, most, seconds, energies = run(n, args.mm_waters, dt, method, recycled, args.platform, args.warmup,
-                                                    args.steps, args.order)
+                                                    args.steps, order)
                 if reference is None:
                     reference = (seconds, energies)
                 deviation = max(abs(a - b) for a, b in zip(energies, reference[1]))

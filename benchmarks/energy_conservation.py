@@ -11,6 +11,7 @@ Variants (--variants, comma separated):
   plaindiis   no cutoff, ASPC(3), DIIS without the recycled subspace (setRecycledSubspaceSize(0))
   previous    no cutoff, PreviousDensity
   xlbomd      no cutoff, XLBOMD(5)
+  polynomial  no cutoff, PolynomialExtrapolation(5) and the recycled DIIS subspace
   switched    cutoff 1.0 nm (CutoffNonPeriodic: reaction field for MM-MM electrostatics, switched
               Lennard-Jones from 0.8 nm) with the embedding switching function from 0.8 nm
   mts2, mts4  no cutoff, the QM energy in its own force group evaluated every 2 or 4 inner steps of 0.5 fs
@@ -84,6 +85,8 @@ def qmmmSystem(topology, qmAtoms, variant):
         force.setRecycledSubspaceSize(0)
     elif variant == "xlbomd":
         force.setDensityExtrapolation(openmmdft.QMMMForce.XLBOMD, 5)
+    elif variant == "polynomial":
+        force.setDensityExtrapolation(openmmdft.QMMMForce.PolynomialExtrapolation, 5)
     elif variant == "switched":
         force.setUseEmbeddingSwitchingFunction(True)
         force.setEmbeddingSwitchingDistance(0.8 * NM)

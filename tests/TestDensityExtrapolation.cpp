@@ -1,5 +1,6 @@
 /* The SCF guess of each MD step (qmengine/driver/DensityExtrapolation): Kolafa's ASPC coefficients, exactness
- * for densities that change linearly along the trajectory, and the rules that restart the history (judged
+ * for densities that change linearly along the trajectory (ASPC) or as a polynomial of the order's degree
+ * (PolynomialExtrapolation), and the rules that restart the history (judged
  * from the QM positions: here atoms moving uniformly, one step of positionsAt() per MD step). */
 #include "DensityExtrapolation.h"
 #include "openmm/OpenMMException.h"
@@ -69,6 +70,43 @@ TEST(DensityExtrapolation, ContinuesALinearTrajectoryExactly) {
     }
 }
 
+TEST(DensityExtrapolation, PolynomialExtrapolationIsExactForPolynomialsOfItsOrder) {
+    // D(t) = A + sum_k t^k B_k / k! with degree = order: the guess equals it once order + 1 densities are recorded;
+    // with fewer it is exact for the lower degree only (checked here for the full history alone). The guess at
+    // degree order + 1 is not exact (the test can fail).
+    auto density = [](long long step, int degree) {
+        Eigen::MatrixXd D = linearDensity(0);
+        double power = 1, factorial = 1;
+        for (int k = 1; k <= degree; k++) {
+            power *= 0.3 * step;
+            factorial *= k;
+            Eigen::MatrixXd B(2, 2);
+            B << 0.01 * k, -0.002, -0.002, 0.005 * (k % 3);
+            D += power / factorial * B;
+        }
+        return D;
+    };
+    EXPECT_EQ((vector<double>{4, -6, 4, -1}), DensityExtrapolation::polynomialCoefficients(4));
+    for (int order = 1; order <= 6; order++)
+        for (int degree : {order, order + 1}) {
+            DensityExtrapolation history(DensityExtrapolation::Polynomial, order);
+            int used = -1;
+            for (long long step = 10; step < 20; step++) {
+                unique_ptr<QM::DensityGuess> guess = history.guess(positionsAt(step), MM_PARTICLES, used);
+                if (step - 10 > order) {
+                    ASSERT_NE(nullptr, guess);
+                    EXPECT_EQ(order + 1, used);
+                    const double error = (guess->density - density(step, degree)).cwiseAbs().maxCoeff();
+                    if (degree == order)
+                        EXPECT_LT(error, 1e-9) << "order " << order << " step " << step;
+                    else
+                        EXPECT_GT(error, 1e-6) << "order " << order << " step " << step;
+                }
+                history.record(positionsAt(step), MM_PARTICLES, density(step, degree));
+            }
+        }
+}
+
 TEST(DensityExtrapolation, PreviousDensityUsesTheLastOne) {
     DensityExtrapolation history(DensityExtrapolation::PreviousDensity, 3);
     int used;
@@ -80,53 +118,57 @@ TEST(DensityExtrapolation, PreviousDensityUsesTheLastOne) {
 }
 
 TEST(DensityExtrapolation, RestartsWhenTheTrajectoryIsBroken) {
-    auto filled = []() {
-        unique_ptr<DensityExtrapolation> history(new DensityExtrapolation(DensityExtrapolation::ASPC, 3));
-        for (long long step = 0; step < 4; step++)
-            history->record(positionsAt(step), MM_PARTICLES, linearDensity(step));
-        return history;
-    };
-    int used;
-    // The next step extrapolates from all four.
-    EXPECT_NE(nullptr, filled()->guess(positionsAt(4), MM_PARTICLES, used));
-    EXPECT_EQ(4, used);
-    // Not a continuation: the last density alone.
-    filled()->guess(positionsAt(9), MM_PARTICLES, used);  // setPositions to another geometry
-    EXPECT_EQ(1, used);
-    filled()->guess(positionsAt(8), MM_PARTICLES, used);  // five steps at once (unequal spacing)
-    EXPECT_EQ(1, used);
-    filled()->guess(positionsAt(0), MM_PARTICLES, used);  // back to an earlier state (a loaded checkpoint)
-    EXPECT_EQ(1, used);
-    filled()->guess(positionsAt(4), {3, 4}, used);  // another set of embedded MM charges
-    EXPECT_EQ(1, used);
-    filled()->guess(positionsAt(3), MM_PARTICLES, used);  // the newest point again: its own density
-    EXPECT_EQ(1, used);
-    vector<Vec3> far = positionsAt(4);
-    far[1][2] += 2 * DensityExtrapolation::MAX_STEP_DISPLACEMENT;
-    filled()->guess(far, MM_PARTICLES, used);  // a jump no MD step makes
-    EXPECT_EQ(1, used);
+    for (DensityExtrapolation::Method method : {DensityExtrapolation::ASPC, DensityExtrapolation::Polynomial}) {
+        auto filled = [method]() {
+            unique_ptr<DensityExtrapolation> history(new DensityExtrapolation(method, 3));
+            for (long long step = 0; step < 4; step++)
+                history->record(positionsAt(step), MM_PARTICLES, linearDensity(step));
+            return history;
+        };
+        int used;
+        // The next step extrapolates from all four.
+        EXPECT_NE(nullptr, filled()->guess(positionsAt(4), MM_PARTICLES, used));
+        EXPECT_EQ(4, used);
+        // Not a continuation: the last density alone.
+        filled()->guess(positionsAt(9), MM_PARTICLES, used);  // setPositions to another geometry
+        EXPECT_EQ(1, used);
+        filled()->guess(positionsAt(8), MM_PARTICLES, used);  // five steps at once (unequal spacing)
+        EXPECT_EQ(1, used);
+        filled()->guess(positionsAt(0), MM_PARTICLES, used);  // back to an earlier state (a loaded checkpoint)
+        EXPECT_EQ(1, used);
+        filled()->guess(positionsAt(4), {3, 4}, used);  // another set of embedded MM charges
+        EXPECT_EQ(1, used);
+        filled()->guess(positionsAt(3), MM_PARTICLES, used);  // the newest point again: its own density
+        EXPECT_EQ(1, used);
+        vector<Vec3> far = positionsAt(4);
+        far[1][2] += 2 * DensityExtrapolation::MAX_STEP_DISPLACEMENT;
+        filled()->guess(far, MM_PARTICLES, used);  // a jump no MD step makes
+        EXPECT_EQ(1, used);
 
-    // Recording such an evaluation starts a new history from it.
-    unique_ptr<DensityExtrapolation> history = filled();
-    history->record(positionsAt(9), MM_PARTICLES, linearDensity(9));
-    unique_ptr<QM::DensityGuess> guess = history->guess(positionsAt(10), MM_PARTICLES, used);
-    EXPECT_EQ(1, used);
-    EXPECT_LT((guess->density - linearDensity(9)).cwiseAbs().maxCoeff(), 1e-15);
+        // Recording such an evaluation starts a new history from it.
+        unique_ptr<DensityExtrapolation> history = filled();
+        history->record(positionsAt(9), MM_PARTICLES, linearDensity(9));
+        unique_ptr<QM::DensityGuess> guess = history->guess(positionsAt(10), MM_PARTICLES, used);
+        EXPECT_EQ(1, used);
+        EXPECT_LT((guess->density - linearDensity(9)).cwiseAbs().maxCoeff(), 1e-15);
 
-    // Evaluating the newest point again (getState between steps) keeps the history.
-    history = filled();
-    history->record(positionsAt(3), MM_PARTICLES, linearDensity(3));
-    history->guess(positionsAt(4), MM_PARTICLES, used);
-    EXPECT_EQ(4, used);
+        // Evaluating the newest point again (getState between steps) keeps the history.
+        history = filled();
+        history->record(positionsAt(3), MM_PARTICLES, linearDensity(3));
+        history->guess(positionsAt(4), MM_PARTICLES, used);
+        EXPECT_EQ(4, used);
 
-    history = filled();
-    history->clear();
-    EXPECT_EQ(nullptr, history->guess(positionsAt(4), MM_PARTICLES, used));
+        history = filled();
+        history->clear();
+        EXPECT_EQ(nullptr, history->guess(positionsAt(4), MM_PARTICLES, used));
+    }
 }
 
 TEST(DensityExtrapolation, RefusesBadOrders) {
     EXPECT_THROW(DensityExtrapolation(DensityExtrapolation::ASPC, 0), OpenMMException);
     EXPECT_THROW(DensityExtrapolation(DensityExtrapolation::ASPC, 7), OpenMMException);
+    EXPECT_THROW(DensityExtrapolation(DensityExtrapolation::Polynomial, 0), OpenMMException);
+    EXPECT_THROW(DensityExtrapolation(DensityExtrapolation::Polynomial, 7), OpenMMException);
     EXPECT_THROW(DensityExtrapolation(DensityExtrapolation::XLBOMD, 2), OpenMMException);
     EXPECT_THROW(DensityExtrapolation(DensityExtrapolation::XLBOMD, 8), OpenMMException);
 }
@@ -168,7 +210,8 @@ TEST(DensityExtrapolation, CarriesTheSCFSubspaceAlongTheTrajectoryOnly) {
     // The DIIS pairs of the newest SCF go with the guess while the trajectory continues, and at the same point
     // again; a jump, other MM charges or clear() leave them out (they describe another geometry).
     const vector<Eigen::MatrixXd> focks = {Eigen::MatrixXd::Identity(2, 2)}, errors = {2 * Eigen::MatrixXd::Identity(2, 2)};
-    for (DensityExtrapolation::Method method : {DensityExtrapolation::PreviousDensity, DensityExtrapolation::ASPC, DensityExtrapolation::XLBOMD}) {
+    for (DensityExtrapolation::Method method : {DensityExtrapolation::PreviousDensity, DensityExtrapolation::ASPC, DensityExtrapolation::XLBOMD,
+                                                DensityExtrapolation::Polynomial}) {
         DensityExtrapolation history(method, 3);
         for (long long step = 0; step < 4; step++)
             history.record(positionsAt(step), MM_PARTICLES, linearDensity(step), focks, errors);

@@ -243,12 +243,14 @@ void QMMMForce::setBasisFunctionStorage(BasisFunctionStorage storage) {
 }
 
 void QMMMForce::setDensityExtrapolation(DensityExtrapolation method, int order) {
-    if (method != PreviousDensity && method != ASPC && method != XLBOMD)
+    if (method != PreviousDensity && method != ASPC && method != XLBOMD && method != PolynomialExtrapolation)
         throw OpenMMException("QMMMForce: unknown density extrapolation method");
     // PreviousDensity uses no order (any is accepted and kept).
-    if (method == XLBOMD ? (order < 3 || order > 7) : method == ASPC && (order < 1 || order > 6))
+    if (method == XLBOMD ? (order < 3 || order > 7) : method != PreviousDensity && (order < 1 || order > 6))
         throw OpenMMException("QMMMForce: the density extrapolation order must be between " +
-                              std::string(method == XLBOMD ? "3 and 7 for XLBOMD" : "1 and 6 for ASPC") + ", not " + std::to_string(order));
+                              std::string(method == XLBOMD ? "3 and 7 for XLBOMD" : method == ASPC ? "1 and 6 for ASPC"
+                                                                                                   : "1 and 6 for PolynomialExtrapolation") +
+                              ", not " + std::to_string(order));
     densityExtrapolation = method;
     densityExtrapolationOrder = order;
 }

@@ -32,7 +32,8 @@ const XLBOMDCoefficients& xlbomdCoefficients(int K) {
 DensityExtrapolation::DensityExtrapolation(Method method, int order) : method(method), order(order) {
     if (method == XLBOMD ? (order < 3 || order > 7) : (order < 1 || order > 6))
         throw OpenMMException("QMMMForce: the density extrapolation order must be between " + string(method == XLBOMD ? "3 and 7" : "1 and 6") +
-                              " for " + (method == XLBOMD ? "XLBOMD" : "ASPC") + ", not " + to_string(order));
+                              " for " + (method == XLBOMD ? "XLBOMD" : method == Polynomial ? "PolynomialExtrapolation" : "ASPC") + ", not " +
+                              to_string(order));
 }
 
 void DensityExtrapolation::clear() {
@@ -53,6 +54,16 @@ vector<double> DensityExtrapolation::aspcCoefficients(int n) {
     vector<double> b(n);
     for (int i = 1; i <= n; i++)
         b[i - 1] = (i % 2 == 1 ? 1.0 : -1.0) * i * binomial(2 * n, n - i) / binomial(2 * n - 2, n - 1);
+    return b;
+}
+
+vector<double> DensityExtrapolation::polynomialCoefficients(int n) {
+    vector<double> b(n);
+    double binomial = 1;  // C(n, i)
+    for (int i = 1; i <= n; i++) {
+        binomial = binomial * (n - i + 1) / i;
+        b[i - 1] = (i % 2 == 1 ? 1.0 : -1.0) * binomial;
+    }
     return b;
 }
 
@@ -121,7 +132,7 @@ unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(const vector<Vec3>& qmP
     }
     else {
         const int n = min<int>(history.size(), order + 1);
-        const vector<double> b = aspcCoefficients(n);
+        const vector<double> b = (method == Polynomial ? polynomialCoefficients(n) : aspcCoefficients(n));
         g->density = b[0] * history[0].density;
         for (int i = 1; i < n; i++)
             g->density += b[i] * history[i].density;
@@ -149,7 +160,7 @@ void DensityExtrapolation::record(const vector<Vec3>& qmPositions, const vector<
     }
     history.push_front({qmPositions, density});
     historyMMParticles = mmParticles;
-    while ((int) history.size() > (method == ASPC ? order + 1 : 3))  // three positions to recognise the trajectory
+    while ((int) history.size() > (method == ASPC || method == Polynomial ? order + 1 : 3))  // three positions to recognise the trajectory
         history.pop_back();
     if (method == XLBOMD) {
         // auxiliary[0] was this step's guess P(t); start from D when the history (re)starts.

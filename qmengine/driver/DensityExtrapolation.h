@@ -21,6 +21,11 @@ namespace OpenMMDFT {
  * of iterations, not the converged energy. (Kolafa's corrector, for SCFs stopped after one iteration, is
  * not needed here.) PreviousDensity uses the last density alone.
  *
+ * Polynomial: the guess is the value at t of the polynomial of degree n - 1 through the n = order + 1 past densities
+ * (Lagrange extrapolation at equal spacing, B_i = (-1)^(i+1) C(n, i)). ASPC's B_i are exact for straight lines
+ * only, and their error, of second order in dt, dominates the first SCF iteration's: with a converged SCF every
+ * step, nothing needs ASPC's damping of the guess's error, and the higher-order guess starts closer.
+ *
  * XLBOMD: the guess is an auxiliary density propagated by extended-Lagrangian Born-Oppenheimer dynamics with
  * dissipation (A. M. N. Niklasson et al., J. Chem. Phys. 130, 214109 (2009)): P(t+dt) = 2P(t) - P(t-dt)
  * + kappa (D(t) - P(t)) + alpha sum_{k=0..K} c_k P(t-k dt), with K = order (3 to 7) and kappa, alpha, c_k from
@@ -40,7 +45,7 @@ namespace OpenMMDFT {
  */
 class DensityExtrapolation {
 public:
-    enum Method { PreviousDensity = 0, ASPC = 1, XLBOMD = 2 };
+    enum Method { PreviousDensity = 0, ASPC = 1, XLBOMD = 2, Polynomial = 3 };
     /** The largest move of a QM atom between recorded steps (nm) still taken as one trajectory. */
     static constexpr double MAX_STEP_DISPLACEMENT = 0.05;
     /** Positions within max(this, twice the last step's largest move, four times its last change) nm of the
@@ -63,6 +68,8 @@ public:
                 std::vector<Eigen::MatrixXd> fockChanges = {}, std::vector<Eigen::MatrixXd> errorChanges = {});
     /** Kolafa's coefficients B_1..B_n for n past densities. */
     static std::vector<double> aspcCoefficients(int n);
+    /** The equal-spacing Lagrange coefficients B_i = (-1)^(i+1) C(n, i), i = 1..n, for n past densities. */
+    static std::vector<double> polynomialCoefficients(int n);
 
 private:
     struct Entry {

@@ -98,9 +98,10 @@ void QMRegionDriver::setParameters(const QMMMForce& force) {
         };
     unique_ptr<QM::KohnShamLDA> newEngine(new QM::KohnShamLDA(newSettings, xcFactory, metricSolver));
     unique_ptr<DensityExtrapolation> newHistory(new DensityExtrapolation(
-        force.getDensityExtrapolation() == QMMMForce::ASPC     ? DensityExtrapolation::ASPC
-        : force.getDensityExtrapolation() == QMMMForce::XLBOMD ? DensityExtrapolation::XLBOMD
-                                                               : DensityExtrapolation::PreviousDensity,
+        force.getDensityExtrapolation() == QMMMForce::ASPC                      ? DensityExtrapolation::ASPC
+        : force.getDensityExtrapolation() == QMMMForce::XLBOMD                  ? DensityExtrapolation::XLBOMD
+        : force.getDensityExtrapolation() == QMMMForce::PolynomialExtrapolation ? DensityExtrapolation::Polynomial
+                                                                                : DensityExtrapolation::PreviousDensity,
         force.getDensityExtrapolationOrder()));
     unique_ptr<ESPChargeFit> newESP(force.getESPChargeMethod() == QMMMForce::NoESPCharges ? nullptr
                                     : new ESPChargeFit(force.getESPChargeMethod(), threads));

@@ -48,6 +48,9 @@ double sizeRadius(AtomicSizeAdjustment adj, int Z) {
 /// Since every factor s lies in [0, 1], a partial product bounds P_c from above, so the product stops at the first
 /// factor that takes it below: for a point near its own atom, cells of distant atoms stop after a few factors.
 constexpr double kRelativeCellCutoff = 1e-16;
+/// The partition-weight derivatives take the product of a cell's other factors as P_c / s_d while every factor is
+/// above this (P_c then keeps every other factor's digits); below, by prefix and suffix products.
+constexpr double kSmallestDividedFactor = 1e-200;
 
 // Precomputed pair data for the partition: 1/R_AB and Becke's size adjustment a_AB, and for every atom the others
 // nearest first (a point's nearest atoms are mostly those nearest to its parent atom: the factors that end a
@@ -296,13 +299,41 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
             }
         sv[c] = 1;
         sl[c] = 0;
-        prefix[0] = 1;
-        for (int d = 0; d < n; d++)
-            prefix[d + 1] = prefix[d] * sv[d];
-        suffix[n] = 1;
-        for (int d = n - 1; d >= 0; d--)
-            suffix[d] = suffix[d + 1] * sv[d];
-        const double Pc = prefix[n];
+        // dP_c/dmu_cd needs the product of the other factors, P_c / s_d. Dividing is exact to a few ulps unless a
+        // factor is so small that P_c could lose the others (underflow): then the prefix and suffix products, whose
+        // two scans are serial chains and cost more than the rest of the cell.
+        // Eight independent partial products and minima (one vector), so that neither is a serial chain.
+        double partProduct[8] = {1, 1, 1, 1, 1, 1, 1, 1}, partSmallest[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+        int d0 = 0;
+        for (; d0 + 8 <= n; d0 += 8)
+            for (int k = 0; k < 8; k++) {
+                partProduct[k] *= sv[d0 + k];
+                partSmallest[k] = std::min(partSmallest[k], sv[d0 + k]);
+            }
+        for (int k = 0; d0 + k < n; k++) {
+            partProduct[k] *= sv[d0 + k];
+            partSmallest[k] = std::min(partSmallest[k], sv[d0 + k]);
+        }
+        double product = ((partProduct[0] * partProduct[1]) * (partProduct[2] * partProduct[3])) *
+                         ((partProduct[4] * partProduct[5]) * (partProduct[6] * partProduct[7]));
+        const double smallest = std::min(std::min(std::min(partSmallest[0], partSmallest[1]), std::min(partSmallest[2], partSmallest[3])),
+                                         std::min(std::min(partSmallest[4], partSmallest[5]), std::min(partSmallest[6], partSmallest[7])));
+        const bool divide = smallest > kSmallestDividedFactor;
+        if (divide)
+            for (int d = 0; d < n; d++)
+                sl[d] *= product / sv[d];
+        else {
+            prefix[0] = 1;
+            for (int d = 0; d < n; d++)
+                prefix[d + 1] = prefix[d] * sv[d];
+            suffix[n] = 1;
+            for (int d = n - 1; d >= 0; d--)
+                suffix[d] = suffix[d + 1] * sv[d];
+            for (int d = 0; d < n; d++)
+                sl[d] *= prefix[d] * suffix[d + 1];
+            product = prefix[n];
+        }
+        const double Pc = product;
         Z += Pc;
         if (c == A)
             PA = Pc;
@@ -314,7 +345,7 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
         const double ucx = ux[c], ucy = uy[c], ucz = uz[c], acx = ax[c], acy = ay[c], acz = az[c];
         double toCx = 0, toCy = 0, toCz = 0;
         for (int d = 0; d < n; d++) {
-            const double others = prefix[d] * suffix[d + 1] * sl[d] * invR[d];
+            const double others = sl[d] * invR[d];  // dP_c/dmu_cd / R_cd
             const double mu = muOf[d];
             const double ex = (acx - ax[d]) * invR[d], ey = (acy - ay[d]) * invR[d], ez = (acz - az[d]) * invR[d];
             toCx += others * (-ucx - mu * ex);

@@ -253,7 +253,7 @@ void readQMRegion(const SerializationNode& qm, QMMMForce& force, int version) {
         force.setEmbeddingSwitchingDistance(doubleProperty(qm, "embeddingSwitchingDistance", where));
     // Absent in earlier files: the current default (the converged results do not depend on it).
     if (qm.hasProperty("densityExtrapolation") || qm.hasProperty("densityExtrapolationOrder"))
-        force.setDensityExtrapolation((QMMMForce::DensityExtrapolation) enumProperty(qm, "densityExtrapolation", where, 2),
+        force.setDensityExtrapolation((QMMMForce::DensityExtrapolation) enumProperty(qm, "densityExtrapolation", where, 3),
                                       intProperty(qm, "densityExtrapolationOrder", where));
     // Absent in earlier files: the current default (the converged results do not depend on it).
     if (qm.hasProperty("recycledSubspaceSize"))

@@ -110,7 +110,8 @@ public:
     enum DensityExtrapolation {
         PreviousDensity = 0,
         ASPC = 1,
-        XLBOMD = 2
+        XLBOMD = 2,
+        PolynomialExtrapolation = 3
     };
     enum ESPChargeMethod {
         NoESPCharges = 0,

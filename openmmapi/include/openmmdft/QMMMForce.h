@@ -155,7 +155,8 @@ public:
     enum DensityExtrapolation {
         PreviousDensity = 0,
         ASPC = 1,
-        XLBOMD = 2
+        XLBOMD = 2,
+        PolynomialExtrapolation = 3
     };
     enum ESPChargeMethod {
         /** No ESP charges (the default: sampling the potential costs time). */
@@ -328,9 +329,12 @@ public:
      * (2004)) extrapolates the AO density matrices of the last order + 1 steps, which typically saves a
      * third of the SCF iterations; the SCF still converges to setSCFConvergence, so energies and forces
      * are the same to that accuracy. XLBOMD propagates an auxiliary density by Niklasson's extended-Lagrangian
-     * dynamics with dissipation (J. Chem. Phys. 130, 214109 (2009)) as the guess, K = order from 3 to 7. The
-     * history restarts after setPositions, a loaded checkpoint, updateParametersInContext, a change of the
-     * embedded MM charges, or unequal step spacing. order: 1 to 6 for ASPC, 3 to 7 for XLBOMD (ignored by
+     * dynamics with dissipation (J. Chem. Phys. 130, 214109 (2009)) as the guess, K = order from 3 to 7.
+     * PolynomialExtrapolation takes the polynomial of degree order through the last order + 1 densities (exact for
+     * a density that is such a polynomial in time): a closer guess than ASPC's, which trades accuracy for the
+     * stability an SCF stopped after one iteration needs, and which a converged SCF does not. The history restarts
+     * after setPositions, a loaded checkpoint, updateParametersInContext, a change of the embedded MM charges, or
+     * unequal step spacing. order: 1 to 6 for ASPC and PolynomialExtrapolation, 3 to 7 for XLBOMD (ignored by
      * PreviousDensity).
      */
     void setDensityExtrapolation(DensityExtrapolation method, int order = 3);
