@@ -412,18 +412,26 @@ DEVICE double otherCellProduct(int A, int c, int n, double dA, double dc, double
     return p;
 }
 
-/** Z = P_A + sum of the other cells that survive the screening, at a point of atom A; *own receives P_A and *cells
- * the number of cells in Z (MolecularGrid's weightOf and PartitionWeightDerivatives share this rule). Z = 0 when
- * P_A underflows. */
+/// Words of the bit set of cells that survive the screening (one bit per atom).
+#define PARTITION_CELL_WORDS ((PARTITION_MAX_ATOMS+63)/64)
+
+/** Z = P_A + sum of the other cells that survive the screening, at a point of atom A; *own receives P_A, *cells
+ * the number of cells in Z and kept, unless null, their bit set (PARTITION_CELL_WORDS words, so n <= PARTITION_MAX_ATOMS),
+ * A's included (MolecularGrid's weightOf and PartitionWeightDerivatives share this rule). Z = 0 when P_A underflows. */
 DEVICE double cellSum(int A, int n, double dA, double x, double y, double z, int ssf, double ssfA, double relativeCutoff,
                       GLOBAL const double* RESTRICT atomXYZ, GLOBAL const double* RESTRICT pairInvR, GLOBAL const double* RESTRICT pairA,
-                      GLOBAL const int* RESTRICT neighbourOrder, double* own, int* cells) {
+                      GLOBAL const int* RESTRICT neighbourOrder, double* own, int* cells, mm_ulong* kept) {
+    if (kept != 0)
+        for (int w = 0; w < PARTITION_CELL_WORDS; w++)
+            kept[w] = 0;
     *own = ownCellProduct(A, n, dA, x, y, z, ssf, ssfA, atomXYZ, pairInvR, pairA);
     *cells = 0;
     if (!(*own > 0))
         return 0;
     double total = *own;
     *cells = 1;
+    if (kept != 0)
+        kept[A/64] |= ((mm_ulong) 1) << (A%64);
     for (int c = 0; c < n; c++) {
         if (c == A)
             continue;
@@ -432,6 +440,8 @@ DEVICE double cellSum(int A, int n, double dA, double x, double y, double z, int
         if (P > 0) {
             total += P;
             (*cells)++;
+            if (kept != 0)
+                kept[c/64] |= ((mm_ulong) 1) << (c%64);
         }
     }
     return total;
@@ -461,23 +471,23 @@ KERNEL void partitionWeightGradient(int numPoints, int items, int numAtoms, int 
             // Pass 1: Z and P_A over the cells that survive the grid's screening.
             double PA;
             int cells;
-            const double Z = cellSum(A, n, dA, x, y, z, ssf, ssfA, relativeCutoff, atomXYZ, pairInvR, pairA, neighbourOrder, &PA, &cells);
+            mm_ulong kept[PARTITION_CELL_WORDS];
+            const double Z = cellSum(A, n, dA, x, y, z, ssf, ssfA, relativeCutoff, atomXYZ, pairInvR, pairA, neighbourOrder, &PA, &cells,
+                                     kept);
             if (cells <= 1)
                 continue;
-            const double cutoff = relativeCutoff*PA;
             const double W = PA/Z;
             if (!(W > 1e-14))
                 continue;
             const double scale = f[pt]*pointW[pt]/W;
-            // Pass 2: dP_c/dR accumulated as dW = (dP_A - W dZ) / Z, times f w / W. The factors of P_c other than
-            // s(nu_cd) as prefix x suffix products, as on the host: no division by a factor that may be tiny, zero,
-            // or (rounded) slightly negative.
+            // Pass 2, over the cells pass 1 kept: dP_c/dR accumulated as dW = (dP_A - W dZ) / Z, times f w / W. The
+            // factors of P_c other than s(nu_cd) as prefix x suffix products: no division by a factor that may be
+            // tiny, zero, or (rounded) slightly negative.
             double gA[3] = {0, 0, 0};
             for (int c = 0; c < n; c++) {
-                const double dc = distanceTo(atomXYZ, c, x, y, z);
-                if (c != A && !(otherCellProduct(A, c, n, dA, dc, x, y, z, ssf, ssfA, cutoff, atomXYZ, pairInvR, pairA,
-                                                 neighbourOrder) > 0))
+                if (((kept[c/64] >> (c%64)) & 1) == 0)
                     continue;
+                const double dc = distanceTo(atomXYZ, c, x, y, z);
                 double prefix = 1;
                 for (int d = 0; d < n; d++) {
                     double mu = 0, slope = 0, s = 1;
@@ -560,7 +570,8 @@ KERNEL void partitionWeights(int numAtoms, int numRadial, int maxAngular, int ss
         if (n > 1 && !(ssf && dA <= 0.5*(1-ssfA)*nearest[A])) {
             double own;
             int cells;
-            const double total = cellSum(A, n, dA, x, y, z, ssf, ssfA, relativeCutoff, atomXYZ, pairInvR, pairA, neighbourOrder, &own, &cells);
+            const double total = cellSum(A, n, dA, x, y, z, ssf, ssfA, relativeCutoff, atomXYZ, pairInvR, pairA, neighbourOrder, &own, &cells,
+                                         0);
             weight = (cells > 0 ? own/total : 0.0);
         }
         weights[shellFirstPoint[shell]+j] = weight;
