@@ -66,7 +66,7 @@ TEST(CudaDensityFitting, DeviceIntegralsMatchLibint) {
     testDeviceDensityFittingCases(cuda.factory);
 }
 
-TEST(CudaPointCharges, DeviceGradientMatchesHost) {
+TEST(CudaPointCharges, DeviceMatrixAndGradientMatchHost) {
     CudaFactory cuda;
     if (!cuda.reason.empty())
         GTEST_SKIP() << cuda.reason;

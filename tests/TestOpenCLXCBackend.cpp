@@ -52,7 +52,7 @@ TEST(OpenCLDensityFitting, DeviceIntegralsMatchLibint) {
     testDeviceDensityFittingCases(openCL.factory);
 }
 
-TEST(OpenCLPointCharges, DeviceGradientMatchesHost) {
+TEST(OpenCLPointCharges, DeviceMatrixAndGradientMatchHost) {
     OpenCLFactory openCL;
     if (!openCL.reason.empty())
         GTEST_SKIP() << openCL.reason;

@@ -102,8 +102,21 @@ struct KohnShamLDA::System {
         std::vector<PointCharge> nuclei;
         for (const QMAtom& at : atoms)
             nuclei.push_back({{at.xyz[0], at.xyz[1], at.xyz[2]}, (double) at.Z});
-        Hcore = kineticMatrix(basis) + pointChargeMatrix(basis, nuclei, 0.0, s.threads);
-        Vmm = pointChargeMatrix(basis, mm, s.integralThreshold, s.threads);
+        // The point charges' potentials where the back end's factory computes them (a GPU platform), else on the host.
+        auto chargeMatrix = [&](const std::vector<PointCharge>& charges, double threshold) -> Eigen::MatrixXd {
+            const PointChargeEvaluator* device = xcFactory.pointCharges();
+            if (device != nullptr && !charges.empty()) {
+                std::vector<double> weights;
+                for (const PointCharge& c : charges)
+                    weights.push_back(-c.charge);  // V = -sum_C q_C <u|1/|r-C||v>
+                Eigen::MatrixXd cartesian;
+                if (device->matrix(makePointChargeTask(basis, charges, threshold), weights, cartesian))
+                    return fromCartesianBasis(basis, cartesian);
+            }
+            return pointChargeMatrix(basis, charges, threshold, s.threads);
+        };
+        Hcore = kineticMatrix(basis) + chargeMatrix(nuclei, 0.0);
+        Vmm = chargeMatrix(mm, s.integralThreshold);
         for (size_t i = 0; i < atoms.size(); i++) {
             for (size_t j = 0; j < i; j++)
                 nuclearRepulsion += atoms[i].Z * atoms[j].Z / dist(atoms[i].xyz, atoms[j].xyz);
@@ -266,7 +279,7 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
     for (const QMAtom& a : sys.atoms)
         nuclei.push_back({{a.xyz[0], a.xyz[1], a.xyz[2]}, (double) a.Z});
     // The point charges' term where the back end's factory runs it (a GPU platform), else on the host.
-    const PointChargeGradientEvaluator* deviceCharges = xcFactory_->pointChargeGradients();
+    const PointChargeEvaluator* deviceCharges = xcFactory_->pointCharges();
     const Eigen::MatrixXd cartesianD = deviceCharges ? toCartesianBasis(sys.basis, D) : Eigen::MatrixXd();
     auto chargeTerm = [&](const std::vector<PointCharge>& charges, double threshold, Eigen::MatrixXd& basisPart,
                           Eigen::MatrixXd& chargePart) {

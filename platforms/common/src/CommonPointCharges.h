@@ -9,14 +9,17 @@
 namespace OpenMMDFT {
 
 /**
- * The gradient of the point-charge potential (nuclei and MM charges) on the GPU platforms: the point-charge limit of
- * the density-fitting gradient kernel (kernels/qmThreeCentre.cc, McMurchie-Davidson's nuclear attraction), work items
- * over (shell pair, block of charges), every charge's own gradient and the basis functions' in 64-bit fixed point.
- * integralProgram(basisL, auxL) gives the kernels compiled for orbital shells up to basisL.
+ * The point-charge potential matrices (nuclei and MM charges) and their gradient on the GPU platforms, by
+ * McMurchie-Davidson's nuclear attraction (kernels/qmThreeCentre.cc). The matrix: work items over (group of charges,
+ * shell pair), each group's blocks summed in group order by a second kernel, so that every run gives the same bits.
+ * The gradient: the point-charge limit of the density-fitting gradient kernel, work items over (shell pair, block of
+ * charges), every charge's own gradient and the basis functions' in 64-bit fixed point. integralProgram(basisL, auxL)
+ * gives the kernels compiled for orbital shells up to basisL.
  */
-class CommonPointChargeGradients : public QM::PointChargeGradientEvaluator {
+class CommonPointCharges : public QM::PointChargeEvaluator {
 public:
-    CommonPointChargeGradients(OpenMM::ComputeContext& cc, std::function<OpenMM::ComputeProgram(int, int)> integralProgram);
+    CommonPointCharges(OpenMM::ComputeContext& cc, std::function<OpenMM::ComputeProgram(int, int)> integralProgram);
+    bool matrix(const QM::ThreeCentreTask& task, const std::vector<double>& weights, Eigen::MatrixXd& cartesianMatrix) const override;
     bool addGradient(const QM::ThreeCentreTask& task, const std::vector<double>& weights, const Eigen::MatrixXd& cartesianDensity,
                      Eigen::MatrixXd& atomGradient, Eigen::MatrixXd& chargeGradient) const override;
 private:

@@ -527,7 +527,7 @@ private:
 } // namespace
 
 CommonXCBackendFactory::CommonXCBackendFactory(ComputeContext& cc) : cc(cc) {
-    charges.reset(new CommonPointChargeGradients(cc, [this](int basisL, int auxL) { return threeCentreProgram(basisL, auxL); }));
+    charges.reset(new CommonPointCharges(cc, [this](int basisL, int auxL) { return threeCentreProgram(basisL, auxL); }));
 }
 
 unique_ptr<QM::DensityFittingContractions> CommonXCBackendFactory::densityFittingContractions() const {

@@ -41,7 +41,7 @@ public:
     void weights(const std::vector<QM::QMAtom>& atoms, const QM::GridSettings& settings, const std::vector<QM::RadialGrid>& radial,
                  const std::vector<std::vector<int>>& angularSizes, std::vector<double>& partition) const override;
     /** The point-charge gradients (nuclei, MM charges) on the device. */
-    const QM::PointChargeGradientEvaluator* pointChargeGradients() const override {
+    const QM::PointChargeEvaluator* pointCharges() const override {
         return charges.get();
     }
     /** B d and B^T c of the density fitting with B in device memory (up to 4 GiB per geometry). */
@@ -56,7 +56,7 @@ private:
     OpenMM::ComputeContext& cc;
     mutable OpenMM::ComputeProgram program[2];
     mutable std::map<std::pair<int, int>, OpenMM::ComputeProgram> threeCentrePrograms;
-    std::unique_ptr<QM::PointChargeGradientEvaluator> charges;
+    std::unique_ptr<QM::PointChargeEvaluator> charges;
 };
 
 } // namespace OpenMMDFT

@@ -215,6 +215,53 @@ inline void testDeviceDensityFittingMatchesLibint(const std::shared_ptr<const XC
     EXPECT_GT(gh.cwiseAbs().maxCoeff(), 1e-3);  // a gradient worth comparing
 }
 
+/** Water dimer plus methanol 7 bohr away, the nuclei as charges, and 300 charges on a lattice around them (10 x 6 x 5,
+ * 4 bohr apart, alternating in sign): the point-charge cases' molecules and charges. */
+inline void pointChargeCase(std::vector<QMAtom>& atoms, std::vector<PointCharge>& nuclei, std::vector<PointCharge>& lattice) {
+    atoms = waterDimer();
+    for (QMAtom atom : methanol()) {
+        atom.xyz[2] += 7.0;
+        atoms.push_back(atom);
+    }
+    nuclei.clear();
+    lattice.clear();
+    for (const QMAtom& a : atoms)
+        nuclei.push_back({{a.xyz[0], a.xyz[1], a.xyz[2]}, (double) a.Z});
+    for (int k = 0; k < 300; k++)
+        lattice.push_back({{-16.0 + 4.0 * (k % 10), -10.0 + 4.0 * ((k / 10) % 6), -6.0 + 4.0 * (k / 60)}, (k % 2 ? 0.4 : -0.8)});
+}
+
+/**
+ * The point-charge potential matrix on the device against the host's pointChargeMatrix (McMurchie-Davidson on the
+ * host, itself checked against Libint), for the nuclei (no screening) and the 300 lattice charges (pairs screened at
+ * 1e-12 by both), DZVP and def2-TZVP (f shells), through the pure transform as the engine uses it. Bound: 1e-11
+ * relative to the largest element (the same integrals by the same recursion, summed in another order).
+ */
+inline void testDevicePointChargeMatrixMatchesHost(const std::shared_ptr<const XCBackendFactory>& factory, const std::string& basisName) {
+    const PointChargeEvaluator* device = factory->pointCharges();
+    ASSERT_TRUE(device != nullptr);
+    std::vector<QMAtom> atoms;
+    std::vector<PointCharge> nuclei, lattice;
+    pointChargeCase(atoms, nuclei, lattice);
+    const BasisSet basis(loadBasisDefinition(basisName, ""), atoms, true);
+    for (const auto& charges : {std::make_pair(nuclei, 0.0), std::make_pair(lattice, 1e-12)}) {
+        const Eigen::MatrixXd host = pointChargeMatrix(basis, charges.first, charges.second, 2);
+        std::vector<double> weights;
+        for (const PointCharge& c : charges.first)
+            weights.push_back(-c.charge);
+        Eigen::MatrixXd cartesian;
+        ASSERT_TRUE(device->matrix(makePointChargeTask(basis, charges.first, charges.second), weights, cartesian));
+        const Eigen::MatrixXd onDevice = fromCartesianBasis(basis, cartesian);
+        ASSERT_EQ(host.rows(), onDevice.rows());
+        const double largest = host.cwiseAbs().maxCoeff();
+        EXPECT_GT(largest, 1e-2);  // a matrix worth comparing
+        EXPECT_LT((onDevice - host).cwiseAbs().maxCoeff(), 1e-11 * largest) << basisName << " with " << charges.first.size() << " charges";
+    }
+    // No charges: nothing to do on the device, and the caller's host path gives zero.
+    Eigen::MatrixXd none;
+    EXPECT_FALSE(device->matrix(makePointChargeTask(basis, {}, 0.0), {}, none));
+}
+
 /**
  * The point-charge gradient on the device (the point-charge limit of the three-centre gradient kernel) against the
  * host's pointChargeGradient (McMurchie-Davidson on the host), for the nuclei (no screening) and for 300 charges on a
@@ -223,23 +270,16 @@ inline void testDeviceDensityFittingMatchesLibint(const std::shared_ptr<const XC
  * same recursions in another order).
  */
 inline void testDevicePointChargeGradientMatchesHost(const std::shared_ptr<const XCBackendFactory>& factory, const std::string& basisName) {
-    const PointChargeGradientEvaluator* device = factory->pointChargeGradients();
+    const PointChargeEvaluator* device = factory->pointCharges();
     ASSERT_TRUE(device != nullptr);
-    std::vector<QMAtom> atoms = waterDimer();
-    for (QMAtom atom : methanol()) {
-        atom.xyz[2] += 7.0;
-        atoms.push_back(atom);
-    }
+    std::vector<QMAtom> atoms;
+    std::vector<PointCharge> nuclei, lattice;
+    pointChargeCase(atoms, nuclei, lattice);
     const BasisSet basis(loadBasisDefinition(basisName, ""), atoms, true);
     Eigen::MatrixXd D = Eigen::MatrixXd::Zero(basis.size(), basis.size());
     for (int i = 0; i < basis.size(); i++)
         for (int j = 0; j <= i; j++)
             D(i, j) = D(j, i) = 0.3 * std::cos(0.9 * i + 1.1 * j) * std::exp(-0.01 * (i - j) * (i - j)) + (i == j ? 0.5 : 0.0);
-    std::vector<PointCharge> nuclei, lattice;
-    for (const QMAtom& a : atoms)
-        nuclei.push_back({{a.xyz[0], a.xyz[1], a.xyz[2]}, (double) a.Z});
-    for (int k = 0; k < 300; k++)  // 10 x 6 x 5 charges, 4 bohr apart, alternating in sign, around the molecules
-        lattice.push_back({{-16.0 + 4.0 * (k % 10), -10.0 + 4.0 * ((k / 10) % 6), -6.0 + 4.0 * (k / 60)}, (k % 2 ? 0.4 : -0.8)});
     const int numAtoms = (int) atoms.size();
     for (const auto& charges : {std::make_pair(nuclei, 0.0), std::make_pair(lattice, 1e-12)}) {
         Eigen::MatrixXd hostAtoms, hostCharges;
@@ -264,8 +304,10 @@ inline void testDeviceDensityFittingCases(const std::shared_ptr<const XCBackendF
     testDeviceDensityFittingMatchesLibint(factory, "DZVP", true, true);
 }
 
-/** The point-charge gradient cases every GPU platform runs: DZVP and def2-TZVP (f shells). */
+/** The point-charge matrix and gradient cases every GPU platform runs: DZVP and def2-TZVP (f shells). */
 inline void testDevicePointChargeCases(const std::shared_ptr<const XCBackendFactory>& factory) {
+    testDevicePointChargeMatrixMatchesHost(factory, "DZVP");
+    testDevicePointChargeMatrixMatchesHost(factory, "def2-TZVP");
     testDevicePointChargeGradientMatchesHost(factory, "DZVP");
     testDevicePointChargeGradientMatchesHost(factory, "def2-TZVP");
 }

@@ -420,3 +420,86 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
         }
     }
 }
+
+/**
+ * The potential matrix of point charges, sum_C w_C <a|1/|r-C||b> (w_C = -q_C for the electrons' potential energy), for
+ * every listed shell pair (a >= b): McMurchie-Davidson's nuclear attraction, (2 pi / p) R_tuv(p, P-C) per primitive
+ * pair and charge, summed over a group of charges before it is contracted with the pair's Hermite coefficients.
+ * Work item (group of charges, pair): its cartesian block (i, j) i-major goes to
+ * partial[group*blockElements + blockStart[pair] + i*nb + j]; sumChargeGroups() adds the groups in order.
+ */
+KERNEL void pointChargeMatrix(int numPairs, int numGroups, int blockElements, GLOBAL const int* RESTRICT pairFirst,
+                              GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT blockStart,
+                              GLOBAL const int* RESTRICT shellL, GLOBAL const int* RESTRICT shellPrimStart,
+                              GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const double* RESTRICT shellCenter,
+                              GLOBAL const double* RESTRICT primExponent, GLOBAL const double* RESTRICT primCoefficient,
+                              GLOBAL const int* RESTRICT groupChargeStart, GLOBAL const double* RESTRICT chargeCenter,
+                              GLOBAL const double* RESTRICT chargeWeight, GLOBAL const double* RESTRICT boysTable, double boysStep,
+                              double boysEnd, int boysOrders, int boysTaylorTerms, GLOBAL double* RESTRICT partial) {
+    const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
+    double acc[CART_COUNT(BASIS_L)*CART_COUNT(BASIS_L)];
+    double Ex[MAX_E], Ey[MAX_E], Ez[MAX_E];
+    double R[MAX_HERMITE], other[MAX_HERMITE], F[MAX_ORDER+1], W[MAX_PAIR_HERMITE];
+    for (int item = GLOBAL_ID; item < numPairs*numGroups; item += GLOBAL_SIZE) {
+        const int group = item/numPairs, k = item%numPairs;
+        const int s1 = pairFirst[k], s2 = pairSecond[k];
+        const int la = shellL[s1], lb = shellL[s2];
+        const int na = CART_COUNT(la), nb = CART_COUNT(lb), L = la+lb, T = la+lb+1, count = HERMITE_COUNT(la+lb);
+        for (int n = 0; n < na*nb; n++)
+            acc[n] = 0;
+        const double A[3] = {shellCenter[3*s1], shellCenter[3*s1+1], shellCenter[3*s1+2]};
+        const double Bc[3] = {shellCenter[3*s2], shellCenter[3*s2+1], shellCenter[3*s2+2]};
+        for (int pa = shellPrimStart[s1]; pa < shellPrimStart[s1]+shellNumPrim[s1]; pa++)
+            for (int pb = shellPrimStart[s2]; pb < shellPrimStart[s2]+shellNumPrim[s2]; pb++) {
+                const double a = primExponent[pa], b = primExponent[pb], p = a+b;
+                double P[3];
+                const double cab = primCoefficient[pa]*primCoefficient[pb]*primitivePair(a, b, A, Bc, la, lb, P, Ex, Ey, Ez);
+                if (fabs(cab) < 1e-18)
+                    continue;
+                // W_tuv = sum_C w_C (2 pi / p) R_tuv(p, P - C) over the group's charges.
+                for (int n = 0; n < count; n++)
+                    W[n] = 0;
+                for (int c = groupChargeStart[group]; c < groupChargeStart[group+1]; c++) {
+                    const double X = P[0]-chargeCenter[3*c], Y = P[1]-chargeCenter[3*c+1], Z = P[2]-chargeCenter[3*c+2];
+                    boysFunction(L, p*(X*X+Y*Y+Z*Z), boysTable, boys, F);
+                    hermiteCoulomb(L, p, X, Y, Z, F, R, other);
+                    const double w = chargeWeight[c];
+                    for (int n = 0; n < count; n++)
+                        W[n] += w*R[n];
+                }
+                const double prefactor = 2*PI_THREE_CENTRE/p*cab;
+                for (int i = 0; i < na; i++) {
+                    int ip[3];
+                    cartesianPowers(la, i, ip);
+                    for (int j = 0; j < nb; j++) {
+                        int jp[3];
+                        cartesianPowers(lb, j, jp);
+                        const double* ex = Ex+(ip[0]*(lb+1)+jp[0])*T;
+                        const double* ey = Ey+(ip[1]*(lb+1)+jp[1])*T;
+                        const double* ez = Ez+(ip[2]*(lb+1)+jp[2])*T;
+                        double sum = 0;
+                        for (int t = 0; t <= ip[0]+jp[0]; t++)
+                            for (int u = 0; u <= ip[1]+jp[1]; u++) {
+                                const double etu = ex[t]*ey[u];
+                                for (int v = 0; v <= ip[2]+jp[2]; v++)
+                                    sum += etu*ez[v]*W[hermitePosition(t, u, v)];
+                            }
+                        acc[i*nb+j] += prefactor*sum;
+                    }
+                }
+            }
+        GLOBAL double* out = partial+(mm_long) group*blockElements+blockStart[k];
+        for (int n = 0; n < na*nb; n++)
+            out[n] = acc[n];
+    }
+}
+
+/** total[e] = sum over the groups of partial[group*count + e], in group order (the same sums in every run). */
+KERNEL void sumChargeGroups(int count, int numGroups, GLOBAL const double* RESTRICT partial, GLOBAL double* RESTRICT total) {
+    for (int e = GLOBAL_ID; e < count; e += GLOBAL_SIZE) {
+        double sum = 0;
+        for (int g = 0; g < numGroups; g++)
+            sum += partial[(mm_long) g*count+e];
+        total[e] = sum;
+    }
+}

@@ -51,11 +51,17 @@ struct XCGeometry {
     const QMSettings& settings;
 };
 
-/// Where the gradient of a point-charge potential matrix runs (pointChargeGradient's contraction, for the nuclei
-/// and the MM charges), when not on the host.
-class PointChargeGradientEvaluator {
+/// Where the potential matrices of point charges (the nuclei and the MM charges) and their gradients run, when not
+/// on the host.
+class PointChargeEvaluator {
 public:
-    virtual ~PointChargeGradientEvaluator() = default;
+    virtual ~PointChargeEvaluator() = default;
+    /**
+     * sum_C w_C <u|1/|r-C||v> over the cartesian functions u, v of the shell pairs of makePointChargeTask's task, with
+     * the weights w (-q_C for pointChargeMatrix's V), into cartesianMatrix (cartesian size, symmetric; pairs the
+     * task leaves out are zero). False if it does not run here (the host computes it).
+     */
+    virtual bool matrix(const ThreeCentreTask& task, const std::vector<double>& weights, Eigen::MatrixXd& cartesianMatrix) const = 0;
     /**
      * d/dR and d/dC of sum_uv D_uv sum_C w_C <u|1/|r-C||v> for the task of makePointChargeTask, the cartesian density D
      * and the weights w (-q_C for pointChargeGradient's V): adds to atomGradient (atoms x 3, through the basis
@@ -73,8 +79,8 @@ public:
     virtual const PartitionWeightEvaluator* partitionWeights() const {
         return nullptr;
     }
-    /** Where the point-charge gradients run (null: on the host). */
-    virtual const PointChargeGradientEvaluator* pointChargeGradients() const {
+    /** Where the point-charge matrices and gradients run (null: on the host). */
+    virtual const PointChargeEvaluator* pointCharges() const {
         return nullptr;
     }
     /** Where one geometry's density-fitting contractions run (null: on the host, through BLAS). */
