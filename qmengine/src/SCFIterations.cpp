@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <cstdio>
-#include <cstdlib>
 
 namespace OpenMMDFT {
 namespace QM {
@@ -129,7 +127,6 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         r.iterations = it;
         const double dE = std::abs(r.total - previousEnergy);
         previousEnergy = r.total;
-        if (getenv("SCFDEBUG")) fprintf(stderr, "it %d err %.3e dE %.3e recycled %d\n", it, errMax, dE, diis.recycledPairs());
         if (it > 1 && errMax < s.convergence && dE < s.energyConvergence) {
             out.converged = true;
             break;
