@@ -2,8 +2,9 @@
 // (pointChargeMatrix in Integrals.h, pointChargeGradient in IntegralGradients.h), by McMurchie and Davidson's
 // Hermite scheme (HermiteGaussians.h). Each primitive pair is expanded once; then every charge costs one Boys
 // function and one Hermite recursion, summed over the charges before the expansion is contracted back (the matrix)
-// or after the density has been contracted into it (the gradient). With many MM charges this replaces a Libint call
-// per charge, shell pair and raised/lowered angular momentum.
+// or after the density has been contracted into it (the gradient). The charges go eight at a time (ChargeBlocks), so
+// that the Boys function of far charges and the Hermite recursion run as vector operations across them. With many MM
+// charges this replaces a Libint call per charge, shell pair and raised/lowered angular momentum.
 #include "BoysFunction.h"
 #include "HermiteGaussians.h"
 #include "Parallel.h"
