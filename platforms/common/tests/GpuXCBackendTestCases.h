@@ -215,21 +215,24 @@ inline void testDeviceDensityFittingMatchesLibint(const std::shared_ptr<const XC
     EXPECT_GT(gh.cwiseAbs().maxCoeff(), 1e-3);  // a gradient worth comparing
 }
 
-/** Water dimer plus methanol 7 bohr away, the nuclei as charges, and 300 charges on a lattice around them (10 x 6 x 5,
- * 4 bohr apart, alternating in sign): the point-charge cases' molecules and charges. */
-inline void pointChargeCase(std::vector<QMAtom>& atoms, std::vector<PointCharge>& nuclei, std::vector<PointCharge>& lattice) {
-    atoms = waterDimer();
-    for (QMAtom atom : methanol()) {
-        atom.xyz[2] += 7.0;
-        atoms.push_back(atom);
+/** The point-charge cases' system: water dimer plus methanol 7 bohr away in the named basis (pure), the nuclei as
+ * charges, and 300 charges on a lattice around them (10 x 6 x 5, 4 bohr apart, alternating in sign). */
+struct PointChargeCase {
+    std::vector<QMAtom> atoms;
+    std::vector<PointCharge> nuclei, lattice;
+    std::unique_ptr<BasisSet> basis;
+    explicit PointChargeCase(const std::string& basisName) : atoms(waterDimer()) {
+        for (QMAtom atom : methanol()) {
+            atom.xyz[2] += 7.0;
+            atoms.push_back(atom);
+        }
+        for (const QMAtom& a : atoms)
+            nuclei.push_back({{a.xyz[0], a.xyz[1], a.xyz[2]}, (double) a.Z});
+        for (int k = 0; k < 300; k++)
+            lattice.push_back({{-16.0 + 4.0 * (k % 10), -10.0 + 4.0 * ((k / 10) % 6), -6.0 + 4.0 * (k / 60)}, (k % 2 ? 0.4 : -0.8)});
+        basis.reset(new BasisSet(loadBasisDefinition(basisName, ""), atoms, true));
     }
-    nuclei.clear();
-    lattice.clear();
-    for (const QMAtom& a : atoms)
-        nuclei.push_back({{a.xyz[0], a.xyz[1], a.xyz[2]}, (double) a.Z});
-    for (int k = 0; k < 300; k++)
-        lattice.push_back({{-16.0 + 4.0 * (k % 10), -10.0 + 4.0 * ((k / 10) % 6), -6.0 + 4.0 * (k / 60)}, (k % 2 ? 0.4 : -0.8)});
-}
+};
 
 /**
  * The point-charge potential matrix on the device against the host's pointChargeMatrix (McMurchie-Davidson on the
@@ -240,11 +243,9 @@ inline void pointChargeCase(std::vector<QMAtom>& atoms, std::vector<PointCharge>
 inline void testDevicePointChargeMatrixMatchesHost(const std::shared_ptr<const XCBackendFactory>& factory, const std::string& basisName) {
     const PointChargeEvaluator* device = factory->pointCharges();
     ASSERT_TRUE(device != nullptr);
-    std::vector<QMAtom> atoms;
-    std::vector<PointCharge> nuclei, lattice;
-    pointChargeCase(atoms, nuclei, lattice);
-    const BasisSet basis(loadBasisDefinition(basisName, ""), atoms, true);
-    for (const auto& charges : {std::make_pair(nuclei, 0.0), std::make_pair(lattice, 1e-12)}) {
+    const PointChargeCase system(basisName);
+    const BasisSet& basis = *system.basis;
+    for (const auto& charges : {std::make_pair(system.nuclei, 0.0), std::make_pair(system.lattice, 1e-12)}) {
         const Eigen::MatrixXd host = pointChargeMatrix(basis, charges.first, charges.second, 2);
         std::vector<double> weights;
         for (const PointCharge& c : charges.first)
@@ -272,16 +273,15 @@ inline void testDevicePointChargeMatrixMatchesHost(const std::shared_ptr<const X
 inline void testDevicePointChargeGradientMatchesHost(const std::shared_ptr<const XCBackendFactory>& factory, const std::string& basisName) {
     const PointChargeEvaluator* device = factory->pointCharges();
     ASSERT_TRUE(device != nullptr);
-    std::vector<QMAtom> atoms;
-    std::vector<PointCharge> nuclei, lattice;
-    pointChargeCase(atoms, nuclei, lattice);
-    const BasisSet basis(loadBasisDefinition(basisName, ""), atoms, true);
+    const PointChargeCase system(basisName);
+    const std::vector<QMAtom>& atoms = system.atoms;
+    const BasisSet& basis = *system.basis;
     Eigen::MatrixXd D = Eigen::MatrixXd::Zero(basis.size(), basis.size());
     for (int i = 0; i < basis.size(); i++)
         for (int j = 0; j <= i; j++)
             D(i, j) = D(j, i) = 0.3 * std::cos(0.9 * i + 1.1 * j) * std::exp(-0.01 * (i - j) * (i - j)) + (i == j ? 0.5 : 0.0);
     const int numAtoms = (int) atoms.size();
-    for (const auto& charges : {std::make_pair(nuclei, 0.0), std::make_pair(lattice, 1e-12)}) {
+    for (const auto& charges : {std::make_pair(system.nuclei, 0.0), std::make_pair(system.lattice, 1e-12)}) {
         Eigen::MatrixXd hostAtoms, hostCharges;
         pointChargeGradient(basis, charges.first, D, numAtoms, charges.second, hostAtoms, hostCharges, 2);
         Eigen::MatrixXd deviceAtoms = Eigen::MatrixXd::Zero(numAtoms, 3), deviceCharges = Eigen::MatrixXd::Zero(charges.first.size(), 3);

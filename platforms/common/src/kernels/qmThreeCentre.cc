@@ -147,6 +147,23 @@ DEVICE void addPairHermite(const double* Ex, const double* Ey, const double* Ez,
         }
 }
 
+/** sum_tuv E^(ij)_t E^(ij)_u E^(ij)_v W_tuv: the cartesian pair (i, j) contracted with values W on its Hermite functions
+ * (an element of the pair's block), from the three directions' tables. */
+DEVICE double contractPairHermite(const double* Ex, const double* Ey, const double* Ez, int jMax, int T, const int* i, const int* j,
+                                  const double* W) {
+    const double* ex = Ex+(i[0]*(jMax+1)+j[0])*T;
+    const double* ey = Ey+(i[1]*(jMax+1)+j[1])*T;
+    const double* ez = Ez+(i[2]*(jMax+1)+j[2])*T;
+    double sum = 0;
+    for (int t = 0; t <= i[0]+j[0]; t++)
+        for (int u = 0; u <= i[1]+j[1]; u++) {
+            const double etu = ex[t]*ey[u];
+            for (int v = 0; v <= i[2]+j[2]; v++)
+                sum += etu*ez[v]*W[hermitePosition(t, u, v)];
+        }
+    return sum;
+}
+
 /** The engine's Boys table as the kernels' arguments give it. */
 DEVICE BoysTable boysTableOf(double step, double end, int orders, int taylorTerms) {
     BoysTable boys;
@@ -262,17 +279,7 @@ KERNEL void threeCentreTensor(int numPairs, int numAuxShells, int rows, GLOBAL c
                             for (int j = 0; j < nb; j++) {
                                 int jp[3];
                                 cartesianPowers(lb, j, jp);
-                                const double* ex = Ex+(ip[0]*(lb+1)+jp[0])*T;
-                                const double* ey = Ey+(ip[1]*(lb+1)+jp[1])*T;
-                                const double* ez = Ez+(ip[2]*(lb+1)+jp[2])*T;
-                                double sum = 0;
-                                for (int t = 0; t <= ip[0]+jp[0]; t++)
-                                    for (int u = 0; u <= ip[1]+jp[1]; u++) {
-                                        const double etu = ex[t]*ey[u];
-                                        for (int v = 0; v <= ip[2]+jp[2]; v++)
-                                            sum += etu*ez[v]*W[hermitePosition(t, u, v)];
-                                    }
-                                acc[(i*nb+j)*nq+c] += prefactor*sum;
+                                acc[(i*nb+j)*nq+c] += prefactor*contractPairHermite(Ex, Ey, Ez, lb, T, ip, jp, W);
                             }
                         }
                     }
@@ -474,17 +481,7 @@ KERNEL void pointChargeMatrix(int numPairs, int numGroups, int blockElements, GL
                     for (int j = 0; j < nb; j++) {
                         int jp[3];
                         cartesianPowers(lb, j, jp);
-                        const double* ex = Ex+(ip[0]*(lb+1)+jp[0])*T;
-                        const double* ey = Ey+(ip[1]*(lb+1)+jp[1])*T;
-                        const double* ez = Ez+(ip[2]*(lb+1)+jp[2])*T;
-                        double sum = 0;
-                        for (int t = 0; t <= ip[0]+jp[0]; t++)
-                            for (int u = 0; u <= ip[1]+jp[1]; u++) {
-                                const double etu = ex[t]*ey[u];
-                                for (int v = 0; v <= ip[2]+jp[2]; v++)
-                                    sum += etu*ez[v]*W[hermitePosition(t, u, v)];
-                            }
-                        acc[i*nb+j] += prefactor*sum;
+                        acc[i*nb+j] += prefactor*contractPairHermite(Ex, Ey, Ez, lb, T, ip, jp, W);
                     }
                 }
             }
