@@ -48,6 +48,16 @@ bool usePure(const QMSettings& s, const BasisDefinition& def) {
     return def.sphericalByDefault;
 }
 
+/// The weights w_C = -q_C under which a PointChargeEvaluator's sum_C w_C <u|1/|r-C||v> is the electrons' potential
+/// V = -sum_C q_C <u|1/|r-C||v> (pointChargeMatrix's and pointChargeGradient's).
+std::vector<double> potentialWeights(const std::vector<PointCharge>& charges) {
+    std::vector<double> weights;
+    weights.reserve(charges.size());
+    for (const PointCharge& c : charges)
+        weights.push_back(-c.charge);
+    return weights;
+}
+
 } // namespace
 
 // One geometry: basis on the atoms, integrals, grid, XC and Coulomb builders.
@@ -106,11 +116,8 @@ struct KohnShamLDA::System {
         auto chargeMatrix = [&](const std::vector<PointCharge>& charges, double threshold) -> Eigen::MatrixXd {
             const PointChargeEvaluator* device = xcFactory.pointCharges();
             if (device != nullptr && !charges.empty()) {
-                std::vector<double> weights;
-                for (const PointCharge& c : charges)
-                    weights.push_back(-c.charge);  // V = -sum_C q_C <u|1/|r-C||v>
                 Eigen::MatrixXd cartesian;
-                if (device->matrix(makePointChargeTask(basis, charges, threshold), weights, cartesian))
+                if (device->matrix(makePointChargeTask(basis, charges, threshold), potentialWeights(charges), cartesian))
                     return fromCartesianBasis(basis, cartesian);
             }
             return pointChargeMatrix(basis, charges, threshold, s.threads);
@@ -286,10 +293,7 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
         if (deviceCharges) {
             basisPart = Eigen::MatrixXd::Zero(na, 3);
             chargePart = Eigen::MatrixXd::Zero((int) charges.size(), 3);
-            std::vector<double> weights;
-            for (const PointCharge& c : charges)
-                weights.push_back(-c.charge);  // V = -sum_C q_C <u|1/|r-C||v>
-            if (deviceCharges->addGradient(makePointChargeTask(sys.basis, charges, threshold), weights, cartesianD, basisPart,
+            if (deviceCharges->addGradient(makePointChargeTask(sys.basis, charges, threshold), potentialWeights(charges), cartesianD, basisPart,
                                            chargePart))
                 return;
         }
