@@ -122,6 +122,18 @@ struct PartitionData {
     }
 };
 
+/// Becke's factors s(nu_cd) of cell c at a point for every d (d = c: not 1; the caller skips or resets it), without
+/// branches or calls so that the loop runs in vector instructions.
+void beckeFactors(int n, double dc, const double* __restrict dist, const double* __restrict invR, const double* __restrict a,
+                  double* __restrict sv) {
+    for (int d = 0; d < n; d++) {
+        const double mu = (dc - dist[d]) * invR[d];
+        const double f0 = mu + a[d] * (1 - mu * mu);
+        const double f1 = 1.5 * f0 - 0.5 * f0 * f0 * f0, f2 = 1.5 * f1 - 0.5 * f1 * f1 * f1;
+        sv[d] = 0.5 * (1 - (1.5 * f2 - 0.5 * f2 * f2 * f2));
+    }
+}
+
 double weightOf(const std::vector<QMAtom>& atoms, const PartitionData& pd, int A, const double r[3],
                 const GridSettings& s, std::vector<double>& dist) {
     const int n = pd.n;
@@ -132,6 +144,38 @@ double weightOf(const std::vector<QMAtom>& atoms, const PartitionData& pd, int A
     // SSF screening: close enough to its own nucleus the weight is exactly one.
     if (s.partition == AtomicPartition::StratmannScuseriaFrisch && dist[A] <= 0.5 * (1 - kSSFa) * pd.nearest[A])
         return 1.0;
+    if (s.partition == AtomicPartition::Becke) {
+        // Becke's factors hardly ever reach 0 or 1 exactly, so each cell's whole row is formed at once in vector
+        // instructions and the cell screened by its full product: the same decision as the early-stopping product
+        // below (a partial product below the cutoff means a full one below it).
+        thread_local std::vector<double> row;
+        row.resize(n);
+        auto cellProduct = [&](int c) {
+            beckeFactors(n, dist[c], dist.data(), &pd.invR[(size_t) c * n], &pd.a[(size_t) c * n], row.data());
+            row[c] = 1;
+            double part[8] = {1, 1, 1, 1, 1, 1, 1, 1};  // eight independent products: no serial chain
+            int d0 = 0;
+            for (; d0 + 8 <= n; d0 += 8)
+                for (int k = 0; k < 8; k++)
+                    part[k] *= row[d0 + k];
+            for (int k = 0; d0 + k < n; k++)
+                part[k] *= row[d0 + k];
+            return ((part[0] * part[1]) * (part[2] * part[3])) * ((part[4] * part[5]) * (part[6] * part[7]));
+        };
+        const double own = cellProduct(A);
+        if (!(own > 0))
+            return 0.0;
+        const double cutoff = kRelativeCellCutoff * own;
+        double total = own;
+        for (int c = 0; c < n; c++) {
+            if (c == A || pd.factor(s.partition, c, A, dist.data()) < 1e-15)
+                continue;
+            const double p = cellProduct(c);
+            if (p >= cutoff)
+                total += p;
+        }
+        return own / total;
+    }
     const double own = pd.ownCell(s.partition, A, dist.data());
     if (!(own > 0))
         return 0.0;
@@ -196,13 +240,17 @@ namespace {
 
 /** Per-thread scratch of PartitionWeightDerivatives::compute, one array per quantity and direction. */
 struct PartitionScratch {
-    std::vector<double> dist, ux, uy, uz, sv, sl, mu, prefix, suffix, dZx, dZy, dZz, dPx, dPy, dPz;
-    std::vector<int> cells;
+    std::vector<double> dist, ux, uy, uz, prefix, suffix, dZx, dZy, dZz, dPx, dPy, dPz;
+    std::vector<double> sv, sl, mu;  ///< per cell c, a row of n at [c n]: factors s(nu_cd), slopes, mu_cd
+    std::vector<int> cells;          ///< the cells kept (A's first)
+    std::vector<double> cellProduct, cellSmallest;  ///< per kept cell: P_c and its smallest factor
     /// Sizes every array for n atoms and zeroes the accumulated derivatives (the rest is written before it is read).
     void prepare(int n) {
         if ((int) dist.size() != n) {
-            for (std::vector<double>* v : {&dist, &ux, &uy, &uz, &sv, &sl, &mu})
+            for (std::vector<double>* v : {&dist, &ux, &uy, &uz})
                 v->assign(n, 0.0);
+            for (std::vector<double>* v : {&sv, &sl, &mu})
+                v->assign((size_t) n * n, 0.0);
             prefix.resize(n + 1);
             suffix.resize(n + 1);
         }
@@ -210,6 +258,54 @@ struct PartitionScratch {
             v->assign(n, 0.0);
     }
 };
+
+/**
+ * Becke's factors s(nu_cd) of cell c at a point, and their slopes ds/dmu_cd, for every d: mu_cd = (r_c - r_d) / R_cd,
+ * nu = mu + a_cd (1 - mu^2). d = c gives mu = 0 through invR = 0 (the caller resets it). Without branches or calls,
+ * in arrays of their own, so that the loop runs in vector instructions. A factor that is exactly 1 in double (a
+ * neighbour far on the other side) has a slope below 1e-16: 0.
+ */
+void beckeFactorsAndSlopes(int n, double dc, const double* __restrict dist, const double* __restrict invR, const double* __restrict a,
+                           double* __restrict muOf, double* __restrict sv, double* __restrict sl) {
+    for (int d = 0; d < n; d++) {
+        const double mu = (dc - dist[d]) * invR[d];
+        // Becke's three iterations of p(f) = 1.5 f - 0.5 f^3, unrolled, with the chain rule for the slope.
+        const double f0 = mu + a[d] * (1 - mu * mu);
+        const double f1 = 1.5 * f0 - 0.5 * f0 * f0 * f0, f2 = 1.5 * f1 - 0.5 * f1 * f1 * f1;
+        const double f3 = 1.5 * f2 - 0.5 * f2 * f2 * f2;
+        const double slope = (1.5 - 1.5 * f0 * f0) * (1.5 - 1.5 * f1 * f1) * (1.5 - 1.5 * f2 * f2);
+        const double value = 0.5 * (1 - f3);
+        muOf[d] = mu;
+        sv[d] = value;
+        sl[d] = (value == 1.0 ? 0.0 : -0.5 * slope * (1 - 2 * a[d] * mu));
+    }
+}
+
+/**
+ * dP_c/dmu_cd (in sl) times dmu_cd/dR_c and dmu_cd/dR_d, added to (toX, toY, toZ)[d] and, summed, to [c]; d = c
+ * contributes nothing (its slope is 0). toC: the unit vector from atom c to the point, atC: atom c's position.
+ */
+void addCellDerivatives(int n, int c, const double toC[3], const double atC[3], const double* __restrict sl,
+                        const double* __restrict invR, const double* __restrict muOf, const double* __restrict ux,
+                        const double* __restrict uy, const double* __restrict uz, const double* __restrict ax,
+                        const double* __restrict ay, const double* __restrict az, double* __restrict toX,
+                        double* __restrict toY, double* __restrict toZ) {
+    double toCx = 0, toCy = 0, toCz = 0;
+    for (int d = 0; d < n; d++) {
+        const double others = sl[d] * invR[d];  // dP_c/dmu_cd / R_cd
+        const double mu = muOf[d];
+        const double ex = (atC[0] - ax[d]) * invR[d], ey = (atC[1] - ay[d]) * invR[d], ez = (atC[2] - az[d]) * invR[d];
+        toCx += others * (-toC[0] - mu * ex);
+        toCy += others * (-toC[1] - mu * ey);
+        toCz += others * (-toC[2] - mu * ez);
+        toX[d] += others * (ux[d] + mu * ex);
+        toY[d] += others * (uy[d] + mu * ey);
+        toZ[d] += others * (uz[d] + mu * ez);
+    }
+    toX[c] += toCx;
+    toY[c] += toCy;
+    toZ[c] += toCz;
+}
 
 } // namespace
 
@@ -240,25 +336,15 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
     // P_c = prod_{d != c} s(nu_cd). Only dP_A/dR_b and dZ/dR_b = sum_c dP_c/dR_b are needed, accumulated cell by
     // cell (O(atoms) per cell) over the cells that survive weightOf's screening. When only A's does,
     // W_A = P_A / P_A = 1 and dW_A = (dP_A - W_A dP_A) / P_A = 0 exactly: most points near a nucleus end here.
-    w.cells.clear();
-    const double own = pd.ownCell(s.partition, A, w.dist.data());
-    if (!(own > 0))
-        return 0.0;
-    w.cells.push_back(A);
-    for (int c = 0; c < n; c++)
-        if (c != A && pd.otherCell(s.partition, A, c, w.dist.data(), kRelativeCellCutoff * own) > 0)
-            w.cells.push_back(c);
-    if (w.cells.size() == 1)
-        return 1.0;
+    // Pass 1 forms every candidate cell's factors as a whole row in vector instructions and screens the cell by its
+    // full product (the same decision as weightOf's early-stopping scalar product: factors lie in [0, 1], so a
+    // partial product below the cutoff means a full one below it); pass 2 takes the kept cells' derivatives.
     const bool becke = s.partition == AtomicPartition::Becke;
     // Plain unaliased pointers into the scratch arrays (one array per quantity and direction) for the loops over d.
     const double* __restrict dist = w.dist.data();
     const double* __restrict ux = w.ux.data();
     const double* __restrict uy = w.uy.data();
     const double* __restrict uz = w.uz.data();
-    double* __restrict sv = w.sv.data();
-    double* __restrict sl = w.sl.data();
-    double* __restrict muOf = w.mu.data();
     double* __restrict prefix = w.prefix.data();
     double* __restrict suffix = w.suffix.data();
     double* __restrict dZx = w.dZx.data();
@@ -267,27 +353,17 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
     double* __restrict dPx = w.dPx.data();
     double* __restrict dPy = w.dPy.data();
     double* __restrict dPz = w.dPz.data();
-    double Z = 0, PA = 0;
-    for (int c : w.cells) {
+    // Cell c's row of factors, slopes and mu (n each) at [c n]; its product and smallest factor.
+    auto formCell = [&](int c, double& product, double& smallest) {
         const double* __restrict invR = &pd.invR[c * n];
         const double* __restrict a = &pd.a[c * n];
+        double* __restrict sv = &w.sv[(size_t) c * n];
+        double* __restrict sl = &w.sl[(size_t) c * n];
+        double* __restrict muOf = &w.mu[(size_t) c * n];
         const double dc = dist[c];
-        // The factors s(nu_cd) and their slopes ds/dmu_cd for every d (d = c gives mu = 0 through invR = 0 and is
-        // reset to the neutral factor after the loop); Becke's without branches or calls.
-        // A factor that is exactly 1 in double (a neighbour far on the other side) has a slope below 1e-16: 0.
+        // d = c gives mu = 0 through invR = 0 and is reset to the neutral factor after the loop.
         if (becke)
-            for (int d = 0; d < n; d++) {
-                const double mu = (dc - dist[d]) * invR[d];
-                // Becke's three iterations of p(f) = 1.5 f - 0.5 f^3, unrolled, with the chain rule for the slope.
-                const double f0 = mu + a[d] * (1 - mu * mu);
-                const double f1 = 1.5 * f0 - 0.5 * f0 * f0 * f0, f2 = 1.5 * f1 - 0.5 * f1 * f1 * f1;
-                const double f3 = 1.5 * f2 - 0.5 * f2 * f2 * f2;
-                const double slope = (1.5 - 1.5 * f0 * f0) * (1.5 - 1.5 * f1 * f1) * (1.5 - 1.5 * f2 * f2);
-                const double value = 0.5 * (1 - f3);
-                muOf[d] = mu;
-                sv[d] = value;
-                sl[d] = (value == 1.0 ? 0.0 : -0.5 * slope * (1 - 2 * a[d] * mu));
-            }
+            beckeFactorsAndSlopes(n, dc, dist, invR, a, muOf, sv, sl);
         else
             for (int d = 0; d < n; d++) {
                 const double mu = (dc - dist[d]) * invR[d];
@@ -299,9 +375,6 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
             }
         sv[c] = 1;
         sl[c] = 0;
-        // dP_c/dmu_cd needs the product of the other factors, P_c / s_d. Dividing is exact to a few ulps unless a
-        // factor is so small that P_c could lose the others (underflow): then the prefix and suffix products, whose
-        // two scans are serial chains and cost more than the rest of the cell.
         // Eight independent partial products and minima (one vector), so that neither is a serial chain.
         double partProduct[8] = {1, 1, 1, 1, 1, 1, 1, 1}, partSmallest[8] = {1, 1, 1, 1, 1, 1, 1, 1};
         int d0 = 0;
@@ -314,12 +387,47 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
             partProduct[k] *= sv[d0 + k];
             partSmallest[k] = std::min(partSmallest[k], sv[d0 + k]);
         }
-        double product = ((partProduct[0] * partProduct[1]) * (partProduct[2] * partProduct[3])) *
-                         ((partProduct[4] * partProduct[5]) * (partProduct[6] * partProduct[7]));
-        const double smallest = std::min(std::min(std::min(partSmallest[0], partSmallest[1]), std::min(partSmallest[2], partSmallest[3])),
-                                         std::min(std::min(partSmallest[4], partSmallest[5]), std::min(partSmallest[6], partSmallest[7])));
-        const bool divide = smallest > kSmallestDividedFactor;
-        if (divide)
+        product = ((partProduct[0] * partProduct[1]) * (partProduct[2] * partProduct[3])) *
+                  ((partProduct[4] * partProduct[5]) * (partProduct[6] * partProduct[7]));
+        smallest = std::min(std::min(std::min(partSmallest[0], partSmallest[1]), std::min(partSmallest[2], partSmallest[3])),
+                            std::min(std::min(partSmallest[4], partSmallest[5]), std::min(partSmallest[6], partSmallest[7])));
+    };
+    w.cells.clear();
+    w.cellProduct.clear();
+    w.cellSmallest.clear();
+    double PA, smallestA;
+    formCell(A, PA, smallestA);
+    if (!(PA > 0))
+        return 0.0;
+    w.cells.push_back(A);
+    w.cellProduct.push_back(PA);
+    w.cellSmallest.push_back(smallestA);
+    const double cutoff = kRelativeCellCutoff * PA;
+    for (int c = 0; c < n; c++) {
+        if (c == A || pd.factor(s.partition, c, A, dist) < 1e-15)  // weightOf's first, absolute test, as it makes it
+            continue;
+        double product, smallest;
+        formCell(c, product, smallest);
+        if (product < cutoff)
+            continue;
+        w.cells.push_back(c);
+        w.cellProduct.push_back(product);
+        w.cellSmallest.push_back(smallest);
+    }
+    if (w.cells.size() == 1)
+        return 1.0;
+    double Z = 0;
+    for (size_t k = 0; k < w.cells.size(); k++) {
+        const int c = w.cells[k];
+        const double* __restrict invR = &pd.invR[c * n];
+        const double* __restrict sv = &w.sv[(size_t) c * n];
+        double* __restrict sl = &w.sl[(size_t) c * n];
+        const double* __restrict muOf = &w.mu[(size_t) c * n];
+        // dP_c/dmu_cd needs the product of the other factors, P_c / s_d. Dividing is exact to a few ulps unless a
+        // factor is so small that P_c could lose the others (underflow): then the prefix and suffix products, whose
+        // two scans are serial chains and cost more than the rest of the cell.
+        double product = w.cellProduct[k];
+        if (w.cellSmallest[k] > kSmallestDividedFactor)
             for (int d = 0; d < n; d++)
                 sl[d] *= product / sv[d];
         else {
@@ -332,32 +440,17 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
             for (int d = 0; d < n; d++)
                 sl[d] *= prefix[d] * suffix[d + 1];
             product = prefix[n];
+            if (c == A)
+                PA = product;
         }
-        const double Pc = product;
-        Z += Pc;
-        if (c == A)
-            PA = Pc;
+        Z += product;
         // d P_c / d mu_cd times d mu_cd / dR_c and dR_d; d = c contributes nothing (its slope is 0). A's cell goes
         // to dP (and joins dZ after the loop over cells), the others to dZ alone.
         double* __restrict toX = (c == A ? dPx : dZx);
         double* __restrict toY = (c == A ? dPy : dZy);
         double* __restrict toZ = (c == A ? dPz : dZz);
-        const double ucx = ux[c], ucy = uy[c], ucz = uz[c], acx = ax[c], acy = ay[c], acz = az[c];
-        double toCx = 0, toCy = 0, toCz = 0;
-        for (int d = 0; d < n; d++) {
-            const double others = sl[d] * invR[d];  // dP_c/dmu_cd / R_cd
-            const double mu = muOf[d];
-            const double ex = (acx - ax[d]) * invR[d], ey = (acy - ay[d]) * invR[d], ez = (acz - az[d]) * invR[d];
-            toCx += others * (-ucx - mu * ex);
-            toCy += others * (-ucy - mu * ey);
-            toCz += others * (-ucz - mu * ez);
-            toX[d] += others * (ux[d] + mu * ex);
-            toY[d] += others * (uy[d] + mu * ey);
-            toZ[d] += others * (uz[d] + mu * ez);
-        }
-        toX[c] += toCx;
-        toY[c] += toCy;
-        toZ[c] += toCz;
+        const double toC[3] = {ux[c], uy[c], uz[c]}, atC[3] = {ax[c], ay[c], az[c]};
+        addCellDerivatives(n, c, toC, atC, sl, invR, muOf, ux, uy, uz, ax, ay, az, toX, toY, toZ);
     }
     for (int b = 0; b < n; b++) {
         dZx[b] += dPx[b];

@@ -2,6 +2,7 @@
 // Internal to the engine: the shared shell evaluation (shared/shellValues.cc, also compiled into the GPU platforms'
 // kernels) as host C++, and the host's calls of it.
 #include "openmmdft/qm/ShellTables.h"
+#include <Eigen/Core>
 #include <cmath>
 
 namespace OpenMMDFT {
@@ -26,6 +27,15 @@ inline void shellValuesAt(const ShellTables& t, int s, double x, double y, doubl
                                t.primStart.data(), t.numPrim.data(), t.exponent.data(), t.coefficient.data(),
                                t.cartPowers.data(), t.pureMatrix.data(), gradX != nullptr ? 1 : 0, value, gradX, gradY, gradZ);
 }
+
+/**
+ * Shell s's values at npoints points, written to value[p + m ld] for its functions m (a column-major block, such as
+ * Eigen's phi.col(first).data() with ld = phi.rows()); with gradX (then gradY, gradZ too) also their d/dx, d/dy,
+ * d/dz, laid out the same way. The radial factors of a chunk of points are formed together (a loop the compiler
+ * vectorizes, with a vectorizable exp), the angular part point by point by the shared shellAngular.
+ */
+void shellValuesAtPoints(const ShellTables& t, int s, const double* x, const double* y, const double* z, int npoints,
+                         Eigen::Index ld, double* value, double* gradX = nullptr, double* gradY = nullptr, double* gradZ = nullptr);
 
 } // namespace QM
 } // namespace OpenMMDFT

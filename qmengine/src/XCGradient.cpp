@@ -20,19 +20,11 @@ void evaluateBasisFunctionGradients(const ShellTables& tables, const BasisSet& b
     phi.resize(npoints, nf);
     for (int d = 0; d < 3; d++)
         dphi[d].resize(npoints, nf);
-    double value[10], gradient[3][10];  // an f shell's cartesian components at most
     int col = 0;
     for (int s : shells) {
-        const int size = basis.shells()[s].size();
-        for (int p = 0; p < npoints; p++) {
-            shellValuesAt(tables, s, x[p], y[p], z[p], value, gradient[0], gradient[1], gradient[2]);
-            for (int m = 0; m < size; m++) {
-                phi(p, col + m) = value[m];
-                for (int d = 0; d < 3; d++)
-                    dphi[d](p, col + m) = gradient[d][m];
-            }
-        }
-        col += size;
+        shellValuesAtPoints(tables, s, x, y, z, npoints, phi.rows(), phi.col(col).data(), dphi[0].col(col).data(),
+                            dphi[1].col(col).data(), dphi[2].col(col).data());
+        col += basis.shells()[s].size();
     }
 }
 

@@ -13,16 +13,10 @@ void evaluateBasisFunctions(const ShellTables& tables, const BasisSet& basis, co
     for (int s : shells)
         nf += basis.shells()[s].size();
     phi.resize(npoints, nf);
-    double value[10];  // an f shell's cartesian components at most
     int col = 0;
     for (int s : shells) {
-        const int size = basis.shells()[s].size();
-        for (int p = 0; p < npoints; p++) {
-            shellValuesAt(tables, s, x[p], y[p], z[p], value);
-            for (int m = 0; m < size; m++)
-                phi(p, col + m) = value[m];
-        }
-        col += size;
+        shellValuesAtPoints(tables, s, x, y, z, npoints, phi.rows(), phi.col(col).data());
+        col += basis.shells()[s].size();
     }
 }
 

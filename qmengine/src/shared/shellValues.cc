@@ -10,23 +10,14 @@
  * d (5 x 6) and then f (7 x 10). */
 
 /**
- * A shell's values at (dx, dy, dz) from its centre, written to value[0 .. size); withGradients (a uniform flag):
- * also their gradients d/dx, d/dy, d/dz at the point, written to gradX, gradY, gradZ (not touched otherwise).
+ * The values (and, withGradients: their gradients) of a shell of angular momentum l at (dx, dy, dz) from its centre,
+ * given its radial factors there: radial = sum_k c_k e^(-a_k r^2) and radialDerivative = sum_k c_k a_k e^(-a_k r^2).
+ * Split from the sum over primitives so that a host can form the radial factors of many points at once.
  */
-DEVICE void shellValues(int s, double dx, double dy, double dz, GLOBAL const int* RESTRICT shellL,
-                        GLOBAL const int* RESTRICT shellPure, GLOBAL const int* RESTRICT shellPrimStart,
-                        GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const double* RESTRICT primExponent,
-                        GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT cartPowers,
-                        GLOBAL const double* RESTRICT pureMatrix, int withGradients, GLOBAL double* RESTRICT value,
-                        GLOBAL double* RESTRICT gradX, GLOBAL double* RESTRICT gradY, GLOBAL double* RESTRICT gradZ) {
-    const int l = shellL[s];
-    const double r2 = dx*dx + dy*dy + dz*dz;
-    double radial = 0, radialDerivative = 0;  // sum c e^(-a r2), and sum c a e^(-a r2)
-    for (int k = shellPrimStart[s]; k < shellPrimStart[s] + shellNumPrim[s]; k++) {
-        const double term = primCoefficient[k]*exp(-primExponent[k]*r2);
-        radial += term;
-        radialDerivative += primExponent[k]*term;
-    }
+DEVICE void shellAngular(int l, int pure, double dx, double dy, double dz, double radial, double radialDerivative,
+                         GLOBAL const int* RESTRICT cartPowers, GLOBAL const double* RESTRICT pureMatrix, int withGradients,
+                         GLOBAL double* RESTRICT value, GLOBAL double* RESTRICT gradX, GLOBAL double* RESTRICT gradY,
+                         GLOBAL double* RESTRICT gradZ) {
     double px[5], py[5], pz[5];
     px[0] = py[0] = pz[0] = 1;
     for (int k = 1; k <= l+1; k++) {
@@ -49,7 +40,7 @@ DEVICE void shellValues(int s, double dx, double dy, double dz, GLOBAL const int
     }
     GLOBAL double* out[4] = {value, gradX, gradY, gradZ};
     for (int q = 0; q < (withGradients ? 4 : 1); q++) {
-        if (shellPure[s] && l >= 2) {
+        if (pure && l >= 2) {
             // Rows m = -l..l of the cartesian -> real solid harmonic matrix (d at 0, f after d's 5 x 6).
             GLOBAL const double* M = pureMatrix + (l == 2 ? 0 : 30);
             for (int m = 0; m < 2*l+1; m++) {
@@ -63,4 +54,25 @@ DEVICE void shellValues(int s, double dx, double dy, double dz, GLOBAL const int
             for (int c = 0; c < nc; c++)
                 out[q][c] = cart[q][c];
     }
+}
+
+/**
+ * A shell's values at (dx, dy, dz) from its centre, written to value[0 .. size); withGradients (a uniform flag):
+ * also their gradients d/dx, d/dy, d/dz at the point, written to gradX, gradY, gradZ (not touched otherwise).
+ */
+DEVICE void shellValues(int s, double dx, double dy, double dz, GLOBAL const int* RESTRICT shellL,
+                        GLOBAL const int* RESTRICT shellPure, GLOBAL const int* RESTRICT shellPrimStart,
+                        GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const double* RESTRICT primExponent,
+                        GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT cartPowers,
+                        GLOBAL const double* RESTRICT pureMatrix, int withGradients, GLOBAL double* RESTRICT value,
+                        GLOBAL double* RESTRICT gradX, GLOBAL double* RESTRICT gradY, GLOBAL double* RESTRICT gradZ) {
+    const double r2 = dx*dx + dy*dy + dz*dz;
+    double radial = 0, radialDerivative = 0;  // sum c e^(-a r2), and sum c a e^(-a r2)
+    for (int k = shellPrimStart[s]; k < shellPrimStart[s] + shellNumPrim[s]; k++) {
+        const double term = primCoefficient[k]*exp(-primExponent[k]*r2);
+        radial += term;
+        radialDerivative += primExponent[k]*term;
+    }
+    shellAngular(shellL[s], shellPure[s], dx, dy, dz, radial, radialDerivative, cartPowers, pureMatrix, withGradients, value,
+                 gradX, gradY, gradZ);
 }
