@@ -36,6 +36,41 @@ void shellValuesAtPoints(const ShellTables& t, int s, const double* x, const dou
                 radialDerivative[p] += a * term;
             }
         }
+        // s and p shells (most of a basis) by whole columns, in vector instructions; the same formulas as
+        // shellAngular (p shells are cartesian x, y, z there too), which takes the higher shells point by point.
+        if (l == 0) {
+            double* __restrict v0 = value + first;
+            for (int p = 0; p < n; p++)
+                v0[p] = radial[p];
+            if (withGradients)
+                for (int p = 0; p < n; p++) {
+                    const double slope = -2.0 * radialDerivative[p];
+                    gradX[first + p] = slope * dx[p];
+                    gradY[first + p] = slope * dy[p];
+                    gradZ[first + p] = slope * dz[p];
+                }
+            continue;
+        }
+        if (l == 1) {
+            const double* d[3] = {dx, dy, dz};
+            for (int m = 0; m < 3; m++) {
+                const double* __restrict own = d[m];
+                double* __restrict v = value + first + m * ld;
+                for (int p = 0; p < n; p++)
+                    v[p] = radial[p] * own[p];
+                if (withGradients) {
+                    // d/dx_k [R x_m] = delta_km R - 2 x_m x_k sum c a e^(-a r2)
+                    double* __restrict g[3] = {gradX + first + m * ld, gradY + first + m * ld, gradZ + first + m * ld};
+                    for (int k = 0; k < 3; k++) {
+                        const double* __restrict other = d[k];
+                        double* __restrict out = g[k];
+                        for (int p = 0; p < n; p++)
+                            out[p] = (k == m ? radial[p] : 0.0) - 2.0 * own[p] * other[p] * radialDerivative[p];
+                    }
+                }
+            }
+            continue;
+        }
         for (int p = 0; p < n; p++) {
             SharedKernels::shellAngular(l, t.pure[s], dx[p], dy[p], dz[p], radial[p], radialDerivative[p], t.cartPowers.data(),
                                         t.pureMatrix.data(), withGradients ? 1 : 0, v, g[0], g[1], g[2]);
