@@ -85,18 +85,14 @@ void hermiteExpansion(int iMax, int jMax, double p, double PA, double PB, double
     }
 }
 
-void hermiteCoulombBlock(int L, double p, const double* PC, const double* F, double* R) {
+namespace {
+
+/** R_tuv from the scaled R^n_000 = (-2p)^n F_n already in work[n * count * B + lane]: the recursion over the
+ * compact entries, each step one operation across the lanes. */
+void hermiteRecursion(int L, const double* PC, double* work, double* R) {
     constexpr int B = kHermiteBlock;
     const HermiteTable& h = table();
     const int count = hermiteCount(L);
-    // work[(n * count + k) * B + lane] = R^n of entry k; entries of order N are needed for n <= L - N only.
-    alignas(64) double work[(kMaxHermiteOrder + 1) * hermiteCount(kMaxHermiteOrder) * B];
-    double scale = 1;
-    for (int n = 0; n <= L; n++) {
-        for (int lane = 0; lane < B; lane++)
-            work[n * count * B + lane] = scale * F[n * B + lane];
-        scale *= -2 * p;
-    }
     for (int k = 1; k < count; k++) {
         const auto& tuv = h.triples[k];
         const int N = tuv[0] + tuv[1] + tuv[2];
@@ -117,6 +113,43 @@ void hermiteCoulombBlock(int L, double p, const double* PC, const double* F, dou
         }
     }
     std::copy(work, work + count * B, R);
+}
+
+/// work[(n * count + k) * B + lane] = R^n of entry k; entries of order N are needed for n <= L - N only. Per thread,
+/// sized for the largest order (hundreds of kilobytes: not for the stack).
+double* recursionWork() {
+    thread_local std::vector<double> work((size_t) (kMaxHermiteOrder + 1) * hermiteCount(kMaxHermiteOrder) * kHermiteBlock);
+    return work.data();
+}
+
+} // namespace
+
+void hermiteCoulombBlock(int L, double p, const double* PC, const double* F, double* R) {
+    constexpr int B = kHermiteBlock;
+    double* work = recursionWork();
+    const int count = hermiteCount(L);
+    double scale = 1;
+    for (int n = 0; n <= L; n++) {
+        for (int lane = 0; lane < B; lane++)
+            work[n * count * B + lane] = scale * F[n * B + lane];
+        scale *= -2 * p;
+    }
+    hermiteRecursion(L, PC, work, R);
+}
+
+void hermiteCoulombBlock(int L, const double* p, const double* PC, const double* F, double* R) {
+    constexpr int B = kHermiteBlock;
+    double* work = recursionWork();
+    const int count = hermiteCount(L);
+    double scale[B];
+    for (int lane = 0; lane < B; lane++)
+        scale[lane] = 1;
+    for (int n = 0; n <= L; n++)
+        for (int lane = 0; lane < B; lane++) {
+            work[n * count * B + lane] = scale[lane] * F[n * B + lane];
+            scale[lane] *= -2 * p[lane];
+        }
+    hermiteRecursion(L, PC, work, R);
 }
 
 } // namespace QM

@@ -7,9 +7,9 @@
 namespace OpenMMDFT {
 namespace QM {
 
-/// Highest Hermite order t+u+v handled: f-f pairs (6), one more for a basis-function derivative and one more for
-/// the derivative with respect to the charge's position.
-constexpr int kMaxHermiteOrder = 8;
+/// Highest Hermite order t+u+v handled: f-f pairs (6), one more for a basis-function derivative, and a fitting
+/// function up to g (4) or one more for the derivative with respect to a point charge's position.
+constexpr int kMaxHermiteOrder = 11;
 
 /// Number of Hermite functions with t+u+v <= L.
 constexpr int hermiteCount(int L) {
@@ -40,6 +40,10 @@ constexpr int kHermiteBlock = 8;
  * R[k * kHermiteBlock + lane]. The recursion is the same for every charge, so each step is one vector operation.
  */
 void hermiteCoulombBlock(int L, double p, const double* PC, const double* F, double* R);
+
+/// The same with an exponent per lane, p[lane]: the reduced exponent pq / (p + q) of a Hermite Gaussian pair, for
+/// Coulomb integrals between two charge distributions (Helgaker et al. 9.9.33).
+void hermiteCoulombBlock(int L, const double* p, const double* PC, const double* F, double* R);
 
 } // namespace QM
 } // namespace OpenMMDFT

@@ -2,6 +2,7 @@
 #include "openmmdft/qm/IntegralGradients.h"
 #include "openmmdft/qm/Angular.h"
 #include "LibintShells.h"
+#include "LibintThreeCentreGradient.h"
 #include "Parallel.h"
 #include <algorithm>
 #include <array>
@@ -139,8 +140,8 @@ Eigen::MatrixXd densityFittedCoulombGradient(const BasisSet& basis, const BasisS
            densityFittingMetricGradient(auxiliary, c, numAtoms, threads);
 }
 
-Eigen::MatrixXd densityFittingThreeCentreGradient(const BasisSet& basis, const BasisSet& auxiliary, const Eigen::MatrixXd& D,
-                                                  const Eigen::VectorXd& c, int numAtoms, double threshold, int threads) {
+Eigen::MatrixXd densityFittingThreeCentreGradientLibint(const BasisSet& basis, const BasisSet& auxiliary, const Eigen::MatrixXd& D,
+                                                        const Eigen::VectorXd& c, int numAtoms, double threshold, int threads) {
     // Libint's own first-derivative three-centre integrals are unusable in Debian 12's build (the engine
     // indexes its table of derivative routines with the wrong dimension and finds null routines), so the
     // basis-function derivatives come from the plain integrals with raised and lowered angular momentum, as

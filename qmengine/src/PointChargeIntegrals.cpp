@@ -6,9 +6,7 @@
 // that the Boys function of far charges and the Hermite recursion run as vector operations across them. With many MM
 // charges this replaces a Libint call per charge, shell pair and raised/lowered angular momentum.
 #include "BoysFunction.h"
-#include "HermiteGaussians.h"
-#include "Parallel.h"
-#include "ShellPairScreening.h"
+#include "PrimitivePairs.h"
 #include "openmmdft/qm/Angular.h"
 #include "openmmdft/qm/DenseAlgebra.h"
 #include "openmmdft/qm/IntegralGradients.h"
@@ -26,47 +24,6 @@ namespace QM {
 using OpenMM::OpenMMException;
 
 namespace {
-
-/// Primitive pairs whose |c_a c_b| exp(-mu R_AB^2) (pi/p)^(3/2), the size of their charge, is below this are skipped.
-constexpr double kPrimitivePairCutoff = 1e-20;
-
-/** One primitive pair of a shell pair: exponent sum, centre, contraction prefactor and the three 1D expansions
- * (iMax = l_a + raise, jMax = l_b). */
-struct PrimitivePair {
-    double p, alpha, P[3], K;
-    int iMax, jMax;
-    std::vector<double> E[3];
-    const double& e(int d, int i, int j, int t) const {
-        return E[d][(i * (jMax + 1) + j) * (iMax + jMax + 1) + t];
-    }
-};
-
-/** The primitive pairs of shells a and b that survive the cutoff, with the bra's angular momentum raised by raise. */
-std::vector<PrimitivePair> primitivePairs(const Shell& a, const Shell& b, int raise) {
-    std::vector<PrimitivePair> pairs;
-    double AB2 = 0;
-    for (int d = 0; d < 3; d++)
-        AB2 += (a.center[d] - b.center[d]) * (a.center[d] - b.center[d]);
-    for (size_t i = 0; i < a.exponents.size(); i++)
-        for (size_t j = 0; j < b.exponents.size(); j++) {
-            PrimitivePair pp;
-            pp.alpha = a.exponents[i];
-            const double beta = b.exponents[j];
-            pp.p = pp.alpha + beta;
-            pp.K = a.coefficients[i] * b.coefficients[j] * std::exp(-pp.alpha * beta / pp.p * AB2);
-            if (std::abs(pp.K) * std::pow(M_PI / pp.p, 1.5) < kPrimitivePairCutoff)
-                continue;
-            pp.iMax = a.l + raise;
-            pp.jMax = b.l;
-            for (int d = 0; d < 3; d++) {
-                pp.P[d] = (pp.alpha * a.center[d] + beta * b.center[d]) / pp.p;
-                pp.E[d].resize((size_t) (pp.iMax + 1) * (pp.jMax + 1) * (pp.iMax + pp.jMax + 1));
-                hermiteExpansion(pp.iMax, pp.jMax, pp.p, pp.P[d] - a.center[d], pp.P[d] - b.center[d], pp.E[d].data());
-            }
-            pairs.push_back(std::move(pp));
-        }
-    return pairs;
-}
 
 /// Charges taken together in the inner loops (the lanes of hermiteCoulombBlock).
 constexpr int kBlock = kHermiteBlock;
@@ -128,21 +85,12 @@ void chargePotentials(const PrimitivePair& pp, int L, const ChargeBlocks& charge
     }
 }
 
-/** The Hermite tables reach order kMaxHermiteOrder: f-f pairs, raised once for the gradient, and the charge's derivative. */
+/** The Hermite tables reach order kMaxHermiteOrder: pairs of the basis's highest shells, raised once for the gradient,
+ * and the charge's derivative. */
 void checkAngularMomentum(const BasisSet& basis) {
     if (2 * basis.maxL() + 2 > kMaxHermiteOrder)
-        throw OpenMMException("QM: point-charge integrals handle shells up to f (the basis has l = " + std::to_string(basis.maxL()) + ")");
-}
-
-/** body(s1, s2, thread) for every shell pair s2 <= s1 whose overlap bound reaches threshold (all if it is 0); threads
- * take bra shells s1, so the blocks (s1, s2) one thread writes are its own. */
-template <class Body>
-void forEachShellPair(const BasisSet& basis, double threshold, int threads, Body body) {
-    parallelFor(basis.numShells(), threads, [&](int s1, int thread) {
-        for (int s2 = 0; s2 <= s1; s2++)
-            if (threshold <= 0 || pairOverlapBound(basis.shells()[s1], basis.shells()[s2]) >= threshold)
-                body(s1, s2, thread);
-    });
+        throw OpenMMException("QM: point-charge integrals handle shells up to l = " + std::to_string((kMaxHermiteOrder - 2) / 2) +
+                              " (the basis has l = " + std::to_string(basis.maxL()) + ")");
 }
 
 } // namespace
@@ -207,8 +155,6 @@ void pointChargeGradient(const BasisSet& basis, const std::vector<PointCharge>& 
     forEachShellPair(basis, threshold, threads, [&](int s1, int s2, int thread) {
         const Shell& a = basis.shells()[s1];
         const Shell& b = basis.shells()[s2];
-        const auto& ca = cartesianComponents(a.l);
-        const auto& cb = cartesianComponents(b.l);
         Eigen::MatrixXd& gAtoms = atomPart[thread];
         std::vector<double>& gCharges = chargePart[thread];
         alignas(64) double R[hermiteCount(kMaxHermiteOrder) * kBlock];
@@ -216,45 +162,9 @@ void pointChargeGradient(const BasisSet& basis, const std::vector<PointCharge>& 
         const double pairFactor = (s1 == s2 ? 1.0 : 2.0);
         const int countL = hermiteCount(L), countL1 = hermiteCount(L + 1);
         std::vector<double> D(countL), DA(3 * (size_t) countL1);
-        std::vector<int> shifted(3 * (size_t) countL);  // index of k + e_d
-        for (int k = 0; k < countL; k++) {
-            int t, u, v;
-            hermiteTriple(k, t, u, v);
-            shifted[3 * k] = hermiteIndex(t + 1, u, v);
-            shifted[3 * k + 1] = hermiteIndex(t, u + 1, v);
-            shifted[3 * k + 2] = hermiteIndex(t, u, v + 1);
-        }
+        const std::vector<int> shifted = raisedHermiteIndices(L);  // index of k + e_d
         for (const PrimitivePair& pp : primitivePairs(a, b, 1)) {
-            std::fill(D.begin(), D.end(), 0.0);
-            std::fill(DA.begin(), DA.end(), 0.0);
-            for (size_t i = 0; i < ca.size(); i++)
-                for (size_t j = 0; j < cb.size(); j++) {
-                    const double density = pairFactor * pp.K * Pc(o1 + i, o2 + j);
-                    if (density == 0)
-                        continue;
-                    const int ai[3] = {ca[i][0], ca[i][1], ca[i][2]}, bj[3] = {cb[j][0], cb[j][1], cb[j][2]};
-                    for (int t = 0; t <= ai[0] + bj[0] + 1; t++)
-                        for (int u = 0; u <= ai[1] + bj[1] + 1; u++)
-                            for (int v = 0; v <= ai[2] + bj[2] + 1 && t + u + v <= L + 1; v++) {
-                                // Only one direction is raised, so terms beyond order L + 1 vanish.
-                                const int tuv[3] = {t, u, v};
-                                // Plain factors, and the bra-derivative factor 2a E^(i+1)j - i E^(i-1)j per direction.
-                                double plain[3], raised[3];
-                                for (int d = 0; d < 3; d++) {
-                                    const int top = ai[d] + bj[d];
-                                    plain[d] = (tuv[d] <= top ? pp.e(d, ai[d], bj[d], tuv[d]) : 0.0);
-                                    raised[d] = 2 * pp.alpha * pp.e(d, ai[d] + 1, bj[d], tuv[d]);
-                                    if (ai[d] > 0 && tuv[d] <= top - 1)
-                                        raised[d] -= ai[d] * pp.e(d, ai[d] - 1, bj[d], tuv[d]);
-                                }
-                                const int k = hermiteIndex(t, u, v);
-                                if (k < countL)
-                                    D[k] += density * plain[0] * plain[1] * plain[2];
-                                DA[k] += density * raised[0] * plain[1] * plain[2];
-                                DA[countL1 + k] += density * plain[0] * raised[1] * plain[2];
-                                DA[2 * countL1 + k] += density * plain[0] * plain[1] * raised[2];
-                            }
-                }
+            contractPairDensity(pp, a, b, Pc, o1, o2, pairFactor, D.data(), DA.data());
             // Per charge: dE/dC_d = w toC_d with toC_d = -sum_k D_k R_(k + e_d), w = -q (2 pi / p). The pair's own
             // sums need only S_k = sum_C w R_k: dE/dA_d = sum_k D^A_d,k S_k and sum_C dE/dC_d = -sum_k D_k S_(k + e_d).
             const double factor = 2 * M_PI / pp.p;

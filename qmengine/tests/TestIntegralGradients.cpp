@@ -8,6 +8,7 @@
 #include "openmmdft/qm/Integrals.h"
 #include "openmmdft/qm/IntegralGradients.h"
 #include "openmmdft/qm/KohnShamLDA.h"
+#include "../src/LibintThreeCentreGradient.h"
 #include <cstdio>
 #include <gtest/gtest.h>
 #include <functional>
@@ -148,6 +149,30 @@ TEST(IntegralGradients, DensityFittedCoulombMatchesFiniteDifferences) {
         EXPECT_LT((g - f).cwiseAbs().maxCoeff(), TOL) << (pure ? "pure" : "cartesian") << "\n" << g << "\n" << f;
         EXPECT_LT(g.colwise().sum().cwiseAbs().maxCoeff(), 1e-9);
     }
+}
+
+// The three-centre part by the Hermite scheme (fitted density and orbital density contracted into Hermite Gaussians)
+// against Libint2's raised and lowered integrals, for s to f orbital shells and fitting shells up to g, cartesian and
+// pure, with and without the pair screening the engine uses.
+TEST(IntegralGradients, HermiteThreeCentreGradientMatchesLibint) {
+    const auto atoms = molecule();
+    const BasisDefinition auxDef = loadBasisDefinition("def2-universal-jfit", QMENGINE_DATA_DIR);
+    const int na = (int) atoms.size();
+    for (const char* name : {"6-31G*", "def2-TZVP"})
+        for (bool pure : {false, true})
+            for (double threshold : {0.0, 1e-12}) {
+                BasisSet basis(loadBasisDefinition(name, QMENGINE_DATA_DIR), atoms, pure), aux(auxDef, atoms, true, 6);
+                const Eigen::MatrixXd C = randomSymmetric(basis.size(), 29).leftCols(6);
+                const Eigen::MatrixXd D = C * C.transpose() * 0.1;
+                const Eigen::VectorXd c = randomSymmetric(aux.size(), 31).col(0);
+                const Eigen::MatrixXd hermite = densityFittingThreeCentreGradient(basis, aux, D, c, na, threshold, 2);
+                const Eigen::MatrixXd libint = densityFittingThreeCentreGradientLibint(basis, aux, D, c, na, threshold, 2);
+                const double scale = libint.cwiseAbs().maxCoeff();
+                EXPECT_GT(scale, 1e-3);
+                EXPECT_LT((hermite - libint).cwiseAbs().maxCoeff(), 1e-10 * scale)
+                    << name << (pure ? " pure" : " cartesian") << " threshold " << threshold << "\n" << hermite << "\n" << libint;
+                EXPECT_LT(hermite.colwise().sum().cwiseAbs().maxCoeff(), 1e-10 * scale);
+            }
 }
 
 // The exact Coulomb energy E_J = 1/2 tr(D J(D)) at fixed D, from Libint2's four-centre derivatives, against five-point

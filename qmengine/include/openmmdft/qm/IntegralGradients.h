@@ -29,11 +29,14 @@ void pointChargeGradient(const BasisSet& basis, const std::vector<PointCharge>& 
 
 /// d/dR of the density-fitted Coulomb energy E_J = 1/2 gamma^T (P|Q)^-1 gamma, gamma_Q = sum_uv (Q|uv) D_uv,
 /// given c = (P|Q)^-1 gamma (DensityFittedCoulomb::fitCoefficients, auxiliary basis, pure where it is pure):
-/// sum_Q c_Q sum_uv D_uv d(Q|uv) - 1/2 sum_PQ c_P c_Q d(P|Q), through Libint2's first-derivative integrals.
-/// Both bases carry the atom index of every shell.
+/// sum_Q c_Q sum_uv D_uv d(Q|uv) - 1/2 sum_PQ c_P c_Q d(P|Q): the three-centre part by McMurchie and Davidson's
+/// Hermite scheme, the metric part from Libint2's integrals. Both bases carry the atom index of every shell.
 Eigen::MatrixXd densityFittedCoulombGradient(const BasisSet& basis, const BasisSet& auxiliary, const Eigen::MatrixXd& D,
                                              const Eigen::VectorXd& c, int numAtoms, double threshold, int threads = 1);
-/// Its three-centre part, sum_Q c_Q sum_uv D_uv d(Q|uv), on the orbital and the fitting functions' centres.
+/// Its three-centre part, sum_Q c_Q sum_uv D_uv d(Q|uv), on the orbital and the fitting functions' centres: the
+/// fitted density as Hermite Gaussians on the fitting centres, the orbital density contracted into each primitive
+/// pair's (src/HermiteThreeCentre.cpp); Libint2's raised and lowered integrals beyond the Hermite tables (orbital
+/// shells above f with fitting shells above g). Shell pairs whose overlap bound is below threshold are skipped.
 Eigen::MatrixXd densityFittingThreeCentreGradient(const BasisSet& basis, const BasisSet& auxiliary, const Eigen::MatrixXd& D,
                                                   const Eigen::VectorXd& c, int numAtoms, double threshold, int threads = 1);
 /// Its metric part, -1/2 sum_PQ c_P c_Q d(P|Q).
