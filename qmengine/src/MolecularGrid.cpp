@@ -147,6 +147,31 @@ struct PartitionData {
     }
 };
 
+/**
+ * The product of row[0 .. n) as eight independent partial products (one vector, no serial chain), and with
+ * withSmallest its smallest entry, likewise, into *smallest.
+ */
+template <bool withSmallest>
+double rowProduct(const double* __restrict row, int n, double* smallest) {
+    double part[8] = {1, 1, 1, 1, 1, 1, 1, 1}, least[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    int d0 = 0;
+    for (; d0 + 8 <= n; d0 += 8)
+        for (int k = 0; k < 8; k++) {
+            part[k] *= row[d0 + k];
+            if (withSmallest)
+                least[k] = std::min(least[k], row[d0 + k]);
+        }
+    for (int k = 0; d0 + k < n; k++) {
+        part[k] *= row[d0 + k];
+        if (withSmallest)
+            least[k] = std::min(least[k], row[d0 + k]);
+    }
+    if (withSmallest)
+        *smallest = std::min(std::min(std::min(least[0], least[1]), std::min(least[2], least[3])),
+                             std::min(std::min(least[4], least[5]), std::min(least[6], least[7])));
+    return ((part[0] * part[1]) * (part[2] * part[3])) * ((part[4] * part[5]) * (part[6] * part[7]));
+}
+
 /// Becke's factors s(nu_cd) of cell c at a point for every d (d = c: not 1; the caller skips or resets it), without
 /// branches or calls so that the loop runs in vector instructions.
 void beckeFactors(int n, double dc, const double* __restrict dist, const double* __restrict invR, const double* __restrict a,
@@ -178,14 +203,7 @@ double weightOf(const std::vector<QMAtom>& atoms, const PartitionData& pd, int A
         auto cellProduct = [&](int c) {
             beckeFactors(n, dist[c], dist.data(), &pd.invR[(size_t) c * n], &pd.a[(size_t) c * n], row.data());
             row[c] = 1;
-            double part[8] = {1, 1, 1, 1, 1, 1, 1, 1};  // eight independent products: no serial chain
-            int d0 = 0;
-            for (; d0 + 8 <= n; d0 += 8)
-                for (int k = 0; k < 8; k++)
-                    part[k] *= row[d0 + k];
-            for (int k = 0; d0 + k < n; k++)
-                part[k] *= row[d0 + k];
-            return ((part[0] * part[1]) * (part[2] * part[3])) * ((part[4] * part[5]) * (part[6] * part[7]));
+            return rowProduct<false>(row.data(), n, nullptr);
         };
         const double own = cellProduct(A);
         if (!(own > 0))
@@ -400,22 +418,7 @@ double PartitionWeightDerivatives::compute(int A, const double r[3], std::vector
             }
         sv[c] = 1;
         sl[c] = 0;
-        // Eight independent partial products and minima (one vector), so that neither is a serial chain.
-        double partProduct[8] = {1, 1, 1, 1, 1, 1, 1, 1}, partSmallest[8] = {1, 1, 1, 1, 1, 1, 1, 1};
-        int d0 = 0;
-        for (; d0 + 8 <= n; d0 += 8)
-            for (int k = 0; k < 8; k++) {
-                partProduct[k] *= sv[d0 + k];
-                partSmallest[k] = std::min(partSmallest[k], sv[d0 + k]);
-            }
-        for (int k = 0; d0 + k < n; k++) {
-            partProduct[k] *= sv[d0 + k];
-            partSmallest[k] = std::min(partSmallest[k], sv[d0 + k]);
-        }
-        product = ((partProduct[0] * partProduct[1]) * (partProduct[2] * partProduct[3])) *
-                  ((partProduct[4] * partProduct[5]) * (partProduct[6] * partProduct[7]));
-        smallest = std::min(std::min(std::min(partSmallest[0], partSmallest[1]), std::min(partSmallest[2], partSmallest[3])),
-                            std::min(std::min(partSmallest[4], partSmallest[5]), std::min(partSmallest[6], partSmallest[7])));
+        product = rowProduct<true>(sv, n, &smallest);
     };
     w.cells.clear();
     w.cellProduct.clear();
