@@ -38,6 +38,7 @@ TEST_P(CudaLeastSquares, Large5000x1000AgainstDgelsd) { testAgainstDgelsd(*solve
 TEST_P(CudaLeastSquares, GaussSeidel) { testGaussSeidel(*solver, GetParam()); }
 TEST_P(CudaLeastSquares, ConstrainedAgainstDgglse) { testConstrained(*solver, GetParam()); }
 TEST_P(CudaLeastSquares, GivenNormalEquations) { testGivenNormalEquations(*solver, GetParam()); }
+TEST_P(CudaLeastSquares, InverseOfGivenMatrix) { testManyRightHandSides(*solver, GetParam()); }
 TEST_P(CudaLeastSquares, ErrorsAndUnsupported) { testErrors(*solver); }
 
 INSTANTIATE_TEST_SUITE_P(Precisions, CudaLeastSquares, ::testing::Values("single", "mixed", "double"),

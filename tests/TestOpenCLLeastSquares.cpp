@@ -32,6 +32,7 @@ TEST_P(OpenCLLeastSquares, Large5000x1000AgainstDgelsd) { testAgainstDgelsd(*sol
 TEST_P(OpenCLLeastSquares, GaussSeidel) { testGaussSeidel(*solver, GetParam()); }
 TEST_P(OpenCLLeastSquares, ConstrainedAgainstDgglse) { testConstrained(*solver, GetParam()); }
 TEST_P(OpenCLLeastSquares, GivenNormalEquations) { testGivenNormalEquations(*solver, GetParam()); }
+TEST_P(OpenCLLeastSquares, InverseOfGivenMatrix) { testManyRightHandSides(*solver, GetParam()); }
 TEST_P(OpenCLLeastSquares, ErrorsAndUnsupported) { testErrors(*solver); }
 
 INSTANTIATE_TEST_SUITE_P(Precisions, OpenCLLeastSquares, ::testing::Values("single", "mixed", "double"),

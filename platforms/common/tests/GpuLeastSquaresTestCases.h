@@ -287,6 +287,39 @@ inline void testGivenNormalEquations(LeastSquaresSolver& solver, const string& p
 }
 
 /**
+ * The inverse of a given symmetric positive definite matrix (n = 150, three panels of 64): n right-hand sides, the
+ * identity, as density fitting inverts its Coulomb metric. Many right-hand sides take the tiled product in the
+ * triangular solves (one column takes the per-element update), so this checks that path for Cholesky (L and L^T)
+ * and Gauss (unit L and U), against LAPACK's dgesv on the same matrix, to the normal-equation tolerance.
+ */
+inline void testManyRightHandSides(LeastSquaresSolver& solver, const string& precision) {
+    const int m = 400, n = 150;
+    vector<double> A, unused;
+    makeProblem(m, n, 1, 5.0, 77, A, unused);
+    vector<double> G((size_t) n * n, 0.0);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++)
+            for (int k = 0; k < n; k++)
+                G[(size_t) j * n + k] += A[(size_t) i * n + j] * A[(size_t) i * n + k];
+    vector<double> identity((size_t) n * n, 0.0);
+    for (int j = 0; j < n; j++)
+        identity[(size_t) j * n + j] = 1.0;
+    vector<double> lu(G), reference(identity);
+    vector<int> ipiv(n);
+    int info, nn = n;
+    dgesv_(&nn, &nn, lu.data(), &nn, ipiv.data(), reference.data(), &nn, &info); // G symmetric: its inverse too
+    ASSERT_EQ(0, info);
+    for (LeastSquaresMethod method : {LeastSquaresMethod::Cholesky, LeastSquaresMethod::Gauss}) {
+        SCOPED_TRACE(precision + " " + leastSquaresMethodName(method));
+        LeastSquaresOptions o;
+        o.method = method;
+        o.normalEquationsGiven = true;
+        const LeastSquaresResult r = solver.solve(n, n, n, G, identity, o);
+        EXPECT_LE(relativeError(r.x, reference), tolerance(precision, n, 5.0, true));
+    }
+}
+
+/**
  * Problems near the ends of the double range: A and b scaled by 1e+-300 (and, with a sum constraint, C and d too).
  * A^T A overflows or underflows even in double, and single precision cannot hold the data at all, yet the problem is
  * as well-conditioned as the unscaled one. Every method, in every precision, must return the scaled problem's

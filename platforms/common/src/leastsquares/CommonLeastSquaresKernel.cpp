@@ -22,6 +22,9 @@ namespace {
 
 const int BLOCK = LEAST_SQUARES_BLOCK;
 const int NB = LEAST_SQUARES_NB;
+/// Triangular solves with at least this many right-hand sides update the rows below a block by the tiled product; fewer
+/// (the condition estimate's single column) by one thread per element, which wastes no tile.
+const int MIN_GEMM_COLUMNS = 16;
 
 string prefix(const LeastSquaresOptions& options, const string& precision) {
     return "solveLeastSquares (" + leastSquaresMethodName(options.method) + ", GPU platform, " + precision + " precision): ";
@@ -166,6 +169,13 @@ void CommonSolveLeastSquaresKernel::triangularSolve(int n, int cols, ComputeArra
         const int rowStart = (forward ? k0 + kb : 0), rows = (forward ? n - k0 - kb : k0);
         if (rows == 0)
             continue;
+        if (cols >= MIN_GEMM_COLUMNS) {
+            // H(rowStart.., :) -= op(T)(rowStart.., block) H(block, :): a tiled product (the rows read and the rows
+            // written are disjoint). op(T)(i, l) = T(l, i) when transposed.
+            const int aOff = tOff + (transposed ? k0 + rowStart * ldt : rowStart + k0 * ldt);
+            gemm(false, rows, cols, kb, true, true, T, aOff, ldt, transposed, H, hOff + k0, ldh, false, H, hOff + rowStart, ldh, false);
+            continue;
+        }
         update->setArg(8, k0);
         update->setArg(9, kb);
         update->setArg(10, rowStart);

@@ -3,7 +3,8 @@
  * leading dimension ldh, from hOff); T is the lower or upper triangle of a column-major matrix, op(T) = T
  * or T^T. The host walks the diagonal blocks of NB rows in the order of the substitution: each block is
  * solved by one work group per right-hand side (NB sequential steps), then every row still to come is
- * updated with the block's solution in parallel. So a solve takes 2 n/NB launches instead of n sequential
+ * updated with the block's solution in parallel: by the tiled product (lsqGemm) for many right-hand sides
+ * (an inverse), by triangularUpdate below for a few. So a solve takes 2 n/NB launches instead of n sequential
  * steps, which matters on a GPU for the right-hand sides and the condition estimate alike.
  */
 
