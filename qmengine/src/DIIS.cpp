@@ -23,6 +23,7 @@ void DIIS::reset() {
     focks_.clear();
     errors_.clear();
     overlaps_.clear();
+    errorProducts_.resize(0, 0);
     dropRecycled();
 }
 
@@ -74,10 +75,16 @@ Eigen::MatrixXd DIIS::extrapolate(const Eigen::MatrixXd& fock, const Eigen::Matr
     focks_.push_back(fock);
     errors_.push_back(error);
     overlaps_.push_back(m > 0 ? Eigen::VectorXd(recycledErrors_.transpose() * flat(error)) : Eigen::VectorXd());
+    const int previous = (int) errorProducts_.rows();
+    errorProducts_.conservativeResize(previous + 1, previous + 1);
+    for (int i = 0; i <= previous; i++)
+        errorProducts_(previous, i) = errorProducts_(i, previous) = flat(errors_[i]).dot(flat(error));
     while ((int) focks_.size() > size_) {
         focks_.pop_front();
         errors_.pop_front();
         overlaps_.pop_front();
+        const int kept = (int) errorProducts_.rows() - 1;
+        errorProducts_ = errorProducts_.bottomRightCorner(kept, kept).eval();
     }
     const int n = (int) focks_.size();
     if (n + m < 2)
@@ -91,7 +98,7 @@ Eigen::MatrixXd DIIS::extrapolate(const Eigen::MatrixXd& fock, const Eigen::Matr
     Eigen::MatrixXd B = Eigen::MatrixXd::Zero(k + 1, k + 1);
     for (int i = 0; i < n; i++) {
         for (int j = 0; j <= i; j++)
-            B(i, j) = B(j, i) = errors_[i].cwiseProduct(errors_[j]).sum();
+            B(i, j) = B(j, i) = errorProducts_(i, j);
         for (int j = 0; j < m; j++)
             B(i, n + j) = B(n + j, i) = recycledScale * overlaps_[i][j];
     }

@@ -108,8 +108,10 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         r.qmmmNuclear = enucMM;
         r.qmmm = r.qmmmElectronic + r.qmmmNuclear;
         r.total = r.oneElectron + r.coulomb + r.xc + r.nuclearRepulsion + r.qmmm + r.longRange;
+        const double tCommutator = seconds();
         const Eigen::MatrixXd FDS = product(F, false, product(D, false, S, false), false);
         const Eigen::MatrixXd err = congruence(FDS - FDS.transpose(), X);
+        r.timings["scf.fockAndDIIS.commutator"] += seconds() - tCommutator;
         const double errMax = err.cwiseAbs().maxCoeff();
         if (recycling) {
             iterates.emplace_back(F, err);
@@ -152,8 +154,11 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
             Fx = previousF.size() == 0 ? F : Eigen::MatrixXd((1 - strategy.damping) * F + strategy.damping * previousF);
             previousF = Fx;
         }
-        else
+        else {
+            const double tDIIS = seconds();
             Fx = diis.extrapolate(F, err);
+            r.timings["scf.fockAndDIIS.diis"] += seconds() - tDIIS;
+        }
         if (shift > 0) // raise virtual levels: F + b (S - S D S / 2)
             Fx += shift * (S - 0.5 * congruence(D, S));
         r.timings["scf.fockAndDIIS"] += seconds() - t;

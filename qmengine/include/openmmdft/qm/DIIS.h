@@ -35,6 +35,9 @@ private:
     int size_;
     std::deque<Eigen::MatrixXd> focks_, errors_;
     std::deque<Eigen::VectorXd> overlaps_;  ///< per entry: its error's products with the recycled errors
+    /// <e_i, e_j> of the stored errors (entry order): each new entry adds one row, so an iteration reads every stored
+    /// error once instead of once per pair (the errors are n_bf^2 each: memory-bound products).
+    Eigen::MatrixXd errorProducts_;
     // One column per recycled combination (the matrices flattened), so that products are matrix products.
     Eigen::MatrixXd recycledFocks_, recycledErrors_;
 };

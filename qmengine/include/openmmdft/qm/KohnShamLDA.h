@@ -85,8 +85,8 @@ struct QMResult {
     std::string basisStorageNotice;  ///< XCBackend::notice()
     /// Wall-clock seconds: "setup.integrals", "setup.grid", "setup.xc", "setup.coulomb" (with density fitting also
     /// its parts "setup.coulomb.metric", ".metricSolver", ".tensor"), "guess", "scf.coulomb", "scf.xc",
-    /// "scf.fockAndDIIS" (energy terms, the commutator error, DIIS), "scf.diagonalization", "total" (set-up, guess and
-    /// iterations).
+    /// "scf.fockAndDIIS" (energy terms, the commutator error, DIIS; its parts "scf.fockAndDIIS.commutator" and
+    /// ".diis"), "scf.diagonalization", "total" (set-up, guess and iterations).
     std::map<std::string, double> timings;
     DensityGuess guess() const { return {density, fockChanges, errorChanges}; }
 };
