@@ -96,8 +96,8 @@ TEST_P(CudaKernelCompile, QMExchangeCorrelation) {
 /** The density-fitting integrals and their gradient, for the largest shells the platforms send there (f, h), and the
  * point-charge gradient (fitting l = 0). */
 TEST_P(CudaKernelCompile, ThreeCentreIntegrals) {
-    for (const auto& l : {std::make_pair(2, 4), std::make_pair(3, 5), std::make_pair(3, 0)}) {
-        string log = compile(CommonQMMMKernelSources::qmThreeCentre, threeCentreDefines(l.first, l.second));
+    for (const auto& l : {std::make_tuple(2, 4, false), std::make_tuple(3, 5, false), std::make_tuple(3, 0, true)}) {
+        string log = compile(CommonQMMMKernelSources::qmThreeCentre, threeCentreDefines(std::get<0>(l), std::get<1>(l), std::get<2>(l)));
         EXPECT_TRUE(log.empty()) << log;
     }
 }

@@ -31,7 +31,7 @@ const double MIN_GRADIENT_ITEMS = 65536;
 class CommonDensityFittingContractions : public QM::DensityFittingContractions {
 public:
     static constexpr double MAX_TENSOR_BYTES = 4.0 * 1073741824.0;
-    CommonDensityFittingContractions(ComputeContext& cc, ComputeProgram program, function<ComputeProgram(int, int)> integralProgram)
+    CommonDensityFittingContractions(ComputeContext& cc, ComputeProgram program, ThreeCentreProgramSource integralProgram)
         : cc(cc), program(program), integralProgram(integralProgram) {
     }
     bool store(const Eigen::MatrixXd& B) override {
@@ -47,7 +47,7 @@ public:
         ContextSelector selector(cc);
         if (!allocate(task.rows, task.columns))
             return false;
-        integrals = integralProgram(task.basis.maxL, task.aux.maxL);
+        integrals = integralProgram(task.basis.maxL, task.aux.maxL, false);
         basis.upload(cc, task.basis, 0);
         aux.upload(cc, task.aux, task.rows);
         // The pairs in classes of equal angular momenta and primitive counts: the threads of a warp (consecutive
@@ -126,7 +126,7 @@ public:
         uploadVector(cc, gradientArray, vector<long long>(3 * gradientAtoms, 0), "qmDFGradient");
         // Fitting functions (not point charges), their atoms the gradient's first rows.
         const Eigen::MatrixXd total = runThreeCentreGradient(integrals, numPairs, numGroups, nbf, pairFirst, pairSecond, basis,
-                                                             auxGroupShellStart, auxGroupAtom, false, 0, aux, boysTable, boys,
+                                                             auxGroupShellStart, auxGroupAtom, 0, aux, boysTable, boys,
                                                              densityArray, coefficientArray, gradientArray);
         G += total.topRows(G.rows());
         return true;
@@ -193,7 +193,7 @@ private:
     static constexpr int DF_GROUP_SIZE = 128;  // DF_GROUP of densityFittingProject
     ComputeContext& cc;
     ComputeProgram program, integrals;
-    function<ComputeProgram(int, int)> integralProgram;
+    ThreeCentreProgramSource integralProgram;
     int rows = 0, columns = 0, slices = 1;
     ComputeArray tensor, pairVector, auxVector, fitPartial;
     ComputeKernel fitKernel, fitSumKernel, projectKernel;
@@ -210,6 +210,6 @@ private:
 } // namespace
 
 unique_ptr<QM::DensityFittingContractions> OpenMMDFT::createDensityFittingContractions(ComputeContext& cc, ComputeProgram contractionProgram,
-                                                                                       function<ComputeProgram(int, int)> integralProgram) {
+                                                                                       ThreeCentreProgramSource integralProgram) {
     return unique_ptr<QM::DensityFittingContractions>(new CommonDensityFittingContractions(cc, contractionProgram, integralProgram));
 }

@@ -4,6 +4,7 @@
 #include "openmmdft/qm/Integrals.h"
 #include "openmm/common/ComputeContext.h"
 #include "openmm/common/ComputeProgram.h"
+#include "ThreeCentreProgram.h"
 #include <functional>
 #include <memory>
 
@@ -13,12 +14,12 @@ namespace OpenMMDFT {
  * Density fitting on the GPU platforms, written once against OpenMM's Compute API: the three-centre tensor B of one
  * geometry computed in device memory by McMurchie-Davidson (kernels/qmThreeCentre.cc; or uploaded from the host),
  * the contractions B d and B^T c of every SCF iteration (kernels/qmXC.cc), and the three-centre part of the Coulomb
- * gradient. contractionProgram holds the contraction kernels; integralProgram(basisL, auxL) gives the integral
+ * gradient. contractionProgram holds the contraction kernels; integralProgram(basisL, auxL, false) gives the integral
  * kernels compiled for bases up to those l.
  */
 std::unique_ptr<QM::DensityFittingContractions> createDensityFittingContractions(
     OpenMM::ComputeContext& cc, OpenMM::ComputeProgram contractionProgram,
-    std::function<OpenMM::ComputeProgram(int basisL, int auxL)> integralProgram);
+    ThreeCentreProgramSource integralProgram);
 
 } // namespace OpenMMDFT
 

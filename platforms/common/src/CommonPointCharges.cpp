@@ -20,7 +20,7 @@ const int MATRIX_CHARGES_PER_GROUP = 128;
 
 } // namespace
 
-CommonPointCharges::CommonPointCharges(ComputeContext& cc, function<ComputeProgram(int, int)> integralProgram)
+CommonPointCharges::CommonPointCharges(ComputeContext& cc, ThreeCentreProgramSource integralProgram)
     : cc(cc), integralProgram(integralProgram) {
 }
 
@@ -44,7 +44,7 @@ bool CommonPointCharges::matrix(const QM::ThreeCentreTask& task, const vector<do
     const int numGroups = (int) groupStart.size();
     groupStart.push_back(numCharges);
     ContextSelector selector(cc);
-    ComputeProgram program = integralProgram(task.basis.maxL, 0);
+    ComputeProgram program = integralProgram(task.basis.maxL, 0, true);
     DeviceShells basis;
     basis.upload(cc, task.basis, 0);
     ComputeArray pairFirst, pairSecond, blockStartArray, groupStartArray, centers, weightArray, boysTable, partial, total;
@@ -101,7 +101,7 @@ bool CommonPointCharges::addGradient(const QM::ThreeCentreTask& task, const vect
     if (task.basis.maxL > MAX_BASIS_L || numCharges == 0 || numPairs == 0)
         return false;
     ContextSelector selector(cc);
-    ComputeProgram program = integralProgram(task.basis.maxL, 0);
+    ComputeProgram program = integralProgram(task.basis.maxL, 0, true);
     // Every array is made for this call: the number of charges changes from step to step.
     DeviceShells basis, charges;
     basis.upload(cc, task.basis, 0);
@@ -124,7 +124,7 @@ bool CommonPointCharges::addGradient(const QM::ThreeCentreTask& task, const vect
     uploadVector(cc, gradient, vector<long long>(3 * (numAtoms + numCharges), 0), "qmChargeGradient");
     // Point charges, each its own centre in the rows after the atoms'.
     const Eigen::MatrixXd total = runThreeCentreGradient(program, numPairs, numGroups, (int) D.rows(), pairFirst, pairSecond, basis,
-                                                         groupShellStart, groupAtomArray, true, numAtoms, charges, boysTable,
+                                                         groupShellStart, groupAtomArray, numAtoms, charges, boysTable,
                                                          BoysParameters::of(task), density, coefficients, gradient);
     atomGradient += total.topRows(numAtoms);
     chargeGradient += total.bottomRows(numCharges);

@@ -4,6 +4,7 @@
 #include "openmmdft/qm/XCBackend.h"
 #include "openmm/common/ComputeContext.h"
 #include "openmm/common/ComputeProgram.h"
+#include "ThreeCentreProgram.h"
 #include <functional>
 
 namespace OpenMMDFT {
@@ -13,18 +14,18 @@ namespace OpenMMDFT {
  * McMurchie-Davidson's nuclear attraction (kernels/qmThreeCentre.cc). The matrix: work items over (group of charges,
  * shell pair), each group's blocks summed in group order by a second kernel, so that every run gives the same bits.
  * The gradient: the point-charge limit of the density-fitting gradient kernel, work items over (shell pair, block of
- * charges), every charge's own gradient and the basis functions' in 64-bit fixed point. integralProgram(basisL, auxL)
- * gives the kernels compiled for orbital shells up to basisL.
+ * charges), every charge's own gradient and the basis functions' in 64-bit fixed point. integralProgram(basisL, 0,
+ * true) gives the kernels compiled for orbital shells up to basisL and point charges.
  */
 class CommonPointCharges : public QM::PointChargeEvaluator {
 public:
-    CommonPointCharges(OpenMM::ComputeContext& cc, std::function<OpenMM::ComputeProgram(int, int)> integralProgram);
+    CommonPointCharges(OpenMM::ComputeContext& cc, ThreeCentreProgramSource integralProgram);
     bool matrix(const QM::ThreeCentreTask& task, const std::vector<double>& weights, Eigen::MatrixXd& cartesianMatrix) const override;
     bool addGradient(const QM::ThreeCentreTask& task, const std::vector<double>& weights, const Eigen::MatrixXd& cartesianDensity,
                      Eigen::MatrixXd& atomGradient, Eigen::MatrixXd& chargeGradient) const override;
 private:
     OpenMM::ComputeContext& cc;
-    std::function<OpenMM::ComputeProgram(int, int)> integralProgram;
+    ThreeCentreProgramSource integralProgram;
 };
 
 } // namespace OpenMMDFT

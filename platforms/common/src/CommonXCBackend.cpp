@@ -527,18 +527,22 @@ private:
 } // namespace
 
 CommonXCBackendFactory::CommonXCBackendFactory(ComputeContext& cc) : cc(cc) {
-    charges.reset(new CommonPointCharges(cc, [this](int basisL, int auxL) { return threeCentreProgram(basisL, auxL); }));
+    charges.reset(new CommonPointCharges(cc, [this](int basisL, int auxL, bool pointCharges) {
+        return threeCentreProgram(basisL, auxL, pointCharges);
+    }));
 }
 
 unique_ptr<QM::DensityFittingContractions> CommonXCBackendFactory::densityFittingContractions() const {
-    return createDensityFittingContractions(cc, programFor(0), [this](int basisL, int auxL) { return threeCentreProgram(basisL, auxL); });
+    return createDensityFittingContractions(cc, programFor(0), [this](int basisL, int auxL, bool pointCharges) {
+        return threeCentreProgram(basisL, auxL, pointCharges);
+    });
 }
 
-ComputeProgram CommonXCBackendFactory::threeCentreProgram(int basisL, int auxL) const {
-    auto& compiled = threeCentrePrograms[{basisL, auxL}];
+ComputeProgram CommonXCBackendFactory::threeCentreProgram(int basisL, int auxL, bool pointCharges) const {
+    auto& compiled = threeCentrePrograms[make_tuple(basisL, auxL, pointCharges)];
     if (!compiled) {
         ContextSelector selector(cc);
-        compiled = cc.compileProgram(CommonQMMMKernelSources::qmThreeCentre, threeCentreDefines(basisL, auxL));
+        compiled = cc.compileProgram(CommonQMMMKernelSources::qmThreeCentre, threeCentreDefines(basisL, auxL, pointCharges));
     }
     return compiled;
 }

@@ -5,6 +5,7 @@
 #include "openmm/common/ComputeContext.h"
 #include "openmm/common/ComputeProgram.h"
 #include <map>
+#include <tuple>
 #include <memory>
 #include <utility>
 
@@ -52,10 +53,10 @@ private:
     /** The kernels of kernels/qmXC.cc for one functional (0: SVWN5, 1: SVWN_RPA), compiled on first use. */
     OpenMM::ComputeProgram programFor(int index) const;
     /** The kernels of kernels/qmThreeCentre.cc for bases up to these l, compiled once (each MD step's geometry reuses them). */
-    OpenMM::ComputeProgram threeCentreProgram(int basisL, int auxL) const;
+    OpenMM::ComputeProgram threeCentreProgram(int basisL, int auxL, bool pointCharges) const;
     OpenMM::ComputeContext& cc;
     mutable OpenMM::ComputeProgram program[2];
-    mutable std::map<std::pair<int, int>, OpenMM::ComputeProgram> threeCentrePrograms;
+    mutable std::map<std::tuple<int, int, bool>, OpenMM::ComputeProgram> threeCentrePrograms;
     std::unique_ptr<QM::PointChargeEvaluator> charges;
 };
 

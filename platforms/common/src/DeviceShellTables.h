@@ -62,12 +62,13 @@ struct BoysParameters {
 /**
  * Runs threeCentreGradient of program over numPairs x numGroups work items (the kernel's comment gives the meaning of
  * every input) into gradient, which must hold zeros, and returns its fixed-point sums as gradients: row r of the
- * result is gradient row r (atoms first, then with pointCharges the charges from centreOffset).
+ * result is gradient row r (atoms first, then, in a program compiled for point charges, the charges from
+ * centreOffset).
  */
 Eigen::MatrixXd runThreeCentreGradient(OpenMM::ComputeProgram program, int numPairs, int numGroups, int nbf,
                                        OpenMM::ComputeArray& pairFirst, OpenMM::ComputeArray& pairSecond, DeviceShells& basis,
-                                       OpenMM::ComputeArray& groupShellStart, OpenMM::ComputeArray& groupAtom, bool pointCharges,
-                                       int centreOffset, DeviceShells& fitting, OpenMM::ComputeArray& boysTable, const BoysParameters& boys,
+                                       OpenMM::ComputeArray& groupShellStart, OpenMM::ComputeArray& groupAtom, int centreOffset,
+                                       DeviceShells& fitting, OpenMM::ComputeArray& boysTable, const BoysParameters& boys,
                                        OpenMM::ComputeArray& density, OpenMM::ComputeArray& coefficients, OpenMM::ComputeArray& gradient);
 
 } // namespace OpenMMDFT

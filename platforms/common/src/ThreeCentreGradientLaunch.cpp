@@ -8,7 +8,7 @@ using namespace std;
 
 Eigen::MatrixXd OpenMMDFT::runThreeCentreGradient(ComputeProgram program, int numPairs, int numGroups, int nbf, ComputeArray& pairFirst,
                                                   ComputeArray& pairSecond, DeviceShells& basis, ComputeArray& groupShellStart,
-                                                  ComputeArray& groupAtom, bool pointCharges, int centreOffset, DeviceShells& fitting,
+                                                  ComputeArray& groupAtom, int centreOffset, DeviceShells& fitting,
                                                   ComputeArray& boysTable, const BoysParameters& boys, ComputeArray& density,
                                                   ComputeArray& coefficients, ComputeArray& gradient) {
     ComputeKernel kernel = program->createKernel("threeCentreGradient");
@@ -18,7 +18,6 @@ Eigen::MatrixXd OpenMMDFT::runThreeCentreGradient(ComputeProgram program, int nu
     for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.atom, &basis.primStart, &basis.numPrim, &basis.cartesianOffset,
                             &basis.center, &basis.exponent, &basis.coefficient, &groupShellStart, &groupAtom})
         kernel->addArg(*a);
-    kernel->addArg(pointCharges ? 1 : 0);
     kernel->addArg(centreOffset);
     for (ComputeArray* a : {&fitting.atom, &fitting.l, &fitting.primStart, &fitting.numPrim, &fitting.cartesianOffset, &fitting.center,
                             &fitting.exponent, &fitting.coefficient, &boysTable})

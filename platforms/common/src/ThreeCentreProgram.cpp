@@ -2,10 +2,11 @@
 #include "ThreeCentreProgram.h"
 #include <cstdio>
 
-std::map<std::string, std::string> OpenMMDFT::threeCentreDefines(int basisL, int auxL) {
+std::map<std::string, std::string> OpenMMDFT::threeCentreDefines(int basisL, int auxL, bool pointCharges) {
     std::map<std::string, std::string> defines;
     defines["BASIS_L"] = std::to_string(basisL);
     defines["AUX_L"] = std::to_string(auxL);
+    defines["POINT_CHARGES"] = pointCharges ? "1" : "0";
     char scale[64];
     std::snprintf(scale, sizeof(scale), "%.17e", THREE_CENTRE_GRADIENT_SCALE);
     defines["GRADIENT_SCALE"] = scale;

@@ -10,7 +10,8 @@
  * of work groups, so both loop with a grid stride.
  *
  * Defines from the host: BASIS_L and AUX_L (the largest l of the orbital and fitting bases, which size the private
- * arrays) and GRADIENT_SCALE (the fixed-point scale of the gradient sums). The engine's Boys-function table
+ * arrays), POINT_CHARGES (1: the gradient kernel takes point charges, not fitting functions) and GRADIENT_SCALE (the
+ * fixed-point scale of the gradient sums). The engine's Boys-function table
  * (BoysFunction.h) comes as a buffer with its step, end, orders per point and Taylor terms.
  */
 
@@ -309,8 +310,8 @@ KERNEL void threeCentreTensor(int numPairs, int numAuxShells, int rows, GLOBAL c
  * orbital centre by raising and lowering that function's angular momentum in the Hermite coefficients,
  * d/dA_x x_A^i e^(-a x_A^2) = 2a x_A^(i+1) e^(..) - i x_A^(i-1) e^(..), which are contracted with D once per primitive
  * pair (derivative Hermite densities); the fitting function's centre takes minus their sum (translational invariance).
- * The fitting centres' gradients go to gradient[3*(centreOffset+atom)+d]. With pointCharges the "fitting shells"
- * are point charges (l = 0, one primitive whose coefficient is 1, c = the charge's weight), each its own centre
+ * The fitting centres' gradients go to gradient[3*(centreOffset+atom)+d]. Compiled with POINT_CHARGES 1 the "fitting
+ * shells" are point charges (l = 0, one primitive whose coefficient is 1, c = the charge's weight), each its own centre
  * auxAtom[q]: the derivative of sum_uv D_uv sum_C c_C <u|1/|r-C||v>.
  */
 KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL const int* RESTRICT pairFirst,
@@ -319,7 +320,7 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
                                 GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const int* RESTRICT shellCartesianOffset,
                                 GLOBAL const double* RESTRICT shellCenter, GLOBAL const double* RESTRICT primExponent,
                                 GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT auxGroupShellStart,
-                                GLOBAL const int* RESTRICT auxGroupAtom, int pointCharges, int centreOffset,
+                                GLOBAL const int* RESTRICT auxGroupAtom, int centreOffset,
                                 GLOBAL const int* RESTRICT auxAtom,
                                 GLOBAL const int* RESTRICT auxL, GLOBAL const int* RESTRICT auxPrimStart,
                                 GLOBAL const int* RESTRICT auxNumPrim, GLOBAL const int* RESTRICT auxCartesianOffset,
@@ -386,11 +387,19 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
                 for (int q = firstAux; q < lastAux; q++) {
                     const int lq = auxL[q], nq = CART_COUNT(lq), L = pairOrder+lq;
                     const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
+#if POINT_CHARGES
                     double gq[3] = {0, 0, 0};
+#endif
                     for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
                         // A point charge is the limit of a normalized s Gaussian of infinite exponent: alpha = p and
                         // the prefactor 2 pi / p (McMurchie-Davidson's nuclear attraction).
-                        const double g = auxExponent[pq], alpha = (pointCharges ? p : p*g/(p+g));
+                        const double g = auxExponent[pq];
+#if POINT_CHARGES
+                        const double alpha = p, prefactor = 2*PI_THREE_CENTRE/p*auxCoefficient[pq];
+#else
+                        const double alpha = p*g/(p+g);
+                        const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g))*auxCoefficient[pq];
+#endif
                         // The fitted density's Hermite coefficients on this primitive: sum_c c_c E^c.
                         singleGaussianExpansion(lq, g, single);
                         for (int n = 0; n < HERMITE_COUNT(lq); n++)
@@ -400,8 +409,6 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
                         boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
                         hermiteCoulomb(L, alpha, X, Y, Z, F, R, other);
                         contractWithFitting(pairOrder, lq, cq, R, W);
-                        const double prefactor = (pointCharges ? 2*PI_THREE_CENTRE/p :
-                                                  2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g)))*auxCoefficient[pq];
                         for (int d = 0; d < 3; d++) {
                             double sa = 0, sb = 0;
                             for (int n = 0; n < count; n++) {
@@ -410,20 +417,25 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
                             }
                             gA[d] += prefactor*sa;
                             gB[d] += prefactor*sb;
+#if POINT_CHARGES
                             gq[d] += prefactor*(sa+sb);
+#endif
                         }
                     }
-                    if (pointCharges)  // every charge its own centre
-                        for (int d = 0; d < 3; d++)
-                            ATOMIC_ADD(&gradient[3*(centreOffset+auxAtom[q])+d], (mm_ulong) ((mm_long) round(-gq[d]*GRADIENT_SCALE)));
+#if POINT_CHARGES
+                    // Every charge its own centre.
+                    for (int d = 0; d < 3; d++)
+                        ATOMIC_ADD(&gradient[3*(centreOffset+auxAtom[q])+d], (mm_ulong) ((mm_long) round(-gq[d]*GRADIENT_SCALE)));
+#endif
                 }
             }
         const int atomA = shellAtom[s1], atomB = shellAtom[s2];
         for (int d = 0; d < 3; d++) {
             ATOMIC_ADD(&gradient[3*atomA+d], (mm_ulong) ((mm_long) round(gA[d]*GRADIENT_SCALE)));
             ATOMIC_ADD(&gradient[3*atomB+d], (mm_ulong) ((mm_long) round(gB[d]*GRADIENT_SCALE)));
-            if (!pointCharges)
-                ATOMIC_ADD(&gradient[3*(centreOffset+atom)+d], (mm_ulong) ((mm_long) round(-(gA[d]+gB[d])*GRADIENT_SCALE)));
+#if !POINT_CHARGES
+            ATOMIC_ADD(&gradient[3*(centreOffset+atom)+d], (mm_ulong) ((mm_long) round(-(gA[d]+gB[d])*GRADIENT_SCALE)));
+#endif
         }
     }
 }
