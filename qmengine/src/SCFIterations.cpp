@@ -64,7 +64,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         diagonalize(H, eps, C);
         D = densityFrom(eps, C);
     }
-    DIIS diis(s.diisSubspace);
+    DIIS diis(s.diisSubspace, s.threads);
     // Krylov-subspace recycling: the pairs of the previous MD steps' SCFs join the subspace from the first
     // iteration, so that DIIS starts with a model of how the error answers the Fock matrix.
     const bool recycling = s.recycledSubspace > 0 && problem.symmetricOrthogonalization && strategy.dampedIterations == 0 &&

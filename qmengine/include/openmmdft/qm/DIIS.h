@@ -17,7 +17,8 @@ public:
     /// Recycled combinations with a Gram eigenvalue below this fraction of the largest are rounding noise.
     static constexpr double RECYCLED_EIGENVALUE_CUTOFF = 1e-12;
 
-    explicit DIIS(int subspaceSize) : size_(subspaceSize) {}
+    /// threads: for the products with the recycled subspace (0 = all hardware threads).
+    explicit DIIS(int subspaceSize, int threads = 1) : size_(subspaceSize), threads_(threads) {}
     /// Add a Fock matrix and its error (commutator in an orthonormal basis); returns the extrapolated Fock
     /// matrix: sum_i c_i F_i + sum_j g_j dF_j, with sum_i c_i = 1 and c, g minimizing
     /// |sum_i c_i e_i + sum_j g_j de_j| over the stored entries and the recycled pairs (dF_j, de_j). It is the
@@ -32,7 +33,7 @@ public:
     void dropRecycled();
     void reset();
 private:
-    int size_;
+    int size_, threads_;
     std::deque<Eigen::MatrixXd> focks_, errors_;
     std::deque<Eigen::VectorXd> overlaps_;  ///< per entry: its error's products with the recycled errors
     /// <e_i, e_j> of the stored errors (entry order): each new entry adds one row, so an iteration reads every stored
