@@ -266,7 +266,7 @@ Eigen::MatrixXd exactCoulombGradient(const BasisSet& basis, const Eigen::MatrixX
     const int ns = (int) shells.size();
     const Eigen::MatrixXd D = toCartesianBasis(basis, density);
     // Schwarz factors and the largest density element per shell pair, for screening (as ExactCoulomb::compute).
-    const Eigen::MatrixXd Q = schwarz(shells), Dmax = shellPairMaxima(basis, shells, D);
+    const Eigen::MatrixXd Q = schwarz(shells, threads), Dmax = shellPairMaxima(basis, shells, D);
     const double Qmax = Q.maxCoeff();
     libint2::Engine prototype(libint2::Operator::coulomb, maxNprim(shells), maxL(shells), 1);
     prototype.set_precision(std::min(threshold, 1e-12) * 1e-3);

@@ -65,13 +65,18 @@ std::vector<libint2::ShellPair> withUnitShell(const std::vector<libint2::Shell>&
     return pairs;
 }
 
-Eigen::MatrixXd schwarz(const std::vector<libint2::Shell>& shells) {
+Eigen::MatrixXd schwarz(const std::vector<libint2::Shell>& shells, int threads) {
     const int ns = (int) shells.size();
-    libint2::Engine engine(libint2::Operator::coulomb, maxNprim(shells), maxL(shells), 0);
-    engine.set_precision(0.);
-    const auto& buf = engine.results();
+    libint2::Engine prototype(libint2::Operator::coulomb, maxNprim(shells), maxL(shells), 0);
+    prototype.set_precision(0.);
+    threads = std::max(1, std::min(resolveThreads(threads), ns));
+    std::vector<libint2::Engine> engines(threads, prototype);
     Eigen::MatrixXd Q = Eigen::MatrixXd::Zero(ns, ns);
-    for (int s1 = 0; s1 < ns; s1++)
+    // Row s1 (and its mirror column) belongs to one thread: (ab|ab) over every shell pair is a four-centre integral
+    // each, a visible share of the set-up for a few hundred shells when it ran on one core.
+    parallelFor(ns, threads, [&](int s1, int t) {
+        libint2::Engine& engine = engines[t];
+        const auto& buf = engine.results();
         for (int s2 = 0; s2 <= s1; s2++) {
             engine.compute(shells[s1], shells[s2], shells[s1], shells[s2]);
             double m = 0;
@@ -82,6 +87,7 @@ Eigen::MatrixXd schwarz(const std::vector<libint2::Shell>& shells) {
             }
             Q(s1, s2) = Q(s2, s1) = std::sqrt(m);
         }
+    });
     return Q;
 }
 
@@ -165,7 +171,7 @@ struct ExactCoulomb::Impl {
     double threshold;
     int threads;
     Impl(const BasisSet& b, double t, int n)
-        : basis(b), shells(toLibint(b)), Q(schwarz(shells)), threshold(t), threads(resolveThreads(n)) {}
+        : basis(b), shells(toLibint(b)), Q(schwarz(shells, n)), threshold(t), threads(resolveThreads(n)) {}
 };
 
 ExactCoulomb::ExactCoulomb(const BasisSet& basis, double threshold, int threads)
@@ -299,7 +305,7 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
         t = seconds();
     }
     // Significant shell pairs by Schwarz bound times the largest auxiliary (P|P)^1/2.
-    const Eigen::MatrixXd Q = schwarz(shells);
+    const Eigen::MatrixXd Q = schwarz(shells, threads);
     double auxMax = 0;
     {
         libint2::Engine engine(libint2::Operator::coulomb, maxNprim(auxShells), maxL(auxShells), 0);
@@ -326,6 +332,8 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
                 if (o1 + (int) i >= o2 + (int) j)
                     d.pairs.push_back({o1 + (int) i, o2 + (int) j});
     }
+    d.timings["screening"] = seconds() - t;
+    t = seconds();
     // Where the contractions run may compute B itself (a GPU platform, from the same pairs and screening).
     if (contractions && contractions->computeTensor(makeThreeCentreTask(basis, aux, shellPairs, pairStart, (int) d.pairs.size()))) {
         d.contractions = std::move(contractions);

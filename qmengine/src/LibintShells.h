@@ -18,8 +18,8 @@ int maxL(const std::vector<libint2::Shell>& shells);
 /// Libint's primitive-pair data of every shell with the unit shell (the bra of three-centre integrals), at the
 /// precision of the engine that uses them, so that the engine need not make them in every call.
 std::vector<libint2::ShellPair> withUnitShell(const std::vector<libint2::Shell>& shells, double precision);
-/// Schwarz factors sqrt(max |(ab|ab)|) per shell pair.
-Eigen::MatrixXd schwarz(const std::vector<libint2::Shell>& shells);
+/// Schwarz factors sqrt(max |(ab|ab)|) per shell pair, on up to `threads` threads (0: all hardware threads).
+Eigen::MatrixXd schwarz(const std::vector<libint2::Shell>& shells, int threads);
 /// The largest |D| element of every shell pair's block of a cartesian AO matrix D, for screening.
 Eigen::MatrixXd shellPairMaxima(const BasisSet& basis, const std::vector<libint2::Shell>& shells, const Eigen::MatrixXd& D);
 

@@ -93,8 +93,8 @@ public:
     /// d/dR of the fitted Coulomb energy for density D (pure where the basis is pure) and the coefficients of the
     /// last compute(), as densityFittedCoulombGradient (the three-centre part where the integrals were computed).
     Eigen::MatrixXd gradient(const Eigen::MatrixXd& density, int numAtoms, double threshold, int threads) const;
-    /// Seconds spent in the parts of the set-up ("metric", "metricSolver", "tensor") and of the last gradient
-    /// ("gradient.metric", "gradient.threeCentre").
+    /// Seconds spent in the parts of the set-up ("metric", "metricSolver", "screening": Schwarz bounds and the pair
+    /// list, "tensor") and of the last gradient ("gradient.metric", "gradient.threeCentre").
     const std::map<std::string, double>& timings() const;
 private:
     struct Impl;

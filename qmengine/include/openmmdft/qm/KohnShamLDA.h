@@ -84,7 +84,7 @@ struct QMResult {
     size_t storedBasisBytes = 0;     ///< basis values kept between SCF iterations, there
     std::string basisStorageNotice;  ///< XCBackend::notice()
     /// Wall-clock seconds: "setup.integrals", "setup.grid", "setup.xc", "setup.coulomb" (with density fitting also
-    /// its parts "setup.coulomb.metric", ".metricSolver", ".tensor"), "guess", "scf.coulomb", "scf.xc",
+    /// its parts "setup.coulomb.metric", ".metricSolver", ".screening", ".tensor"), "guess", "scf.coulomb", "scf.xc",
     /// "scf.fockAndDIIS" (energy terms, the commutator error, DIIS; its parts "scf.fockAndDIIS.commutator" and
     /// ".diis"), "scf.diagonalization", "total" (set-up, guess and iterations).
     std::map<std::string, double> timings;
