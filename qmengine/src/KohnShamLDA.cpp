@@ -108,7 +108,7 @@ struct KohnShamLDA::System {
             for (int mu = basis.offset(sh); mu < end; mu++)
                 atomOfFunction[mu] = basis.shells()[sh].atom;
         }
-        S = overlapMatrix(basis);
+        S = overlapMatrix(basis, s.threads);
         std::vector<PointCharge> nuclei;
         for (const QMAtom& at : atoms)
             nuclei.push_back({{at.xyz[0], at.xyz[1], at.xyz[2]}, (double) at.Z});
@@ -122,7 +122,7 @@ struct KohnShamLDA::System {
             }
             return pointChargeMatrix(basis, charges, threshold, s.threads);
         };
-        Hcore = kineticMatrix(basis) + chargeMatrix(nuclei, 0.0);
+        Hcore = kineticMatrix(basis, s.threads) + chargeMatrix(nuclei, 0.0);
         Vmm = chargeMatrix(mm, s.integralThreshold);
         for (size_t i = 0; i < atoms.size(); i++) {
             for (size_t j = 0; j < i; j++)

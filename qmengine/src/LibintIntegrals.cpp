@@ -139,16 +139,16 @@ double pairOverlapBound(const Shell& a, const Shell& b) {
     return std::exp(-ea * eb / (ea + eb) * r2);
 }
 
-Eigen::MatrixXd overlapMatrix(const BasisSet& basis) {
+Eigen::MatrixXd overlapMatrix(const BasisSet& basis, int threads) {
     ensureLibintInitialized();
     libint2::Engine engine(libint2::Operator::overlap, basis.maxPrimitives(), basis.maxL(), 0);
-    return oneBody(basis, engine, 0.0);
+    return oneBody(basis, engine, 0.0, threads);
 }
 
-Eigen::MatrixXd kineticMatrix(const BasisSet& basis) {
+Eigen::MatrixXd kineticMatrix(const BasisSet& basis, int threads) {
     ensureLibintInitialized();
     libint2::Engine engine(libint2::Operator::kinetic, basis.maxPrimitives(), basis.maxL(), 0);
-    return oneBody(basis, engine, 0.0);
+    return oneBody(basis, engine, 0.0, threads);
 }
 
 double electrostaticPotential(const BasisSet& basis, const Eigen::MatrixXd& density, const std::vector<QMAtom>& atoms,

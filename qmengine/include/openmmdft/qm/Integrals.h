@@ -15,10 +15,10 @@
 namespace OpenMMDFT {
 namespace QM {
 
-/// Overlap S.
-Eigen::MatrixXd overlapMatrix(const BasisSet& basis);
-/// Kinetic energy T.
-Eigen::MatrixXd kineticMatrix(const BasisSet& basis);
+/// Overlap S, on up to `threads` threads (0: all hardware threads).
+Eigen::MatrixXd overlapMatrix(const BasisSet& basis, int threads = 1);
+/// Kinetic energy T, likewise.
+Eigen::MatrixXd kineticMatrix(const BasisSet& basis, int threads = 1);
 /// Potential energy of an electron in the field of point charges: V_uv = -sum_C q_C <u| 1/|r-R_C| |v>.
 /// With the nuclei as charges this is the nuclear attraction. Shell pairs whose overlap bound
 /// is below threshold are skipped.
