@@ -28,6 +28,21 @@ TEST(NormalEquationSolver, GivenSolverIsUsedAndAgreesWithCholesky) {
     EXPECT_EQ(calls, 1);
 }
 
+/* A metric large enough (600 x 600, 2.9 MB) that the refined products with its inverse go over threads: the same
+ * bits on one thread and on three (each product's sums run in order), and Cholesky's solution to 1e-10. */
+TEST(NormalEquationSolver, ThreadedProductsWithTheInverseAreExact) {
+    const int n = 600;
+    Eigen::MatrixXd M = Eigen::MatrixXd::Random(n + 10, n);
+    Eigen::MatrixXd A = M.transpose() * M + Eigen::MatrixXd::Identity(n, n);
+    Eigen::VectorXd b = Eigen::VectorXd::Random(n);
+    const NormalEquationSolver inverse = [](const Eigen::MatrixXd& a, Eigen::MatrixXd& rhs) { rhs = a.ldlt().solve(rhs); };
+    const Eigen::VectorXd one = SymmetricPositiveDefiniteSolver(A, inverse, 1).solve(b);
+    const Eigen::VectorXd three = SymmetricPositiveDefiniteSolver(A, inverse, 3).solve(b);
+    EXPECT_EQ(0.0, (one - three).cwiseAbs().maxCoeff());
+    const Eigen::VectorXd plain = SymmetricPositiveDefiniteSolver(A).solve(b);
+    EXPECT_LT((one - plain).norm(), 1e-10 * plain.norm());
+}
+
 TEST(NormalEquationSolver, KohnShamLDASolvesTheMetricThroughIt) {
     const std::vector<QMAtom> water = {{8, {0, 0, 0.2217}}, {1, {0, 1.4309, -0.8867}}, {1, {0, -1.4309, -0.8867}}};
     QMSettings s;

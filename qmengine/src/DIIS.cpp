@@ -16,22 +16,9 @@ Eigen::Map<const Eigen::VectorXd> flat(const Eigen::MatrixXd& m) {
 constexpr int kRecycledRowBlock = 8192;
 
 /**
- * M^T v for the recycled subspace M (n_bf^2 rows, a few dozen columns): bound by reading M, so row blocks go to the
- * engine's threads (which end with the call; OpenBLAS's keep spinning and slow the engine's next parallel loop). The
- * blocks' partial sums are added in block order, so the result does not depend on the thread count.
+ * f += M g for the recycled subspace M (n_bf^2 rows, a few dozen columns): bound by reading M, so row blocks go to the
+ * engine's threads (as streamedTransposeProduct, which forms the overlaps M^T e).
  */
-Eigen::VectorXd recycledOverlaps(const Eigen::MatrixXd& M, const Eigen::Map<const Eigen::VectorXd>& v, int threads) {
-    const int rows = (int) M.rows(), blocks = (rows + kRecycledRowBlock - 1) / kRecycledRowBlock;
-    Eigen::MatrixXd partial(M.cols(), blocks);
-    parallelFor(blocks, threads, [&](int b, int) {
-        const int start = b * kRecycledRowBlock, length = std::min(kRecycledRowBlock, rows - start);
-        for (int j = 0; j < M.cols(); j++)
-            partial(j, b) = M.col(j).segment(start, length).dot(v.segment(start, length));
-    });
-    return partial.rowwise().sum();
-}
-
-/** f += M g over row blocks on the engine's threads (see recycledOverlaps). */
 void addRecycledCombination(const Eigen::MatrixXd& M, const Eigen::VectorXd& g, Eigen::Map<Eigen::VectorXd> f, int threads) {
     const int rows = (int) M.rows(), blocks = (rows + kRecycledRowBlock - 1) / kRecycledRowBlock;
     parallelFor(blocks, threads, [&](int b, int) {
@@ -104,7 +91,7 @@ Eigen::MatrixXd DIIS::extrapolate(const Eigen::MatrixXd& fock, const Eigen::Matr
     const int m = recycledPairs();
     focks_.push_back(fock);
     errors_.push_back(error);
-    overlaps_.push_back(m > 0 ? recycledOverlaps(recycledErrors_, flat(error), threads_) : Eigen::VectorXd());
+    overlaps_.push_back(m > 0 ? streamedTransposeProduct(recycledErrors_, flat(error), threads_) : Eigen::VectorXd());
     const int previous = (int) errorProducts_.rows();
     errorProducts_.conservativeResize(previous + 1, previous + 1);
     for (int i = 0; i <= previous; i++)

@@ -1,4 +1,5 @@
 #include "openmmdft/qm/DenseAlgebra.h"
+#include "Parallel.h"
 #include <openmm/OpenMMException.h>
 #include <algorithm>
 #include <dlfcn.h>
@@ -97,6 +98,16 @@ Eigen::VectorXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::
     const int lda = m, inc = 1;
     BlasThreadLimit limit(2.0 * m * n);
     dgemv_(transposeA ? "T" : "N", &m, &n, &one, A.data(), &lda, x.data(), &inc, &zero, y.data(), &inc, 1);
+    return y;
+}
+
+Eigen::VectorXd streamedTransposeProduct(const Eigen::MatrixXd& A, const Eigen::Ref<const Eigen::VectorXd>& x, int threads) {
+    if (A.rows() != x.size())
+        throw OpenMM::OpenMMException("QM: matrix-vector product with mismatched dimensions (internal error)");
+    // Below a few MB (in cache) the threads' start costs more than they save.
+    constexpr double kParallelBytes = 2.0 * 1048576.0;
+    Eigen::VectorXd y(A.cols());
+    parallelFor((int) A.cols(), 8.0 * A.size() < kParallelBytes ? 1 : threads, [&](int j, int) { y[j] = A.col(j).dot(x); });
     return y;
 }
 

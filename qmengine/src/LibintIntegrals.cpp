@@ -300,7 +300,7 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
         });
         d.timings["metric"] = seconds() - t;
         t = seconds();
-        d.solver.reset(new SymmetricPositiveDefiniteSolver(d.metric, metricSolver));
+        d.solver.reset(new SymmetricPositiveDefiniteSolver(d.metric, metricSolver, threads));
         d.timings["metricSolver"] = seconds() - t;
         t = seconds();
     }

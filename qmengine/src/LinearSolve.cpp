@@ -1,4 +1,5 @@
 #include "openmmdft/qm/LinearSolve.h"
+#include "openmmdft/qm/DenseAlgebra.h"
 #include <openmm/OpenMMException.h>
 
 namespace OpenMMDFT {
@@ -9,6 +10,7 @@ struct SymmetricPositiveDefiniteSolver::Impl {
     Eigen::MatrixXd inverse;  // from an installed NormalEquationSolver
     Eigen::MatrixXd matrix;   // A itself, for one step of iterative refinement
     bool useInverse = false;
+    int threads = 1;
     /** X = A^-1 B refined once: an explicit inverse alone loses about cond(A) eps, the refinement
      *  brings the error back to the level of a Cholesky solve. */
     Eigen::MatrixXd apply(const Eigen::MatrixXd& B) const {
@@ -16,10 +18,17 @@ struct SymmetricPositiveDefiniteSolver::Impl {
         X += inverse * (B - matrix * X);
         return X;
     }
+    /** The same for one right-hand side; A and A^-1 are symmetric, so their columns give the products. */
+    Eigen::VectorXd apply(const Eigen::VectorXd& b) const {
+        Eigen::VectorXd x = streamedTransposeProduct(inverse, b, threads);
+        x += streamedTransposeProduct(inverse, b - streamedTransposeProduct(matrix, x, threads), threads);
+        return x;
+    }
 };
 
-SymmetricPositiveDefiniteSolver::SymmetricPositiveDefiniteSolver(const Eigen::MatrixXd& A, const NormalEquationSolver& solver)
+SymmetricPositiveDefiniteSolver::SymmetricPositiveDefiniteSolver(const Eigen::MatrixXd& A, const NormalEquationSolver& solver, int threads)
     : impl_(new Impl) {
+    impl_->threads = threads;
     if (A.rows() != A.cols())
         throw OpenMM::OpenMMException("QM: solveSymmetricPositiveDefinite needs a square matrix");
     if (solver) {

@@ -17,6 +17,14 @@ Eigen::MatrixXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::
 /** op(A) x (dgemv): the density-fitted Coulomb term's contractions with its three-index tensor. */
 Eigen::VectorXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::VectorXd& x);
 
+/**
+ * A^T x with A's columns split over up to `threads` of the engine's threads (0: all hardware threads), for matrices
+ * that stream from memory (the density-fitting metric's inverse, DIIS's recycled subspace). Each column's dot product
+ * runs in order, so the result does not depend on the thread count. (OpenBLAS's threads keep spinning after a call and
+ * slow the engine's next parallel loop; the engine's end with it.)
+ */
+Eigen::VectorXd streamedTransposeProduct(const Eigen::MatrixXd& A, const Eigen::Ref<const Eigen::VectorXd>& x, int threads);
+
 /** B^T A B (two dgemm calls; B may be rectangular): a change of basis, e.g. cartesian to pure or to orthogonal. */
 Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B);
 

@@ -18,10 +18,12 @@ void solveSymmetricPositiveDefinite(const Eigen::MatrixXd& A, Eigen::MatrixXd& B
 
 /// The same, with the factorization of A kept for many right-hand sides (one SCF). With a
 /// NormalEquationSolver given, A^-1 is obtained from it once and applied to each right-hand side,
-/// with one step of iterative refinement; otherwise Eigen's Cholesky factorization is used.
+/// with one step of iterative refinement (the products with one right-hand side on up to `threads`
+/// threads, 0: all); otherwise Eigen's Cholesky factorization is used.
 class SymmetricPositiveDefiniteSolver {
 public:
-    explicit SymmetricPositiveDefiniteSolver(const Eigen::MatrixXd& A, const NormalEquationSolver& solver = NormalEquationSolver());
+    explicit SymmetricPositiveDefiniteSolver(const Eigen::MatrixXd& A, const NormalEquationSolver& solver = NormalEquationSolver(),
+                                             int threads = 1);
     ~SymmetricPositiveDefiniteSolver();
     void solveInPlace(Eigen::MatrixXd& B) const;
     Eigen::VectorXd solve(const Eigen::VectorXd& b) const;
