@@ -384,22 +384,32 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
                         }
                     }
                 }
+#if POINT_CHARGES
+                // A point charge is the limit of a normalized s Gaussian of infinite exponent (one primitive, l = 0):
+                // McMurchie-Davidson's nuclear attraction, (2 pi / p) R_tuv(p, P-C) times the charge's weight.
+                for (int q = firstAux; q < lastAux; q++) {
+                    const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
+                    boysFunction(pairOrder, p*(X*X+Y*Y+Z*Z), boysTable, boys, F);
+                    hermiteCoulomb(pairOrder, p, X, Y, Z, F, R, other);
+                    const double w = 2*PI_THREE_CENTRE/p*auxCoefficient[auxPrimStart[q]]*coefficients[auxCartesianOffset[q]];
+                    for (int d = 0; d < 3; d++) {
+                        double sa = 0, sb = 0;
+                        for (int n = 0; n < count; n++) {
+                            sa += DA[d*count+n]*R[n];
+                            sb += DB[d*count+n]*R[n];
+                        }
+                        gA[d] += w*sa;
+                        gB[d] += w*sb;
+                        ATOMIC_ADD(&gradient[3*(centreOffset+auxAtom[q])+d], (mm_ulong) ((mm_long) round(-w*(sa+sb)*GRADIENT_SCALE)));
+                    }
+                }
+#else
                 for (int q = firstAux; q < lastAux; q++) {
                     const int lq = auxL[q], nq = CART_COUNT(lq), L = pairOrder+lq;
                     const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
-#if POINT_CHARGES
-                    double gq[3] = {0, 0, 0};
-#endif
                     for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
-                        // A point charge is the limit of a normalized s Gaussian of infinite exponent: alpha = p and
-                        // the prefactor 2 pi / p (McMurchie-Davidson's nuclear attraction).
-                        const double g = auxExponent[pq];
-#if POINT_CHARGES
-                        const double alpha = p, prefactor = 2*PI_THREE_CENTRE/p*auxCoefficient[pq];
-#else
-                        const double alpha = p*g/(p+g);
+                        const double g = auxExponent[pq], alpha = p*g/(p+g);
                         const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g))*auxCoefficient[pq];
-#endif
                         // The fitted density's Hermite coefficients on this primitive: sum_c c_c E^c.
                         singleGaussianExpansion(lq, g, single);
                         for (int n = 0; n < HERMITE_COUNT(lq); n++)
@@ -417,17 +427,10 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
                             }
                             gA[d] += prefactor*sa;
                             gB[d] += prefactor*sb;
-#if POINT_CHARGES
-                            gq[d] += prefactor*(sa+sb);
-#endif
                         }
                     }
-#if POINT_CHARGES
-                    // Every charge its own centre.
-                    for (int d = 0; d < 3; d++)
-                        ATOMIC_ADD(&gradient[3*(centreOffset+auxAtom[q])+d], (mm_ulong) ((mm_long) round(-gq[d]*GRADIENT_SCALE)));
-#endif
                 }
+#endif
             }
         const int atomA = shellAtom[s1], atomB = shellAtom[s2];
         for (int d = 0; d < 3; d++) {
