@@ -51,5 +51,32 @@ inline void parallelFor(int n, int threads, const std::function<void(int, int)>&
         std::rethrow_exception(error);
 }
 
+/// Calls body(item, thread) for item in [0, n) with a fixed assignment: thread t takes items t, t + threads, ...
+/// Loops that keep one partial sum per thread and add the partials in thread order then give the same bits on every
+/// run with the same thread count (parallelFor's dynamic hand-out does not). Exceptions as parallelFor.
+inline void parallelForRoundRobin(int n, int threads, const std::function<void(int, int)>& body) {
+    threads = std::max(1, std::min(resolveThreads(threads), n));
+    std::exception_ptr error;
+    std::atomic<bool> failed(false);
+    auto worker = [&](int t) {
+        try {
+            for (int i = t; !failed && i < n; i += threads)
+                body(i, t);
+        }
+        catch (...) {
+            if (!failed.exchange(true))
+                error = std::current_exception();
+        }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; t++)
+        pool.emplace_back(worker, t);
+    worker(0);
+    for (auto& th : pool)
+        th.join();
+    if (error)
+        std::rethrow_exception(error);
+}
+
 } // namespace QM
 } // namespace OpenMMDFT

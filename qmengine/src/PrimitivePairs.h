@@ -41,10 +41,11 @@ void contractPairDensity(const PrimitivePair& pp, const Shell& a, const Shell& b
                          double pairFactor, double* D, double* DA);
 
 /** body(s1, s2, thread) for every shell pair s2 <= s1 whose overlap bound reaches threshold (all if it is 0); threads
- * take bra shells s1, so the blocks (s1, s2) one thread writes are its own. */
+ * take bra shells s1, so the blocks (s1, s2) one thread writes are its own. The shells go round robin (thread t takes
+ * s1 = t, t + threads, ...), so sums kept per thread are the same bits on every run. */
 template <class Body>
 void forEachShellPair(const BasisSet& basis, double threshold, int threads, Body body) {
-    parallelFor(basis.numShells(), threads, [&](int s1, int thread) {
+    parallelForRoundRobin(basis.numShells(), threads, [&](int s1, int thread) {
         for (int s2 = 0; s2 <= s1; s2++)
             if (threshold <= 0 || pairOverlapBound(basis.shells()[s1], basis.shells()[s2]) >= threshold)
                 body(s1, s2, thread);
