@@ -1,6 +1,6 @@
 #pragma once
-// Minimal dynamic parallel-for on std::thread (no OpenMP, so that the library does not
-// impose a runtime on the plugin). Work items are handed out one at a time.
+// Minimal parallel-for on std::thread (no OpenMP, so that the library does not impose a runtime on the plugin).
+// Work items are handed out one at a time (parallelFor) or round robin (parallelForRoundRobin).
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -19,22 +19,15 @@ inline int resolveThreads(int threads) {
     return n > 0 ? (int) n : 1;
 }
 
-/// Calls body(item, thread) for item in [0, n) on up to `threads` threads (thread in [0, threads)).
-/// The first exception thrown by a body is rethrown after all threads finish.
-inline void parallelFor(int n, int threads, const std::function<void(int, int)>& body) {
-    threads = std::max(1, std::min(resolveThreads(threads), n));
-    if (threads == 1) {
-        for (int i = 0; i < n; i++)
-            body(i, 0);
-        return;
-    }
-    std::atomic<int> next(0);
+namespace detail {
+/// Runs loop(thread, failed) on threads 0 .. threads-1 (0 on the caller) and waits for all; the first exception a loop
+/// throws sets failed (so the others stop early) and is rethrown after all have finished.
+inline void runOnThreads(int threads, const std::function<void(int, const std::atomic<bool>&)>& loop) {
     std::exception_ptr error;
     std::atomic<bool> failed(false);
     auto worker = [&](int t) {
         try {
-            for (int i; !failed && (i = next++) < n;)
-                body(i, t);
+            loop(t, failed);
         }
         catch (...) {
             if (!failed.exchange(true))
@@ -50,32 +43,33 @@ inline void parallelFor(int n, int threads, const std::function<void(int, int)>&
     if (error)
         std::rethrow_exception(error);
 }
+} // namespace detail
+
+/// Calls body(item, thread) for item in [0, n) on up to `threads` threads (thread in [0, threads)).
+/// The first exception thrown by a body is rethrown after all threads finish.
+inline void parallelFor(int n, int threads, const std::function<void(int, int)>& body) {
+    threads = std::max(1, std::min(resolveThreads(threads), n));
+    if (threads == 1) {
+        for (int i = 0; i < n; i++)
+            body(i, 0);
+        return;
+    }
+    std::atomic<int> next(0);
+    detail::runOnThreads(threads, [&](int t, const std::atomic<bool>& failed) {
+        for (int i; !failed && (i = next++) < n;)
+            body(i, t);
+    });
+}
 
 /// Calls body(item, thread) for item in [0, n) with a fixed assignment: thread t takes items t, t + threads, ...
 /// Loops that keep one partial sum per thread and add the partials in thread order then give the same bits on every
 /// run with the same thread count (parallelFor's dynamic hand-out does not). Exceptions as parallelFor.
 inline void parallelForRoundRobin(int n, int threads, const std::function<void(int, int)>& body) {
     threads = std::max(1, std::min(resolveThreads(threads), n));
-    std::exception_ptr error;
-    std::atomic<bool> failed(false);
-    auto worker = [&](int t) {
-        try {
-            for (int i = t; !failed && i < n; i += threads)
-                body(i, t);
-        }
-        catch (...) {
-            if (!failed.exchange(true))
-                error = std::current_exception();
-        }
-    };
-    std::vector<std::thread> pool;
-    for (int t = 1; t < threads; t++)
-        pool.emplace_back(worker, t);
-    worker(0);
-    for (auto& th : pool)
-        th.join();
-    if (error)
-        std::rethrow_exception(error);
+    detail::runOnThreads(threads, [&](int t, const std::atomic<bool>& failed) {
+        for (int i = t; !failed && i < n; i += threads)
+            body(i, t);
+    });
 }
 
 } // namespace QM

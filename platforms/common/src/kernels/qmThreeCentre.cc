@@ -222,6 +222,18 @@ DEVICE void contractWithFitting(int pairOrder, int lq, const double* cq, const d
             }
 }
 
+/** sa = sum_n DA[d count + n] V[n] and sb likewise with DB: the derivative Hermite densities of a pair (direction d)
+ * against a potential V on its Hermite functions. */
+DEVICE void derivativeSums(const double* DA, const double* DB, int count, int d, const double* V, double* sa, double* sb) {
+    double a = 0, b = 0;
+    for (int n = 0; n < count; n++) {
+        a += DA[d*count+n]*V[n];
+        b += DB[d*count+n]*V[n];
+    }
+    *sa = a;
+    *sb = b;
+}
+
 /**
  * B[column * rows + row]: (Q|ab) for every significant shell pair (a >= b) and fitting shell Q, the fitting
  * functions transformed by their shell's matrix (to real solid harmonics where pure), the pair's cartesian functions
@@ -393,11 +405,8 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
                     hermiteCoulomb(pairOrder, p, X, Y, Z, F, R, other);
                     const double w = 2*PI_THREE_CENTRE/p*auxCoefficient[auxPrimStart[q]]*coefficients[auxCartesianOffset[q]];
                     for (int d = 0; d < 3; d++) {
-                        double sa = 0, sb = 0;
-                        for (int n = 0; n < count; n++) {
-                            sa += DA[d*count+n]*R[n];
-                            sb += DB[d*count+n]*R[n];
-                        }
+                        double sa, sb;
+                        derivativeSums(DA, DB, count, d, R, &sa, &sb);
                         gA[d] += w*sa;
                         gB[d] += w*sb;
                         ATOMIC_ADD(&gradient[3*(centreOffset+auxAtom[q])+d], (mm_ulong) ((mm_long) round(-w*(sa+sb)*GRADIENT_SCALE)));
@@ -420,11 +429,8 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
                         hermiteCoulomb(L, alpha, X, Y, Z, F, R, other);
                         contractWithFitting(pairOrder, lq, cq, R, W);
                         for (int d = 0; d < 3; d++) {
-                            double sa = 0, sb = 0;
-                            for (int n = 0; n < count; n++) {
-                                sa += DA[d*count+n]*W[n];
-                                sb += DB[d*count+n]*W[n];
-                            }
+                            double sa, sb;
+                            derivativeSums(DA, DB, count, d, W, &sa, &sb);
                             gA[d] += prefactor*sa;
                             gB[d] += prefactor*sb;
                         }
