@@ -1,6 +1,5 @@
 #include "openmmdft/qm/DIIS.h"
 #include "openmmdft/qm/DenseAlgebra.h"
-#include "Parallel.h"
 #include <algorithm>
 #include <cmath>
 
@@ -10,22 +9,6 @@ namespace QM {
 namespace {
 Eigen::Map<const Eigen::VectorXd> flat(const Eigen::MatrixXd& m) {
     return Eigen::Map<const Eigen::VectorXd>(m.data(), m.size());
-}
-
-/// Rows per block of the recycled subspace's products: a column's block (64 KiB) stays in cache across the columns.
-constexpr int kRecycledRowBlock = 8192;
-
-/**
- * f += M g for the recycled subspace M (n_bf^2 rows, a few dozen columns): bound by reading M, so row blocks go to the
- * engine's threads (as streamedTransposeProduct, which forms the overlaps M^T e).
- */
-void addRecycledCombination(const Eigen::MatrixXd& M, const Eigen::VectorXd& g, Eigen::Map<Eigen::VectorXd> f, int threads) {
-    const int rows = (int) M.rows(), blocks = (rows + kRecycledRowBlock - 1) / kRecycledRowBlock;
-    parallelFor(blocks, threads, [&](int b, int) {
-        const int start = b * kRecycledRowBlock, length = std::min(kRecycledRowBlock, rows - start);
-        for (int j = 0; j < M.cols(); j++)
-            f.segment(start, length) += g[j] * M.col(j).segment(start, length);
-    });
 }
 } // namespace
 
@@ -149,7 +132,7 @@ Eigen::MatrixXd DIIS::extrapolate(const Eigen::MatrixXd& fock, const Eigen::Matr
     for (int i = 0; i < n; i++)
         f += c[i] * focks_[i];
     if (m > 0)
-        addRecycledCombination(recycledFocks_, recycledScale * c.segment(n, m), Eigen::Map<Eigen::VectorXd>(f.data(), f.size()), threads_);
+        addStreamedProduct(recycledFocks_, recycledScale * c.segment(n, m), Eigen::Map<Eigen::VectorXd>(f.data(), f.size()), threads_);
     return f;
 }
 

@@ -111,6 +111,19 @@ Eigen::VectorXd streamedTransposeProduct(const Eigen::MatrixXd& A, const Eigen::
     return y;
 }
 
+void addStreamedProduct(const Eigen::MatrixXd& A, const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> y, int threads) {
+    if (A.cols() != x.size() || A.rows() != y.size())
+        throw OpenMM::OpenMMException("QM: matrix-vector product with mismatched dimensions (internal error)");
+    // Rows per block: a column's block (64 KiB) stays in cache across the columns.
+    constexpr int kRowBlock = 8192;
+    const int rows = (int) A.rows(), blocks = (rows + kRowBlock - 1) / kRowBlock;
+    parallelFor(blocks, threads, [&](int b, int) {
+        const int start = b * kRowBlock, length = std::min(kRowBlock, rows - start);
+        for (int j = 0; j < A.cols(); j++)
+            y.segment(start, length) += x[j] * A.col(j).segment(start, length);
+    });
+}
+
 Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) {
     return product(B, true, product(A, false, B, false), false);
 }

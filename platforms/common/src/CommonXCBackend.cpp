@@ -527,15 +527,11 @@ private:
 } // namespace
 
 CommonXCBackendFactory::CommonXCBackendFactory(ComputeContext& cc) : cc(cc) {
-    charges.reset(new CommonPointCharges(cc, [this](int basisL, int auxL, bool pointCharges) {
-        return threeCentreProgram(basisL, auxL, pointCharges);
-    }));
+    charges.reset(new CommonPointCharges(cc, threeCentreSource()));
 }
 
 unique_ptr<QM::DensityFittingContractions> CommonXCBackendFactory::densityFittingContractions() const {
-    return createDensityFittingContractions(cc, programFor(0), [this](int basisL, int auxL, bool pointCharges) {
-        return threeCentreProgram(basisL, auxL, pointCharges);
-    });
+    return createDensityFittingContractions(cc, programFor(0), threeCentreSource());
 }
 
 ComputeProgram CommonXCBackendFactory::threeCentreProgram(int basisL, int auxL, bool pointCharges) const {

@@ -4,6 +4,7 @@
 #include "openmmdft/qm/XCBackend.h"
 #include "openmm/common/ComputeContext.h"
 #include "openmm/common/ComputeProgram.h"
+#include "ThreeCentreProgram.h"
 #include <map>
 #include <tuple>
 #include <memory>
@@ -54,6 +55,10 @@ private:
     OpenMM::ComputeProgram programFor(int index) const;
     /** The kernels of kernels/qmThreeCentre.cc for bases up to these l, compiled once (each MD step's geometry reuses them). */
     OpenMM::ComputeProgram threeCentreProgram(int basisL, int auxL, bool pointCharges) const;
+    /** threeCentreProgram as the density fitting and the point charges take it. */
+    ThreeCentreProgramSource threeCentreSource() const {
+        return [this](int basisL, int auxL, bool pointCharges) { return threeCentreProgram(basisL, auxL, pointCharges); };
+    }
     OpenMM::ComputeContext& cc;
     mutable OpenMM::ComputeProgram program[2];
     mutable std::map<std::tuple<int, int, bool>, OpenMM::ComputeProgram> threeCentrePrograms;

@@ -25,6 +25,10 @@ Eigen::VectorXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::
  */
 Eigen::VectorXd streamedTransposeProduct(const Eigen::MatrixXd& A, const Eigen::Ref<const Eigen::VectorXd>& x, int threads);
 
+/** y += A x for a tall A (few columns) that streams from memory: row blocks on the engine's threads, each block's
+ *  columns added in order (the same bits on any thread count). */
+void addStreamedProduct(const Eigen::MatrixXd& A, const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> y, int threads);
+
 /** B^T A B (two dgemm calls; B may be rectangular): a change of basis, e.g. cartesian to pure or to orthogonal. */
 Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B);
 
