@@ -27,6 +27,18 @@ Eigen::VectorXd occupations(const Eigen::VectorXd& eps, double n, bool fractiona
     return occ;
 }
 
+Eigen::MatrixXd orbitalGradient(const Eigen::MatrixXd& F, const Eigen::MatrixXd& D, const Eigen::MatrixXd& S, const Eigen::MatrixXd& X,
+                                const Eigen::MatrixXd& XS, const Eigen::MatrixXd* factor) {
+    if (factor == nullptr) {
+        const Eigen::MatrixXd FDS = product(F, false, product(D, false, S, false), false);
+        return congruence(FDS - FDS.transpose(), X);
+    }
+    // X^T F D S X = (X^T F Y)(X^T S Y)^T for D = Y Y^T.
+    const Eigen::MatrixXd left = product(X, true, product(F, false, *factor, false), false);
+    const Eigen::MatrixXd outer = product(left, false, product(XS, false, *factor, false), true);
+    return outer - outer.transpose();
+}
+
 SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixXd D, bool haveDensity,
                   const SCFStrategy& strategy) {
     const Eigen::MatrixXd& S = problem.S;
@@ -58,6 +70,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         haveFactor = true;
         return product(factor, false, factor, true);
     };
+    const Eigen::MatrixXd XS = product(X, true, S, false);
     Eigen::VectorXd eps;
     Eigen::MatrixXd C;
     if (!haveDensity) { // core guess
@@ -109,8 +122,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         r.qmmm = r.qmmmElectronic + r.qmmmNuclear;
         r.total = r.oneElectron + r.coulomb + r.xc + r.nuclearRepulsion + r.qmmm + r.longRange;
         const double tCommutator = seconds();
-        const Eigen::MatrixXd FDS = product(F, false, product(D, false, S, false), false);
-        const Eigen::MatrixXd err = congruence(FDS - FDS.transpose(), X);
+        const Eigen::MatrixXd err = orbitalGradient(F, D, S, X, XS, haveFactor ? &factor : nullptr);
         r.timings["scf.fockAndDIIS.commutator"] += seconds() - tCommutator;
         const double errMax = err.cwiseAbs().maxCoeff();
         if (recycling) {

@@ -1,10 +1,12 @@
 #include "TestUtil.h"
 #include "openmmdft/qm/KohnShamLDA.h"
+#include "../src/SCFIterations.h"
 #include <openmm/OpenMMException.h>
 #include <gtest/gtest.h>
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <random>
 
 using namespace OpenMMDFT::QM;
 using QMTest::water;
@@ -239,4 +241,33 @@ TEST(SCF, RecycledPairsOfAnotherBasisAreIgnored) {
     const QMResult r = ks.compute(moved, 0, {}, &g);
     EXPECT_EQ(0, r.recycledPairs);
     EXPECT_NEAR(ks.compute(moved, 0, {}).total, r.total, 1e-8);
+}
+
+TEST(SCF, OrbitalGradientFromTheOccupiedFactorEqualsTheFullProducts) {
+    // X^T (F D S - S D F) X formed from D = Y Y^T through Y (n x k) must equal the products with D itself, for a
+    // symmetric X (Loewdin) and a rectangular one (canonical, a function dropped).
+    std::mt19937 rng(7);
+    std::normal_distribution<double> normal;
+    const int n = 12, k = 4;
+    auto random = [&](int rows, int cols) {
+        Eigen::MatrixXd m(rows, cols);
+        for (int i = 0; i < m.size(); i++)
+            m.data()[i] = normal(rng);
+        return m;
+    };
+    const Eigen::MatrixXd A = random(n, n), G = random(n, n);
+    const Eigen::MatrixXd S = Eigen::MatrixXd::Identity(n, n) + 0.02 * A * A.transpose();
+    const Eigen::MatrixXd F = G + G.transpose();
+    const Eigen::MatrixXd Y = random(n, k);
+    const Eigen::MatrixXd D = Y * Y.transpose();
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> e(S);
+    const Eigen::MatrixXd canonical = e.eigenvectors().rightCols(n - 1) * e.eigenvalues().tail(n - 1).cwiseSqrt().cwiseInverse().asDiagonal();
+    const Eigen::MatrixXd symmetric = e.eigenvectors() * e.eigenvalues().cwiseSqrt().cwiseInverse().asDiagonal() * e.eigenvectors().transpose();
+    for (const Eigen::MatrixXd& X : {symmetric, canonical}) {
+        const Eigen::MatrixXd XS = X.transpose() * S;
+        const Eigen::MatrixXd full = OpenMMDFT::QM::orbitalGradient(F, D, S, X, XS, nullptr);
+        const Eigen::MatrixXd reference = X.transpose() * (F * D * S - S * D * F) * X;
+        EXPECT_LT((full - reference).norm(), 1e-12 * reference.norm());
+        EXPECT_LT((OpenMMDFT::QM::orbitalGradient(F, D, S, X, XS, &Y) - reference).norm(), 1e-12 * reference.norm());
+    }
 }
