@@ -111,17 +111,14 @@ Eigen::MatrixXd oneBodyGradient(const BasisSet& basis, libint2::Operator op, con
     threads = std::max(1, std::min(resolveThreads(threads), basis.numShells()));
     libint2::Engine prototype(op, basis.maxPrimitives(), basis.maxL() + 1, 0);
     std::vector<libint2::Engine> engines(threads, prototype);
-    std::vector<Eigen::MatrixXd> partial(threads, Eigen::MatrixXd::Zero(numAtoms, 3));
-    parallelFor(basis.numShells(), threads, [&](int s1, int t) {
+    const Eigen::MatrixXd zero = Eigen::MatrixXd::Zero(numAtoms, 3);
+    const Eigen::MatrixXd gradient = parallelChunkedSum<Eigen::MatrixXd>(basis.numShells(), threads, zero, [&](int s1, Eigen::MatrixXd& G, int t) {
         braDerivatives(basis, shells, deriv, Pc, engines[t], 0.0, s1, [&](int s, const double g[3]) {
             for (int d = 0; d < 3; d++)
-                partial[t](basis.shells()[s].atom, d) += g[d];
+                G(basis.shells()[s].atom, d) += g[d];
         });
     });
-    Eigen::MatrixXd G = Eigen::MatrixXd::Zero(numAtoms, 3);
-    for (const auto& p : partial)
-        G += p;
-    return G;
+    return gradient;
 }
 
 } // namespace
@@ -155,7 +152,6 @@ Eigen::MatrixXd densityFittingThreeCentreGradientLibint(const BasisSet& basis, c
     const Eigen::VectorXd cc = Ta.transpose() * c;
     const int ns = basis.numShells(), na = auxiliary.numShells();
     threads = std::max(1, std::min(resolveThreads(threads), na));
-    std::vector<Eigen::MatrixXd> partial(threads, Eigen::MatrixXd::Zero(numAtoms, 3));
 
     // sum_Q c_Q sum_uv D_uv d(Q|uv): 2 sum_Q c_Q sum_{u on A} sum_v D_uv (Q|d_A u, v) on the orbital centres,
     // minus its sum on the fitting function's centre.
@@ -176,7 +172,8 @@ Eigen::MatrixXd densityFittingThreeCentreGradientLibint(const BasisSet& basis, c
                 downPairs[(size_t) s1 * ns + s2].init(deriv[s1].down, shells[s2], lnPrecision);
         }
     });
-    parallelFor(na, threads, [&](int p, int t) {
+    const Eigen::MatrixXd zero = Eigen::MatrixXd::Zero(numAtoms, 3);
+    const Eigen::MatrixXd gradient = parallelChunkedSum<Eigen::MatrixXd>(na, threads, zero, [&](int p, Eigen::MatrixXd& G, int t) {
         libint2::Engine& engine = engines3[t];
         const auto& buf = engine.results();
         const int op = auxiliary.cartesianOffset(p), np = (int) auxShells[p].size();
@@ -205,16 +202,13 @@ Eigen::MatrixXd densityFittingThreeCentreGradientLibint(const BasisSet& basis, c
                                  basis.cartesianOffset(s1), basis.cartesianOffset(s2), g);
             }
             for (int d = 0; d < 3; d++) {
-                partial[t](basis.shells()[s1].atom, d) += g[d];
-                partial[t](auxiliary.shells()[p].atom, d) -= g[d];
+                G(basis.shells()[s1].atom, d) += g[d];
+                G(auxiliary.shells()[p].atom, d) -= g[d];
             }
         }
     });
 
-    Eigen::MatrixXd G = Eigen::MatrixXd::Zero(numAtoms, 3);
-    for (const auto& part : partial)
-        G += part;
-    return G;
+    return gradient;
 }
 
 Eigen::MatrixXd densityFittingMetricGradient(const BasisSet& auxiliary, const Eigen::VectorXd& c, int numAtoms, int threads) {
@@ -225,12 +219,12 @@ Eigen::MatrixXd densityFittingMetricGradient(const BasisSet& auxiliary, const Ei
     const Eigen::VectorXd cc = basisTransform(auxiliary).transpose() * c;
     const int na = auxiliary.numShells();
     threads = std::max(1, std::min(resolveThreads(threads), na));
-    std::vector<Eigen::MatrixXd> partial(threads, Eigen::MatrixXd::Zero(numAtoms, 3));
     Eigen::MatrixXd C = cc * cc.transpose();
     libint2::Engine two(libint2::Operator::coulomb, maxNprim(auxShells), maxL(auxShells) + 1, 0);
     two.set(libint2::BraKet::xs_xs);
     std::vector<libint2::Engine> engines2(threads, two);
-    parallelFor(na, threads, [&](int p, int t) {
+    const Eigen::MatrixXd zero = Eigen::MatrixXd::Zero(numAtoms, 3);
+    const Eigen::MatrixXd gradient = parallelChunkedSum<Eigen::MatrixXd>(na, threads, zero, [&](int p, Eigen::MatrixXd& G, int t) {
         libint2::Engine& engine = engines2[t];
         const auto& buf = engine.results();
         std::vector<double> up, down;
@@ -251,12 +245,9 @@ Eigen::MatrixXd densityFittingMetricGradient(const BasisSet& auxiliary, const Ei
                              auxiliary.cartesianOffset(q), g);
         }
         for (int d = 0; d < 3; d++)
-            partial[t](auxiliary.shells()[p].atom, d) -= 0.5 * g[d];
+            G(auxiliary.shells()[p].atom, d) -= 0.5 * g[d];
     });
-    Eigen::MatrixXd G = Eigen::MatrixXd::Zero(numAtoms, 3);
-    for (const auto& part : partial)
-        G += part;
-    return G;
+    return gradient;
 }
 
 Eigen::MatrixXd exactCoulombGradient(const BasisSet& basis, const Eigen::MatrixXd& density, int numAtoms, double threshold,
@@ -272,10 +263,10 @@ Eigen::MatrixXd exactCoulombGradient(const BasisSet& basis, const Eigen::MatrixX
     prototype.set_precision(std::min(threshold, 1e-12) * 1e-3);
     threads = std::max(1, std::min(resolveThreads(threads), ns));
     std::vector<libint2::Engine> engines(threads, prototype);
-    std::vector<Eigen::MatrixXd> partial(threads, Eigen::MatrixXd::Zero(numAtoms, 3));
     // Unique quartets s1>=s2, s3>=s4, (s1s2)>=(s3s4) with the degeneracy of ExactCoulomb::compute; each of the four
     // centres gets 1/2 deg sum D_ij D_kl d(ij|kl)/dR (Libint gives the twelve centre derivatives).
-    parallelFor(ns, threads, [&](int row, int t) {
+    const Eigen::MatrixXd zero = Eigen::MatrixXd::Zero(numAtoms, 3);
+    const Eigen::MatrixXd gradient = parallelChunkedSum<Eigen::MatrixXd>(ns, threads, zero, [&](int row, Eigen::MatrixXd& G, int t) {
         const int s1 = ns - 1 - row;
         libint2::Engine& engine = engines[t];
         const auto& buf = engine.results();
@@ -309,15 +300,12 @@ Eigen::MatrixXd exactCoulombGradient(const BasisSet& basis, const Eigen::MatrixX
                                         inner += v[idx] * D(o3 + k, o4 + l);
                                 sum += dij * inner;
                             }
-                        partial[t](atoms[derivative / 3], derivative % 3) += 0.5 * deg * sum;
+                        G(atoms[derivative / 3], derivative % 3) += 0.5 * deg * sum;
                     }
                 }
         }
     });
-    Eigen::MatrixXd G = Eigen::MatrixXd::Zero(numAtoms, 3);
-    for (const auto& p : partial)
-        G += p;
-    return G;
+    return gradient;
 }
 
 } // namespace QM

@@ -193,9 +193,9 @@ Eigen::MatrixXd ExactCoulomb::compute(const Eigen::MatrixXd& density) const {
     std::vector<Eigen::MatrixXd> Xs(threads, Eigen::MatrixXd::Zero(D.rows(), D.cols()));
     const double Qmax = d.Q.maxCoeff();
     // Unique quartets s1>=s2, s3>=s4, (s1s2)>=(s3s4); X_ab += deg v D_cd, X_cd += deg v D_ab;
-    // J = (X + X^T)/4 restores the full sum over all orderings. Threads take s1 rows (largest
-    // first, as they carry the most quartets) and accumulate into their own X.
-    parallelFor(ns, threads, [&](int row, int t) {
+    // J = (X + X^T)/4 restores the full sum over all orderings. Threads take s1 rows round robin (largest
+    // first, as they carry the most quartets) and accumulate into their own X, summed in thread order.
+    parallelForRoundRobin(ns, threads, [&](int row, int t) {
         const int s1 = ns - 1 - row;
         libint2::Engine& engine = engines[t];
         const auto& buf = engine.results();

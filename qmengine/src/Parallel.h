@@ -72,5 +72,25 @@ inline void parallelForRoundRobin(int n, int threads, const std::function<void(i
     });
 }
 
+/// Sums contributions of work items: body(item, sum, thread) adds item's contribution to `sum`. The items are split into
+/// up to SUM_CHUNKS fixed ranges of consecutive items, which the threads take as they come free (the load stays
+/// balanced); each range sums into its own partial (a copy of zero), and the partials are added in range order, so
+/// that the result has the same bits for any thread count and any scheduling (MD runs are reproducible).
+constexpr int SUM_CHUNKS = 256;
+template <class T>
+T parallelChunkedSum(int n, int threads, const T& zero, const std::function<void(int, T&, int)>& body) {
+    const int chunks = std::max(1, std::min(SUM_CHUNKS, n));
+    std::vector<T> partial(chunks, zero);
+    parallelFor(chunks, threads, [&](int c, int t) {
+        const int begin = (int) ((long long) n * c / chunks), end = (int) ((long long) n * (c + 1) / chunks);
+        for (int i = begin; i < end; i++)
+            body(i, partial[c], t);
+    });
+    T sum = zero;
+    for (const T& part : partial)
+        sum += part;
+    return sum;
+}
+
 } // namespace QM
 } // namespace OpenMMDFT

@@ -82,14 +82,13 @@ Eigen::MatrixXd xcBasisGradient(const BasisSet& basis, const MolecularGrid& grid
     const std::vector<size_t> first = pointOffsets(grid, allBatches(grid));
     if (f)
         f->assign(first.back(), 0.0);
-    std::vector<Eigen::MatrixXd> partial(threads, Eigen::MatrixXd::Zero(numAtoms, 3));
-    parallelFor((int) batches.size(), threads, [&](int b, int t) {
+    const Eigen::MatrixXd zero = Eigen::MatrixXd::Zero(numAtoms, 3);
+    const Eigen::MatrixXd gradient = parallelChunkedSum<Eigen::MatrixXd>((int) batches.size(), threads, zero, [&](int b, Eigen::MatrixXd& G, int t) {
         const GridBatch& g = batches[b];
         const std::vector<int>& fn = g.functions;
         const int nf = (int) fn.size(), np = (int) g.size();
         if (np == 0 || nf == 0)
             return; // rho = 0: no term, and f = 0
-        Eigen::MatrixXd& G = partial[t];
         Eigen::MatrixXd phi, dphi[3], X;
         Eigen::VectorXd wv(np);
         Eigen::MatrixXd Dsub(nf, nf);
@@ -139,10 +138,7 @@ Eigen::MatrixXd xcBasisGradient(const BasisSet& basis, const MolecularGrid& grid
                 for (int d = 0; d < 3; d++)
                     G(g.parentAtom[p], d) += perPoint(p, d);
     });
-    Eigen::MatrixXd G = Eigen::MatrixXd::Zero(numAtoms, 3);
-    for (const auto& p : partial)
-        G += p;
-    return G;
+    return gradient;
 }
 
 Eigen::MatrixXd xcGradientFixedGrid(const BasisSet& basis, const MolecularGrid& grid, Functional functional, const Eigen::MatrixXd& density,
@@ -158,14 +154,11 @@ Eigen::MatrixXd xcPartitionWeightGradient(const MolecularGrid& grid, const std::
     if (first[n] != f.size())
         throw OpenMM::OpenMMException("QM: xcPartitionWeightGradient: f has the wrong length");
     threads = std::max(1, std::min(resolveThreads(threads), std::max(n, 1)));
-    std::vector<Eigen::MatrixXd> partial(threads, Eigen::MatrixXd::Zero(numAtoms, 3));
-    parallelFor(n, threads, [&](int k, int t) {
-        addPartitionWeightTerms(grid.batches()[batchIndices[k]], &f[first[k]], partition, numAtoms, partial[t]);
+    const Eigen::MatrixXd zero = Eigen::MatrixXd::Zero(numAtoms, 3);
+    const Eigen::MatrixXd gradient = parallelChunkedSum<Eigen::MatrixXd>(n, threads, zero, [&](int k, Eigen::MatrixXd& G, int t) {
+        addPartitionWeightTerms(grid.batches()[batchIndices[k]], &f[first[k]], partition, numAtoms, G);
     });
-    Eigen::MatrixXd G = Eigen::MatrixXd::Zero(numAtoms, 3);
-    for (const auto& p : partial)
-        G += p;
-    return G;
+    return gradient;
 }
 
 Eigen::MatrixXd xcGradient(const BasisSet& basis, const MolecularGrid& grid, const std::vector<QMAtom>& atoms,

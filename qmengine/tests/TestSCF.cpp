@@ -271,3 +271,27 @@ TEST(SCF, OrbitalGradientFromTheOccupiedFactorEqualsTheFullProducts) {
         EXPECT_LT((OpenMMDFT::QM::orbitalGradient(F, D, S, X, XS, &Y) - reference).norm(), 1e-12 * reference.norm());
     }
 }
+
+TEST(SCF, RepeatedGradientsGiveTheSameBits) {
+    // The gradient of one SCF result, computed again with the same thread count (more threads than cores, so that the
+    // operating system schedules them differently every time), must agree to the last bit: per-thread partial sums
+    // are added in an order that does not depend on which thread took which work item, so that MD trajectories are
+    // reproducible run to run.
+    std::vector<QMAtom> atoms = water();
+    for (const QMAtom& a : water())
+        atoms.push_back({a.Z, {a.xyz[0] + 5.2, a.xyz[1] + 0.3, a.xyz[2] - 0.4}});
+    const std::vector<PointCharge> charges = {{{3.0, -4.0, 2.0}, -0.8}, {{-3.5, 2.0, 1.0}, 0.4}, {{7.0, 5.0, -2.0}, 0.4}};
+    for (CoulombMethod coulomb : {CoulombMethod::DensityFitting, CoulombMethod::Exact}) {
+        QMSettings s = QMTest::testSettings("6-31G*");
+        s.coulomb = coulomb;
+        s.threads = 8;
+        KohnShamLDA engine(s);
+        const QMResult r = engine.compute(atoms, 0, charges);
+        const QMGradient first = engine.gradient(r);
+        for (int run = 1; run < 6; run++) {
+            const QMGradient g = engine.gradient(r);
+            EXPECT_EQ(0.0, (g.atoms - first.atoms).cwiseAbs().maxCoeff()) << "run " << run;
+            EXPECT_EQ(0.0, (g.mm - first.mm).cwiseAbs().maxCoeff()) << "run " << run;
+        }
+    }
+}
