@@ -315,6 +315,9 @@ LeastSquaresResult LeastSquaresSolver::solveConstrained(int m, int n, int nrhs, 
             checkFinite("initialGuess", options.initialGuess.data(), n, nrhs);
         }
     }
+    if (options.allowRankDeficient && options.method != LeastSquaresMethod::QR)
+        throw OpenMMException(fail("allowRankDeficient (the minimum-norm solution) needs method QR, not " +
+                                   leastSquaresMethodName(options.method)));
     if (!(options.rankTolerance >= 0) || !std::isfinite(options.rankTolerance))
         throw OpenMMException(fail("rankTolerance must be a finite number >= 0"));
     switch (options.method) {

@@ -36,6 +36,13 @@ static double smallestBoxWidth(const Vec3& a, const Vec3& b, const Vec3& c) {
 static void checkCutoffAgainstBox(const QMMMForce& force, const Vec3& a, const Vec3& b, const Vec3& c) {
     if (!force.usesPeriodicBoundaryConditions())
         return;
+    for (const Vec3* v : {&a, &b, &c})
+        for (int d = 0; d < 3; d++)
+            if (!std::isfinite((*v)[d])) {
+                stringstream msg;
+                msg << "QMMMForce: the periodic box vectors are not finite (" << a << ", " << b << ", " << c << " nm)";
+                throw OpenMMException(msg.str());
+            }
     double width = smallestBoxWidth(a, b, c);
     if (force.getCutoffDistance() > 0.5 * width) {
         stringstream msg;

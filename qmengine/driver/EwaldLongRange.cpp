@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <sstream>
+#include "openmm/OpenMMException.h"
 #include <thread>
 
 using namespace OpenMM;
@@ -39,8 +41,22 @@ EwaldLongRange::EwaldLongRange(const Vec3* boxVectors, double tolerance) {
     // Gaussian factor exp(-k^2 / 4 alpha^2) is above the tolerance.
     alpha_ = sqrt(-log(2 * tolerance)) / cutoff;
     const double kCut = 2 * alpha_ * sqrt(-log(tolerance));
+    // The reciprocal sum's cost is its number of wave vectors times the charges; a box or tolerance that asks for
+    // more than MAX_WAVE_VECTORS (about (2 m + 1)^3 / 2 with m per direction) is refused rather than allocated.
+    double extent[3], count = 0.5;
+    for (int d = 0; d < 3; d++) {
+        extent[d] = ceil(kCut * sqrt(box[d].dot(box[d])) / (2 * M_PI));
+        count *= 2 * extent[d] + 1;
+    }
+    if (!(count <= MAX_WAVE_VECTORS)) {
+        std::stringstream msg;
+        msg << "QMMMForce: the Ewald sum of the QM region would need about " << count << " wave vectors (more than "
+            << MAX_WAVE_VECTORS << ") for the error tolerance " << tolerance << " and the periodic box (" << box[0] << ", "
+            << box[1] << ", " << box[2] << " bohr); raise the tolerance or check the box";
+        throw OpenMM::OpenMMException(msg.str());
+    }
     for (int d = 0; d < 3; d++)
-        maxIndex[d] = (int) ceil(kCut * sqrt(box[d].dot(box[d])) / (2 * M_PI));
+        maxIndex[d] = (int) extent[d];
     for (int n0 = 0; n0 <= maxIndex[0]; n0++)
         for (int n1 = (n0 == 0 ? 0 : -maxIndex[1]); n1 <= maxIndex[1]; n1++)
             for (int n2 = (n0 == 0 && n1 == 0 ? 1 : -maxIndex[2]); n2 <= maxIndex[2]; n2++) {

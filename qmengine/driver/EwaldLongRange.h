@@ -29,7 +29,10 @@ public:
         OpenMM::Vec3 position;
         double charge;
     };
-    /** box: the three periodic box vectors (OpenMM's reduced form), bohr. */
+    /** The most wave vectors a sum may use (a typical box and tolerance needs 10^3-10^4). */
+    static constexpr double MAX_WAVE_VECTORS = 1e6;
+    /** box: the three periodic box vectors (OpenMM's reduced form), bohr. Throws OpenMMException when the box and
+     *  tolerance would need more than MAX_WAVE_VECTORS wave vectors. */
     EwaldLongRange(const OpenMM::Vec3* box, double tolerance);
     /**
      * The Mulliken-level term for QM atoms at qm among the periodic charges all (each once, any image), with the

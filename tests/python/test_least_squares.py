@@ -146,3 +146,39 @@ def test_solution_beyond_double_range_is_an_error(method):
     A, b = problem(60, 8, 10.0, seed=12)
     with pytest.raises(mm.OpenMMException, match="solution is not finite"):
         openmmdft.solveLeastSquares(A * 1e-300, b * 1e300, method=method, tolerance=1e-12)
+
+
+@pytest.mark.parametrize("platformName", ["Reference", "CPU"] + [p for p in PLATFORMS if p == "OpenCL"])
+def test_gauss_seidel_refuses_a_rank_deficient_problem(platformName):
+    # Gauss-Seidel sweeps converge for a singular A^T A too, to one of many solutions; the rank is checked as
+    # Cholesky checks it (a repeated column makes A rank deficient), with and without a constraint.
+    precision = "double" if platformName == "OpenCL" else None
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(6, 2))
+    A = np.c_[A, A[:, 0]]
+    b = rng.normal(size=6)
+    with pytest.raises(mm.OpenMMException, match="singular|positive definite"):
+        openmmdft.solveLeastSquares(A, b, method="GaussSeidel", platform=platformName, precision=precision)
+    if platformName != "OpenCL":  # the GPU platforms need A itself of full rank with constraints (documented)
+        with pytest.raises(mm.OpenMMException, match="singular|positive definite"):
+            openmmdft.solveLeastSquares(np.c_[A, rng.normal(size=6)], b, method="GaussSeidel", platform=platformName,
+                                        constraints=(np.array([[0.0, 0.0, 0.0, 1.0]]), [0.5]))
+    # A full-rank problem of the same shape still solves, to numpy's answer.
+    A[:, 2] += 0.5 * rng.normal(size=6)
+    x = openmmdft.solveLeastSquares(A, b, method="GaussSeidel", platform=platformName, precision=precision, tolerance=1e-13)
+    assert np.allclose(x, np.linalg.lstsq(A, b, rcond=None)[0], atol=1e-8)
+
+
+@pytest.mark.parametrize("method", ["Gauss", "Cholesky", "GaussSeidel"])
+def test_minimum_norm_solution_needs_qr(method):
+    with pytest.raises(mm.OpenMMException, match="allowRankDeficient.*needs method QR"):
+        openmmdft.solveLeastSquares(np.ones((5, 2)), np.arange(5.0), method=method, allowRankDeficient=True)
+
+
+def test_empty_constraint_set_is_the_unconstrained_problem():
+    rng = np.random.default_rng(1)
+    A, b = rng.normal(size=(6, 3)), rng.normal(size=6)
+    x = openmmdft.solveLeastSquares(A, b, constraints=(np.zeros((0, 3)), np.zeros(0)))
+    assert np.array_equal(x, openmmdft.solveLeastSquares(A, b))
+    with pytest.raises(mm.OpenMMException, match="d has 3 values"):
+        openmmdft.solveLeastSquares(A, b, constraints=(np.ones((2, 3)), np.ones(3)))

@@ -267,3 +267,72 @@ def test_default_platform_computes_the_qm_region():
     reference = energyAndForces(contextFor(system, positions))[0]
     print("default platform:", context.getPlatform().getName())
     assert abs(energy - reference) < 1e-3  # the MM pair kernels may run in single precision there
+
+
+@pytest.mark.parametrize("platform", ["Reference", "CPU", "OpenCL"])
+@pytest.mark.parametrize("method", ["NoCutoff", "CutoffNonPeriodic"])
+def test_pairs_without_interaction_at_zero_distance_are_skipped(platform, method):
+    # A bonded (excluded) pair at r = 0, as a Drude particle on its parent, and a pair of zero charges at r = 0
+    # contribute nothing; 0 * (1/0) must not turn the energy into NaN. The reference is NonbondedForce with the
+    # excluded pair and the zero charges apart (NonbondedForce itself gives NaN for zero charges at r = 0).
+    if platform not in [mm.Platform.getPlatform(i).getName() for i in range(mm.Platform.getNumPlatforms())]:
+        pytest.skip(platform + " is not available")
+    positions = [[0.5, 0.5, 0.5], [0.5, 0.5, 0.5], [0.8, 0.5, 0.5], [0.6, 0.7, 0.5], [0.6, 0.7, 0.5]]
+    charges = [0.8, -0.8, 0.3, 0.0, 0.0]
+    results = []
+    for kind in ("QMMMForce", "NonbondedForce"):
+        system = mm.System()
+        for _ in charges:
+            system.addParticle(1.0)
+        if kind == "QMMMForce":
+            force = QMMMForce()
+            for q in charges:
+                force.addParticle(q)
+            force.addBond(0, 1)
+            force.setNonbondedMethod(getattr(QMMMForce, method))
+        else:
+            force = mm.NonbondedForce()
+            for q in charges:
+                force.addParticle(q, 0.1, 0.0)
+            force.createExceptionsFromBonds([(0, 1)], 0.5, 0.5)
+            force.setNonbondedMethod(getattr(mm.NonbondedForce, method))
+            force.setReactionFieldDielectric(78.3)
+        force.setCutoffDistance(1.0)
+        system.addForce(force)
+        placed = positions if kind == "QMMMForce" else positions[:4] + [[0.2, 0.3, 0.9]]
+        state = contextFor(system, placed, platform).getState(getEnergy=True, getForces=True)
+        results.append((state.getPotentialEnergy().value_in_unit(KJ),
+                        state.getForces(asNumpy=True).value_in_unit(KJ / unit.nanometer)))
+    (e, f), (eRef, fRef) = results
+    assert np.isfinite(e) and np.all(np.isfinite(f))
+    assert e == pytest.approx(eRef, rel=1e-5, abs=1e-4)
+    assert np.abs(f - fRef).max() < 1e-3 * max(1.0, np.abs(fRef).max())
+
+
+def test_mm_particle_without_charge_on_a_nucleus_changes_nothing():
+    system, force, positions = smallSystem()
+    reference = contextFor(system, positions).getState(getEnergy=True).getPotentialEnergy().value_in_unit(KJ)
+    system.addParticle(1.0)
+    force.addParticle(0.0)
+    context = contextFor(system, np.vstack([positions, positions[WATER_O]]))
+    assert context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(KJ) == pytest.approx(reference, abs=1e-6)
+
+
+def test_ewald_embedding_refuses_a_box_it_cannot_sum():
+    system, force, positions = smallSystem()
+    force.setNonbondedMethod(QMMMForce.Ewald)
+    force.setCutoffDistance(0.5)
+    system.setDefaultPeriodicBoxVectors(mm.Vec3(2, 0, 0), mm.Vec3(0, 2, 0), mm.Vec3(0, 0, 2))
+    context = contextFor(system, positions)
+    assert np.isfinite(context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(KJ))
+    context.setPeriodicBoxVectors(mm.Vec3(2, 0, 0), mm.Vec3(0, float("nan"), 0), mm.Vec3(0, 0, 2))
+    with pytest.raises(mm.OpenMMException, match="periodic box vectors are not finite"):
+        context.getState(getEnergy=True)
+    context.setPeriodicBoxVectors(mm.Vec3(2, 0, 0), mm.Vec3(0, 1e10, 0), mm.Vec3(0, 0, 2))
+    with pytest.raises(mm.OpenMMException, match="wave vectors"):
+        context.getState(getEnergy=True)
+    context.setPeriodicBoxVectors(mm.Vec3(2, 0, 0), mm.Vec3(0, 2, 0), mm.Vec3(0, 0, 2))
+    force.setEwaldErrorTolerance(1e-300)
+    force.updateParametersInContext(context)
+    with pytest.raises(mm.OpenMMException, match="wave vectors"):
+        context.getState(getEnergy=True)

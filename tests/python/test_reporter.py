@@ -57,3 +57,9 @@ def test_reporter_needs_a_qm_region(tmp_path):
         simulation.step(1)
     with pytest.raises(ValueError, match="reportInterval"):
         openmmdft.QMMMReporter(str(tmp_path / "y.csv"), 0)
+
+
+@pytest.mark.parametrize("interval", [2.7, float("nan"), float("inf"), "10", True])
+def test_report_interval_must_be_a_whole_number_of_steps(tmp_path, interval):
+    with pytest.raises(ValueError, match="whole number of steps"):
+        openmmdft.QMMMReporter(str(tmp_path / "z.csv"), interval)

@@ -45,8 +45,10 @@
  * refuse allowRankDeficient with an error that says so). The normal-equation methods (Gauss,
  * Cholesky) always raise an error when A^T A is singular to working precision (estimated
  * rcond_1(A^T A) below eps, or the Cholesky factorization breaks down), naming cond(A^T A); a
- * cond(A) of about 1e8 already makes A^T A singular in double precision. Gauss-Seidel reports
- * non-convergence (or a zero column of A).
+ * cond(A) of about 1e8 already makes A^T A singular in double precision. Gauss-Seidel, whose sweeps
+ * would converge to one of many solutions of a singular system, checks the rank the same way (a Cholesky
+ * factorization of a copy of A^T A, O(n^3/3)) before sweeping, and reports non-convergence (or a zero
+ * column of A). allowRankDeficient with another method than QR is an error.
  *
  * Scale: any finite data are accepted, 1e300 or 1e-300 alike. Before a platform sees the problem it is
  * scaled by powers of two (exactly: A' = 2^(alpha+xi) A, b' = 2^alpha b, C' = 2^(gamma+xi) C, d' = 2^gamma d,

@@ -86,9 +86,10 @@ double cutoffRow(int n, double* dx, double* dy, double* dz, const double* qj, do
     for (int k = 0; k < n; k++) {
         double r2 = dx[k] * dx[k] + dy[k] * dy[k] + dz[k] * dz[k];
         double inverseR = 1.0 / sqrt(r2);
-        double qq = (r2 < cutoff2 ? qi * qj[k] : 0.0);
-        energy += qq * (inverseR + krf * r2 - crf);
-        fs[k] = qq * (inverseR * inverseR * inverseR - 2.0 * krf);
+        double qq = qi * qj[k];
+        const bool included = r2 < cutoff2 && qq != 0;  // a select: a pair without charge may sit at r = 0
+        energy += included ? qq * (inverseR + krf * r2 - crf) : 0.0;
+        fs[k] = included ? qq * (inverseR * inverseR * inverseR - 2.0 * krf) : 0.0;
     }
     return energy;
 }
@@ -103,9 +104,12 @@ double allPairsRow(int i, int n, const double* x, const double* y, const double*
     for (int j = i + 1; j < n; j++) {
         double dx = x[j] - x[i], dy = y[j] - y[i], dz = z[j] - z[i];
         double inverseR = 1.0 / sqrt(dx * dx + dy * dy + dz * dz);
-        double e = weight[j] * qi * q[j] * inverseR;
-        energy += e;
-        fs[j] = e * inverseR * inverseR;
+        double e = qi * q[j] * inverseR;
+        // A select, not a product with the weight: an excluded pair, or one without charge (a QM atom's MM charge is
+        // zero), may sit at r = 0 (a Drude particle on its parent, a dummy on a nucleus), where 0 * inf would be NaN.
+        const bool included = weight[j] != 0 && qi * q[j] != 0;
+        energy += included ? e : 0.0;
+        fs[j] = included ? e * inverseR * inverseR : 0.0;
     }
     return energy;
 }
@@ -234,6 +238,8 @@ double ReferenceBondScaledCoulomb::scaledPairs(const vector<Vec3>& positions, ve
     // Like NonbondedForce exceptions: plain scaled 1/r, no cutoff, no reaction field, no periodic image.
     double energy = 0;
     for (auto& p : pairs14) {
+        if (charges[p.first] * charges[p.second] == 0)
+            continue;  // nothing to add, and the pair may sit at r = 0
         Vec3 d = positions[p.second] - positions[p.first];
         double inverseR = 1.0 / sqrt(d.dot(d));
         double e = ONE_4PI_EPS0 * scale14 * charges[p.first] * charges[p.second] * inverseR;

@@ -487,7 +487,7 @@ void solveCholesky(const LeastSquaresProblem& pr, const LeastSquaresOptions& opt
 /* ----------------------------------------------------------------------------- Gauss-Seidel */
 
 /* Gauss-Seidel (SOR) on G y = h, G n x n symmetric positive semidefinite (column-major, full). */
-void gaussSeidel(const Mat& G, const Mat& H, Mat& X, const LeastSquaresOptions& options, LeastSquaresResult& result) {
+void gaussSeidel(const Mat& G, const Mat& H, Mat& X, const LeastSquaresOptions& options, LeastSquaresResult& result, const char* what) {
     int n = G.rows, nrhs = H.cols;
     for (int i = 0; i < n; i++)
         if (!(G(i, i) > 0)) {
@@ -496,6 +496,10 @@ void gaussSeidel(const Mat& G, const Mat& H, Mat& X, const LeastSquaresOptions& 
                 << " of A (of A restricted to the null space of C) is zero, so A is rank deficient";
             throw OpenMMException(msg.str());
         }
+    // The sweeps converge for a singular G too, to one of many solutions: the rank is checked as Cholesky checks it,
+    // on a copy.
+    Mat check = G;
+    choleskyFactor(check, n, options, result, what);
     vector<double> r(n);
     const double omega = options.relaxation;
     int maxIterationsUsed = 0;
@@ -546,7 +550,7 @@ void solveGaussSeidel(const LeastSquaresProblem& pr, const LeastSquaresOptions& 
     if (!options.initialGuess.empty())
         X0 = fromRowMajor(options.initialGuess.data(), n, nrhs);
     if (p == 0) {
-        gaussSeidel(G, H, X0, options, result);
+        gaussSeidel(G, H, X0, options, result, "A^T A");
         result.x = toRowMajor(X0, n);
         return;
     }
@@ -574,7 +578,7 @@ void solveGaussSeidel(const LeastSquaresProblem& pr, const LeastSquaresOptions& 
                 for (int i = 0; i < q; i++)
                     Y(i, k) = X0(p + i, k);
         }
-        gaussSeidel(G22, H2, Y, options, result);
+        gaussSeidel(G22, H2, Y, options, result, "the reduced normal matrix (A Z)^T (A Z)");
     }
     Mat X = fromBasis(cb, cb.W, &Y, n, nrhs);
     result.x = toRowMajor(X, n);

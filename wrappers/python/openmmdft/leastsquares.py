@@ -52,10 +52,19 @@ def solveLeastSquares(A, b, method="QR", platform=None, precision=None, constrai
     if constraints is not None:
         C, d = constraints
         C = np.atleast_2d(np.asarray(C, dtype=float))
-        d = np.asarray(d, dtype=float).reshape(C.shape[0], -1)
-        if d.shape[1] == 1 and nrhs > 1:
-            d = np.repeat(d, nrhs, axis=1)
-        p = C.shape[0]
+        d = np.asarray(d, dtype=float)
+        if C.shape[0] == 0:  # no constraint rows: the unconstrained problem
+            if d.size != 0:
+                raise mm.OpenMMException("solveLeastSquares: constraints have no rows of C but %d values of d" % d.size)
+            C, d = np.zeros(0), np.zeros((0, nrhs))
+        else:
+            if d.size not in (C.shape[0], C.shape[0] * nrhs):
+                raise mm.OpenMMException("solveLeastSquares: d has %d values; C has %d rows (d needs one per row, or one "
+                                         "per row and right-hand side)" % (d.size, C.shape[0]))
+            d = d.reshape(C.shape[0], -1)
+            if d.shape[1] == 1 and nrhs > 1:
+                d = np.repeat(d, nrhs, axis=1)
+            p = C.shape[0]
     out = core._solveLeastSquares(_platformName(platform), precision or "", method, m, n, nrhs, A.ravel(), B.ravel(),
                                   p, C.ravel(), np.ascontiguousarray(d).ravel(), tolerance, maxIterations, relaxation,
                                   allowRankDeficient)

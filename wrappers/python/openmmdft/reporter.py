@@ -24,9 +24,14 @@ class QMMMReporter(object):
     """
 
     def __init__(self, file, reportInterval, totalEnergy=False, force=None, separator=","):
+        try:
+            whole = not isinstance(reportInterval, bool) and int(reportInterval) == reportInterval
+        except (TypeError, ValueError, OverflowError):  # NaN, inf, a string
+            whole = False
+        if not whole or reportInterval < 1:
+            raise ValueError("QMMMReporter: reportInterval must be a whole number of steps, at least 1 (got %r)"
+                             % (reportInterval,))
         self._interval = int(reportInterval)
-        if self._interval < 1:
-            raise ValueError("QMMMReporter: reportInterval must be at least 1")
         self._ownsFile = isinstance(file, str)
         self._out = open(file, "w") if self._ownsFile else file
         self._totalEnergy = totalEnergy

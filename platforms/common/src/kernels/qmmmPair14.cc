@@ -4,8 +4,9 @@
 real3 delta = make_real3(pos2.x-pos1.x, pos2.y-pos1.y, pos2.z-pos1.z);
 real r2 = delta.x*delta.x + delta.y*delta.y + delta.z*delta.z;
 real invR = RSQRT(r2);
-real pairEnergy = PARAMS[index]*invR;
+// A pair without charge adds nothing (and may sit at r = 0, where 0 * inf would be NaN).
+real pairEnergy = (PARAMS[index] != 0 ? PARAMS[index]*invR : (real) 0);
 energy += pairEnergy;
-delta *= pairEnergy*invR*invR;
+delta *= (PARAMS[index] != 0 ? pairEnergy*invR*invR : (real) 0);
 real3 force1 = -delta;
 real3 force2 = delta;

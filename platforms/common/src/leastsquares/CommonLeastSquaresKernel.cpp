@@ -487,6 +487,14 @@ void CommonSolveLeastSquaresKernel::gaussSeidel(ComputeArray& G, ComputeArray& H
                 << " of A is zero, so A is rank deficient";
             throw OpenMMException(msg.str());
         }
+    {
+        // The sweeps converge for a singular A^T A too, to one of many solutions: the rank is checked as Cholesky
+        // checks it, on a copy.
+        ComputeArray check;
+        allocate(check, (size_t) n * n, accSize, "lsRankCheck");
+        G.copyTo(check);
+        factorCholesky(check, n, options, result);
+    }
     ComputeArray norms;
     allocate(norms, 2 * columns, accSize, "lsNorms");
     ComputeKernel sweep = makeKernel(program, "gaussSeidelSweep", n, columns, G, H, X);
