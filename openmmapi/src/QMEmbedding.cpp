@@ -301,7 +301,14 @@ QMEmbedding::Placement QMEmbedding::place(const vector<Vec3>& positions, const V
             throw OpenMMException(msg.str());
         }
         const Vec3 q1 = out.qmPositions[links[l].qmAtom], bond = out.linkMMPositions[l] - q1;
-        out.qmPositions.push_back(q1 + bond * (links[l].bondLength / sqrt(bond.dot(bond))));
+        const double length = sqrt(bond.dot(bond));
+        if (!(length > 1e-3)) {  // 0.01 A: the direction of the cut bond, and with it the link atom, is undefined
+            stringstream msg;
+            msg << "QMMMForce: MM particle " << links[l].mmParticle << " is " << length << " nm from QM atom "
+                << qmParticles[links[l].qmAtom] << ", to which it is bonded, so the link atom between them has no direction";
+            throw OpenMMException(msg.str());
+        }
+        out.qmPositions.push_back(q1 + bond * (links[l].bondLength / length));
     }
     checkSeparation(out);
     return out;

@@ -161,6 +161,17 @@ def test_link_atoms_that_cannot_be_made_are_refused():
         mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
 
 
+def test_link_bond_of_zero_length_is_named():
+    # The MM end of the cut bond (particle 4) on its QM atom (0): the link atom's direction is undefined.
+    system, force, positions = ethanolSystem(SCHEMES[0])
+    bad = positions.copy()
+    bad[4] = bad[0]
+    context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
+    context.setPositions(bad)
+    with pytest.raises(mm.OpenMMException, match="MM particle 4 is 0 nm from QM atom 0.*no direction"):
+        context.getState(getEnergy=True)
+
+
 def test_link_settings_round_trip_through_xml():
     system, force, _ = ethanolSystem(openmmdft.QMMMForce.ChargeShift)
     force.setLinkAtomBondLength(16, 0.135)
