@@ -4,6 +4,11 @@
  *
  *   BenchLeastSquares [--sizes 1000,2000,3000,4000,5000] [--rows-per-column 2] [--repeat 1]
  *                     [--platforms Reference,OpenCL] [--precisions double,mixed,single] [--markdown out.md]
+ *                     [--metric-inverse]
+ *
+ * --metric-inverse: instead, the inverse of an N x N symmetric positive definite matrix as the density fitting asks
+ * for it (normalEquationsGiven, Cholesky, the identity as N right-hand sides, no residual norms), per platform with
+ * the seconds of each phase of the solve (LeastSquaresOptions::timePhases), against LAPACK dpotrf + dpotri.
  *
  * Problem for each N: A is m x N with m = 2N (default) and independent standard normal entries,
  * b = A x_true with x_true standard normal (a consistent system, so the optimal residual is 0 and
@@ -51,6 +56,8 @@ void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k, con
             const double* beta, double* c, const int* ldc, size_t, size_t);
 void dgemv_(const char* trans, const int* m, const int* n, const double* alpha, const double* a, const int* lda, const double* x,
             const int* incx, const double* beta, double* y, const int* incy, size_t);
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t);
+void dpotri_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t);
 }
 
 using namespace OpenMM;
@@ -103,6 +110,83 @@ static void measure(int m, int n, const vector<double>& Arm, const vector<double
     relErr = sqrt(e / t);
 }
 
+/* The density fitting's use of the kernel: the inverse of a well-conditioned SPD matrix (G = A^T A / m + I/10 of a
+ * random 2N x N A), best of `repeat` runs per configuration, with the phases of the best run. */
+static void metricInverse(const vector<int>& sizes, int repeat, const vector<string>& platforms, const vector<string>& precisions) {
+    for (int n : sizes) {
+        const int m = 2 * n;
+        mt19937_64 rng(777 + n);
+        normal_distribution<double> g;
+        vector<double> A((size_t) m * n);
+        for (double& v : A)
+            v = g(rng);
+        vector<double> G((size_t) n * n, 0.0);
+        const double one = 1.0 / m, zero = 0.0;
+        dsyrk_("U", "T", &n, &m, &one, A.data(), &m, &zero, G.data(), &n, 1, 1);
+        for (int j = 0; j < n; j++) {
+            G[j + (size_t) j * n] += 0.1;
+            for (int i = j + 1; i < n; i++)
+                G[i + (size_t) j * n] = G[j + (size_t) i * n];
+        }
+        vector<double> identity((size_t) n * n, 0.0);
+        for (int j = 0; j < n; j++)
+            identity[j + (size_t) j * n] = 1.0;
+        double lapack = 1e300;
+        vector<double> reference;
+        for (int r = 0; r < repeat; r++) {
+            vector<double> work(G);
+            int info;
+            const double t0 = now();
+            dpotrf_("U", &n, work.data(), &n, &info, 1);
+            dpotri_("U", &n, work.data(), &n, &info, 1);
+            lapack = min(lapack, now() - t0);
+            reference = work;
+        }
+        printf("metric inverse N = %d: LAPACK dpotrf + dpotri %.4f s\n", n, lapack);
+        for (const string& platform : platforms)
+            for (const string& precision : (platform == "Reference" || platform == "CPU" ? vector<string>{"double"} : precisions)) {
+                map<string, string> props;
+                if (platform != "Reference" && platform != "CPU")
+                    props["Precision"] = precision;
+                try {
+                    LeastSquaresSolver solver(Platform::getPlatformByName(platform), props);
+                    LeastSquaresOptions o;
+                    o.method = LeastSquaresMethod::Cholesky;
+                    o.normalEquationsGiven = true;
+                    o.computeResidualNorms = false;
+                    o.timePhases = true;
+                    double best = 1e300;
+                    LeastSquaresResult kept;
+                    for (int r = 0; r < repeat + 1; r++) {  // the first run compiles the kernels
+                        const double t0 = now();
+                        LeastSquaresResult result = solver.solve(n, n, n, G, identity, o);
+                        const double t = now() - t0;
+                        if (r > 0 && t < best) {
+                            best = t;
+                            kept = result;
+                        }
+                    }
+                    double error = 0, norm = 0;  // against LAPACK's upper triangle
+                    for (int j = 0; j < n; j++)
+                        for (int i = 0; i <= j; i++) {
+                            const double d = kept.x[(size_t) i * n + j] - reference[i + (size_t) j * n];
+                            error = max(error, fabs(d));
+                            norm = max(norm, fabs(reference[i + (size_t) j * n]));
+                        }
+                    printf("  %s (%s): %.4f s (%.1fx LAPACK), max error %.1e relative;", platform.c_str(), precision.c_str(), best,
+                           best / lapack, error / norm);
+                    for (const auto& phase : kept.phaseSeconds)
+                        printf(" %s %.4f", phase.first.c_str(), phase.second);
+                    printf("\n");
+                }
+                catch (const exception& e) {
+                    printf("  %s (%s): %s\n", platform.c_str(), precision.c_str(), e.what());
+                }
+                fflush(stdout);
+            }
+    }
+}
+
 int main(int argc, char** argv) {
     vector<int> sizes{1000, 2000, 3000, 4000, 5000};
     double rowsPerColumn = 2.0;
@@ -110,6 +194,7 @@ int main(int argc, char** argv) {
     vector<string> platformNames{"Reference"};
     vector<string> precisions{"double", "mixed", "single"}; // of the OpenCL/CUDA platforms
     string markdown;
+    bool inverse = false;
     for (int i = 1; i < argc; i++) {
         string a = argv[i];
         auto next = [&]() -> string {
@@ -134,6 +219,8 @@ int main(int argc, char** argv) {
             precisions = split(next());
         else if (a == "--markdown")
             markdown = next();
+        else if (a == "--metric-inverse")
+            inverse = true;
         else {
             fprintf(stderr, "unknown argument %s\n", a.c_str());
             return 2;
@@ -154,6 +241,10 @@ int main(int argc, char** argv) {
 #endif
     if (find(platformNames.begin(), platformNames.end(), "CUDA") != platformNames.end() && !cudaReason.empty())
         printf("CUDA platform and cuSOLVER baselines unavailable: %s\n", cudaReason.c_str());
+    if (inverse) {
+        metricInverse(sizes, repeat, platformNames, precisions);
+        return 0;
+    }
 
     struct Config {
         string platform, precision;

@@ -486,6 +486,47 @@ TEST(LeastSquaresNormalEquationsGiven, MatchesSolvingFromA) {
 }
 
 /*
+ * The inverse of a given symmetric positive definite matrix (the density fitting's metric): Cholesky with a multiple
+ * of the identity as right-hand sides takes LAPACK's dpotri; it must equal the general path (dpotrs) of a right-hand
+ * side that is not the identity, and Gauss, for n across LAPACK's blocking.
+ */
+TEST(LeastSquares, InverseOfGivenMatrixByDpotri) {
+    const int n = 130;
+    std::mt19937_64 rng(9);
+    std::normal_distribution<double> g;
+    std::vector<double> A((size_t) 2 * n * n), G((size_t) n * n, 0.0), scaledIdentity((size_t) n * n, 0.0);
+    for (double& v : A)
+        v = g(rng);
+    for (int k = 0; k < 2 * n; k++)
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                G[(size_t) i * n + j] += A[(size_t) k * n + i] * A[(size_t) k * n + j] / (2 * n);
+    for (int i = 0; i < n; i++)
+        scaledIdentity[(size_t) i * n + i] = 3.0;
+    OpenMM::Platform& platform = ::platform("Reference");
+    OpenMMDFT::LeastSquaresOptions cholesky, gauss;
+    cholesky.method = OpenMMDFT::LeastSquaresMethod::Cholesky;
+    gauss.method = OpenMMDFT::LeastSquaresMethod::Gauss;
+    cholesky.normalEquationsGiven = gauss.normalEquationsGiven = true;
+    const std::vector<double> inverse = OpenMMDFT::solveLeastSquares(platform, n, n, n, G, scaledIdentity, cholesky).x;
+    const std::vector<double> byLU = OpenMMDFT::solveLeastSquares(platform, n, n, n, G, scaledIdentity, gauss).x;
+    EXPECT_LE(relativeError(inverse, byLU), 1e-12);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            EXPECT_EQ(inverse[(size_t) i * n + j], inverse[(size_t) j * n + i]);
+    // One element off the identity: the general path, whose columns are 3 G^-1's but the changed one.
+    std::vector<double> almost(scaledIdentity);
+    almost[(size_t) 5 * n + 7] = 1.0;
+    const std::vector<double> general = OpenMMDFT::solveLeastSquares(platform, n, n, n, G, almost, cholesky).x;
+    double worst = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (j != 7)
+                worst = std::max(worst, std::fabs(general[(size_t) i * n + j] - inverse[(size_t) i * n + j]));
+    EXPECT_LE(worst, 1e-12 * std::fabs(inverse[0]) * n);
+}
+
+/*
  * Problems near the ends of the double range. A^T A of an A scaled by 1e300 overflows, of one scaled by 1e-300
  * underflows, and the squares of the residual leave the range in both, although the least-squares problem itself
  * is as well-conditioned as the unscaled one. Every method, constrained or not, must return the solution of the

@@ -5,7 +5,8 @@
 # (the device tool's folder), else .device/out. Each program runs under a time limit, so that one hang cannot
 # spend the whole lease.
 #   SIZES=1000,2000 QM_SIZES=1,4,8 QM_PLATFORMS=CPU,CUDA:double,CUDA:mixed bash tools/run-gpu-checks.sh
-#   (TESTS="TestCudaQMMMForce" runs one test program; SIZES=none skips the least-squares benchmark)
+#   (TESTS="TestCudaQMMMForce" runs one test program; SIZES=none skips the least-squares benchmark; INVERSE_SIZES=1700
+#   times the density fitting's metric inverse with its phases, INVERSE_SIZES=none skips it)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 work=/tmp/openmmdft-device
@@ -41,5 +42,11 @@ if [ "${SIZES:-}" != "none" ]; then
     timeout "${LS_LIMIT:-240}" "$work/bin/BenchLeastSquares" --sizes "${SIZES:-1000,2000,3000,4000,5000}" --platforms CUDA --repeat 3 \
         --markdown "$out/bench-cuda.md" > "$out/bench-cuda.log" 2>&1 || status=1
     grep -v WARNING "$out/bench-cuda.log" | tail -40
+fi
+if [ "${INVERSE_SIZES:-1700}" != "none" ]; then
+    # The metric inverse of an n = 24 water step (about 1700 fitting functions), phase by phase, against LAPACK.
+    timeout "${LS_LIMIT:-240}" "$work/bin/BenchLeastSquares" --metric-inverse --sizes "${INVERSE_SIZES:-1700}" --platforms CUDA \
+        --precisions double --repeat 3 > "$out/bench-metric-inverse.log" 2>&1 || status=1
+    grep -v WARNING "$out/bench-metric-inverse.log"
 fi
 exit $status

@@ -103,6 +103,13 @@ QMEmbedding::QMEmbedding(const QMMMForce& force) {
 }
 
 void QMEmbedding::setParameters(const QMMMForce& force) {
+    // The links themselves follow from the bonds and the QM atoms, which an update may not change; their lengths
+    // (setLinkAtomBondLength) may.
+    const vector<LinkAtomBond> bonds = linkAtomBondsOf(force);
+    if (bonds.size() != links.size())
+        throw OpenMMException("QMMMForce: the link atoms changed; call reinitialize() instead of updateParametersInContext()");
+    for (size_t l = 0; l < links.size(); l++)
+        links[l].bondLength = bonds[l].bondLength;
     charges.resize(force.getNumParticles());
     for (int i = 0; i < force.getNumParticles(); i++)
         force.getParticleParameters(i, charges[i]);

@@ -124,8 +124,8 @@ def applySettings(force):
     force.setSCFConvergence(1e-8)
 
 
-def energyAndForces(system, positions):
-    context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("CPU"))
+def energyAndForces(system, positions, platform="CPU"):
+    context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName(platform))
     context.setPositions(positions)
     state = context.getState(getEnergy=True, getForces=True)
     return state.getPotentialEnergy().value_in_unit(KJ), state.getForces(asNumpy=True).value_in_unit(KJ / unit.nanometer)
@@ -214,3 +214,97 @@ def test_qm_water_in_md():
     integrator.step(3)
     qm = [f for f in built.getForces() if isinstance(f, openmmdft.QMMMForce)][0]
     assert qm.getQMResults(context)["scfIterations"] > 0
+
+
+def tip4pWaters(count=6):
+    """The first `count` TIP4P-Ew waters of OpenMM's tip4pew.pdb (4 particles each, M a virtual site), no cutoff."""
+    import os
+    pdb = app.PDBFile(os.path.join(os.path.dirname(app.__file__), "data", "tip4pew.pdb"))
+    modeller = app.Modeller(pdb.topology, pdb.positions)
+    modeller.delete(list(modeller.topology.residues())[count:])
+    system = app.ForceField("tip4pew.xml").createSystem(modeller.topology, nonbondedMethod=app.NoCutoff, rigidWater=False)
+    return modeller.topology, system, modeller.positions
+
+
+def test_four_site_water_keeps_its_electrostatics():
+    # The M site of a TIP4P water is a virtual site without a bond in the Topology: tied to its oxygen in the bond graph,
+    # replaceCoulomb gives the force field's energy (once -10342 kJ/mol off: M met its own O and H at 0.0125 nm).
+    topology, system, positions = tip4pWaters()
+    reference, _ = energyAndForces(system, positions, "Reference")  # double precision: the CPU platform's LJ is single
+    replaced = mm.XmlSerializer.clone(system)
+    force = openmmdft.replaceCoulomb(replaced, topology)
+    e, _ = energyAndForces(replaced, positions, "Reference")
+    assert e == pytest.approx(reference, abs=1e-6)
+    assert force.getNumBonds() == 6 * 3  # O-H1, O-H2, and M tied to O
+
+
+def test_four_site_qm_water_takes_its_virtual_site_along():
+    # A QM TIP4P water's M site belongs to the QM region: its charge leaves the embedding (the QM density replaces
+    # the water's charges). By hand: the same System with M's charge zero and the water's atoms QM.
+    topology, system, positions = tip4pWaters()
+    water = [a for a in next(topology.residues()).atoms()]
+    qmAtoms = [a for a in water if a.element is not None]
+    site = [a.index for a in water if a.element is None][0]
+    built = openmmdft.createQMMMSystem(topology, system, qmAtoms, basisSet="STO-3G", grid=(30, 110), scfConvergence=1e-8)
+    qm = [f for f in built.getForces() if isinstance(f, openmmdft.QMMMForce)][0]
+    assert qm.getParticleParameters(site) == 0.0 * unit.elementary_charge and qm.getNumLinkAtoms() == 0
+    context = mm.Context(built, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("CPU"))
+    context.setPositions(positions)
+    context.getState(getEnergy=True)
+    assert qm.getQMResults(context)["numMMCharges"] == 5 * 3  # H, H and M of the other waters (TIP4P's O has none)
+    # By hand: the Coulomb terms as a QMMMForce with the Topology's bonds and each MM water's M tied to its O.
+    byHand = mm.XmlSerializer.clone(system)
+    nonbonded = [f for f in byHand.getForces() if isinstance(f, mm.NonbondedForce)][0]
+    handForce = openmmdft.QMMMForce()
+    for i in range(nonbonded.getNumParticles()):
+        charge, sigma, epsilon = nonbonded.getParticleParameters(i)
+        handForce.addParticle(0.0 if i == site else charge)
+        nonbonded.setParticleParameters(i, 0.0, sigma, epsilon)
+    for e in range(nonbonded.getNumExceptions()):
+        p1, p2, _, sigma, epsilon = nonbonded.getExceptionParameters(e)
+        nonbonded.setExceptionParameters(e, p1, p2, 0.0, sigma, epsilon)
+    for a, b in topology.bonds():
+        handForce.addBond(a.index, b.index)
+    for residue in list(topology.residues())[1:]:
+        atoms = list(residue.atoms())
+        handForce.addBond(atoms[0].index, [a.index for a in atoms if a.element is None][0])
+    byHand.addForce(handForce)
+    waterIndices = {a.index for a in water}
+    for f in byHand.getForces():  # the QM water's own bonded terms are part of the QM energy
+        if isinstance(f, mm.HarmonicBondForce):
+            for k in range(f.getNumBonds()):
+                p1, p2, length, _ = f.getBondParameters(k)
+                if {p1, p2} <= waterIndices:
+                    f.setBondParameters(k, p1, p2, length, 0.0)
+        elif isinstance(f, mm.HarmonicAngleForce):
+            for k in range(f.getNumAngles()):
+                p1, p2, p3, angle, _ = f.getAngleParameters(k)
+                if {p1, p2, p3} <= waterIndices:
+                    f.setAngleParameters(k, p1, p2, p3, angle, 0.0)
+    for atom in qmAtoms:
+        handForce.addQMAtom(atom.index, atom.element.atomic_number)
+    handForce.setBasisSet("STO-3G")
+    handForce.setGrid(30, 110)
+    handForce.setSCFConvergence(1e-8)
+    for i in [a.index for a in water]:
+        for j in [a.index for a in water]:
+            if i < j:
+                nonbonded.addException(i, j, 0.0, 1.0, 0.0, True)
+    e1, f1 = energyAndForces(built, positions)
+    e2, f2 = energyAndForces(byHand, positions)
+    assert e1 == pytest.approx(e2, abs=1e-6)
+    assert np.abs(f1 - f2).max() < 1e-5
+
+
+def test_exclusions_the_bonds_do_not_give_are_refused():
+    # A NonbondedForce whose exceptions differ from what the Topology's bonds give (here one 1-3 pair of a water
+    # made a full interaction) would be computed differently by the QMMMForce: an error names the pair.
+    topology, system, positions = tip4pWaters(2)
+    nonbonded = [f for f in system.getForces() if isinstance(f, mm.NonbondedForce)][0]
+    for e in range(nonbonded.getNumExceptions()):
+        p1, p2, _, sigma, epsilon = nonbonded.getExceptionParameters(e)
+        if {p1, p2} == {1, 2}:  # H1-H2 of the first water
+            q1, q2 = nonbonded.getParticleParameters(1)[0], nonbonded.getParticleParameters(2)[0]
+            nonbonded.setExceptionParameters(e, p1, p2, q1 * q2, sigma, epsilon)
+    with pytest.raises(ValueError, match="particles 1-2: exception charge product .*2 bonds apart"):
+        openmmdft.replaceCoulomb(mm.XmlSerializer.clone(system), topology)

@@ -172,6 +172,23 @@ def test_link_bond_of_zero_length_is_named():
         context.getState(getEnergy=True)
 
 
+def test_link_bond_length_update_matches_a_fresh_context():
+    # setLinkAtomBondLength + updateParametersInContext once kept the Context's old length silently.
+    system, force, positions = ethanolSystem(SCHEMES[0], convergence=1e-8)
+    def energy(context):
+        return context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(unit.kilojoule_per_mole)
+    context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
+    context.setPositions(positions)
+    before = energy(context)
+    force.setLinkAtomBondLength(6, 0.100)
+    force.updateParametersInContext(context)
+    updated = energy(context)
+    fresh = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
+    fresh.setPositions(positions)
+    assert abs(updated - before) > 1.0
+    assert updated == pytest.approx(energy(fresh), abs=1e-5)
+
+
 def test_link_settings_round_trip_through_xml():
     system, force, _ = ethanolSystem(openmmdft.QMMMForce.ChargeShift)
     force.setLinkAtomBondLength(16, 0.135)

@@ -134,6 +134,12 @@ struct OPENMM_EXPORT_DFT LeastSquaresOptions {
      * density-fitting metric) may switch it off; residualNorms is then empty.
      */
     bool computeResidualNorms = true;
+    /**
+     * Profiling: wall-clock seconds of the solve's phases in LeastSquaresResult::phaseSeconds (GPU platforms, the
+     * normal-equation methods: "upload", "normalEquations", "factorization", "conditionEstimate", "solves",
+     * "download"). The device is synchronized after each phase, which costs a little time.
+     */
+    bool timePhases = false;
 };
 
 struct OPENMM_EXPORT_DFT LeastSquaresResult {
@@ -155,6 +161,8 @@ struct OPENMM_EXPORT_DFT LeastSquaresResult {
     /** Estimated condition number (1-norm): of A (QR), of A^T A (Gauss, Cholesky); 0 when not estimated (Gauss-Seidel). */
     double conditionEstimate = 0.0;
     LeastSquaresMethod method = LeastSquaresMethod::QR;
+    /** With LeastSquaresOptions::timePhases: seconds per phase of the solve (empty otherwise). */
+    std::map<std::string, double> phaseSeconds;
     /**
      * Device memory (bytes) the solve allocated on a GPU platform, all freed when it returns (the sum of its
      * arrays, an upper bound of the peak). 0 on Reference and CPU, which work in host memory.

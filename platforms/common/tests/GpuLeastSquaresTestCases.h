@@ -317,6 +317,27 @@ inline void testManyRightHandSides(LeastSquaresSolver& solver, const string& pre
         const LeastSquaresResult r = solver.solve(n, n, n, G, identity, o);
         EXPECT_LE(relativeError(r.x, reference), tolerance(precision, n, 5.0, true));
     }
+    // Cholesky takes a path of its own for a multiple of the identity (the inverse as W^T W, W = L^-1): 3 I gives
+    // 3 G^-1; a right-hand side that differs from the identity in one element takes the general path.
+    LeastSquaresOptions o;
+    o.method = LeastSquaresMethod::Cholesky;
+    o.normalEquationsGiven = true;
+    vector<double> scaled(identity), scaledReference(reference);
+    for (double& v : scaled)
+        v *= 3;
+    for (double& v : scaledReference)
+        v *= 3;
+    EXPECT_LE(relativeError(solver.solve(n, n, n, G, scaled, o).x, scaledReference), tolerance(precision, n, 5.0, true));
+    vector<double> almost(identity), columnMajor(identity), almostReference((size_t) n * n);
+    almost[(size_t) 3 * n + 100] = 0.5;        // row 3, column 100 of the row-major right-hand sides
+    columnMajor[3 + (size_t) 100 * n] = 0.5;   // the same element for dgesv
+    lu = G;
+    dgesv_(&nn, &nn, lu.data(), &nn, ipiv.data(), columnMajor.data(), &nn, &info);
+    ASSERT_EQ(0, info);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            almostReference[(size_t) i * n + j] = columnMajor[i + (size_t) j * n];
+    EXPECT_LE(relativeError(solver.solve(n, n, n, G, almost, o).x, almostReference), tolerance(precision, n, 5.0, true));
 }
 
 /**

@@ -109,8 +109,11 @@ def createQMMMSystem(topology, system, qmAtoms, qmCharge=0, basisSet="6-31G*", r
     """A new System (``system`` is not changed) in which the atoms ``qmAtoms`` (indices or ``app.Atom`` objects
     of ``topology``) are the QM region of a QMMMForce:
 
-    - the QMMMForce carries every charge and the bonds of ``topology`` (as ``replaceCoulomb``), and the QM
-      atoms with their elements from ``topology``, the total charge ``qmCharge`` and ``basisSet``;
+    - the QMMMForce carries every charge and the bonds of ``topology`` (as ``replaceCoulomb``: virtual sites tied to
+      their parent atoms, the exclusions checked against the NonbondedForce's), and the QM atoms with their elements
+      from ``topology``, the total charge ``qmCharge`` and ``basisSet``;
+    - virtual sites placed from QM atoms only (the M site of a QM TIP4P water) go with the QM region: their charges
+      leave the embedding and their Lennard-Jones with the QM atoms is removed;
     - the NonbondedForce keeps Lennard-Jones between MM atoms and between QM and MM atoms; between QM atoms
       it is removed;
     - bonds, angles, torsions and CMAP terms (standard and Custom{Bond,Angle,Torsion}Force) whose atoms are
@@ -170,10 +173,24 @@ def createQMMMSystem(topology, system, qmAtoms, qmCharge=0, basisSet="6-31G*", r
                 copy.removeConstraint(i)
 
     nb = [f for f in copy.getForces() if isinstance(f, mm.NonbondedForce)][0]
-    force = replaceCoulomb(copy, topology)
+    # Virtual sites on QM atoms (a QM TIP4P water's M site) belong to the QM region: the QM density replaces their
+    # charges. A site whose position mixes QM and MM atoms has no side to be on.
+    qmSites = set()
+    for i in range(copy.getNumParticles()):
+        if copy.isVirtualSite(i):
+            site = copy.getVirtualSite(i)
+            parents = {site.getParticle(k) for k in range(site.getNumParticles())}
+            if parents <= qm:
+                qmSites.add(i)
+            elif parents & qm:
+                raise ValueError("createQMMMSystem: virtual site %d is placed from QM atoms %s and MM atoms %s; put all of "
+                                 "them on one side" % (i, sorted(parents & qm), sorted(parents - qm)))
+    force = replaceCoulomb(copy, topology, _qmSites=qmSites)
     force.setForceGroup(nb.getForceGroup())
-    # Lennard-Jones between QM atoms is part of the QM energy: zero it (and any exception) for every QM pair.
-    qmList = sorted(qm)
+    # Lennard-Jones between QM atoms (and their sites) is part of the QM energy: zero it (and any exception) for
+    # every QM pair.
+    qmAll = qm | qmSites
+    qmList = sorted(qmAll)
     for k, i in enumerate(qmList):
         for j in qmList[k + 1:]:
             nb.addException(i, j, 0.0, 1.0, 0.0, True)
@@ -184,9 +201,9 @@ def createQMMMSystem(topology, system, qmAtoms, qmCharge=0, basisSet="6-31G*", r
             nb.setParticleParameters(i, 0.0, sigma, epsilon)
         for e in range(nb.getNumExceptions()):
             p1, p2, _, sigma, epsilon = nb.getExceptionParameters(e)
-            if p1 in qm or p2 in qm:
+            if p1 in qmAll or p2 in qmAll:
                 nb.setExceptionParameters(e, p1, p2, 0.0, sigma, epsilon)
-    for i in qmList:
+    for i in sorted(qm):
         force.addQMAtom(i, atoms[i].element.atomic_number)
     force.setQMCharge(qmCharge)
     force.setBasisSet(basisSet)

@@ -5,6 +5,7 @@
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
 #include <cfloat>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -153,16 +154,24 @@ void CommonSolveLeastSquaresKernel::gemm(bool storeInput, int M, int N, int K, b
 }
 
 void CommonSolveLeastSquaresKernel::triangularSolve(int n, int cols, ComputeArray& T, int tOff, int ldt, bool lower, bool transposed,
-                                                    bool unitDiagonal, ComputeArray& H, int hOff, int ldh) {
+                                                    bool unitDiagonal, ComputeArray& H, int hOff, int ldh, bool lowerTriangularRHS) {
     if (n <= 0 || cols <= 0)
         return;
     const bool forward = (lower != transposed); // op(T) is lower triangular
+    if (lowerTriangularRHS && !forward)
+        throw OpenMMException("least squares: a lower triangular right-hand side needs a forward solve (internal error)");
+    const int allColumns = cols;
     ComputeKernel diagonal = makeKernel(program, "triangularDiagonal", cols, T, tOff, ldt, (int) transposed, (int) forward,
                                         (int) unitDiagonal, H, hOff, ldh, 0, 0);
     ComputeKernel update = makeKernel(program, "triangularUpdate", cols, T, tOff, ldt, (int) transposed, H, hOff, ldh, 0, 0, 0, 0);
     const int blocks = (n + NB - 1) / NB;
     for (int b = 0; b < blocks; b++) {
         const int k0 = (forward ? b : blocks - 1 - b) * NB, kb = min(NB, n - k0);
+        // Column c of a lower triangular H (e.g. the identity) is zero above row c and stays so in a forward solve:
+        // block row k0 only concerns the columns before k0 + kb.
+        if (lowerTriangularRHS)
+            cols = min(allColumns, k0 + kb);
+        diagonal->setArg(0, cols);
         diagonal->setArg(10, k0);
         diagonal->setArg(11, kb);
         diagonal->execute(cols * 64, 64);
@@ -176,6 +185,7 @@ void CommonSolveLeastSquaresKernel::triangularSolve(int n, int cols, ComputeArra
             gemm(false, rows, cols, kb, true, true, T, aOff, ldt, transposed, H, hOff + k0, ldh, false, H, hOff + rowStart, ldh, false);
             continue;
         }
+        update->setArg(0, cols);
         update->setArg(8, k0);
         update->setArg(9, kb);
         update->setArg(10, rowStart);
@@ -323,11 +333,50 @@ void CommonSolveLeastSquaresKernel::solve(const LeastSquaresProblem& pr, const L
     }
 }
 
+namespace {
+/** Whether the row-major n x n b is c times the identity (c != 0), and c. */
+bool isScaledIdentity(const double* b, int n, double& c) {
+    c = b[0];
+    if (c == 0)
+        return false;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (b[(size_t) i * n + j] != (i == j ? c : 0.0))
+                return false;
+    return true;
+}
+
+/** LeastSquaresOptions::timePhases: each mark waits for the device (a one-element download; the queue is in order)
+ *  and adds the wall-clock time since the previous mark to the phase's entry. */
+class PhaseClock {
+public:
+    PhaseClock(bool on, ComputeContext& cc, LeastSquaresResult& result) : on(on), result(result), last(std::chrono::steady_clock::now()) {
+        if (on)
+            probe.initialize<int>(cc, 1, "lsPhaseProbe");
+    }
+    void mark(const char* phase) {
+        if (!on)
+            return;
+        vector<int> value;
+        probe.download(value);
+        const auto now = std::chrono::steady_clock::now();
+        result.phaseSeconds[phase] += std::chrono::duration<double>(now - last).count();
+        last = now;
+    }
+private:
+    bool on;
+    LeastSquaresResult& result;
+    ComputeArray probe;
+    std::chrono::steady_clock::time_point last;
+};
+} // namespace
+
 vector<double> CommonSolveLeastSquaresKernel::solveNormal(const LeastSquaresProblem& pr, const LeastSquaresOptions& options,
                                                           LeastSquaresResult& result) {
     const int m = pr.m, n = pr.n, nrhs = pr.nrhs, p = pr.p, cols = nrhs + p;
     const int accSize = accumulationSize();
     const bool cholesky = (options.method == LeastSquaresMethod::Cholesky);
+    PhaseClock clock(options.timePhases, cc, result);
     ComputeArray G, H;
     if (options.normalEquationsGiven) {
         // The given symmetric matrix is G itself; b is A^T b.
@@ -340,6 +389,7 @@ vector<double> CommonSolveLeastSquaresKernel::solveNormal(const LeastSquaresProb
                 h[(size_t) r * n + i] = pr.b[(size_t) i * nrhs + r];
         uploadNew(G, g, accDouble, "lsG");
         uploadNew(H, h, accDouble, "lsH");
+        clock.mark("upload");
     }
     else {
         // Row-major A (m x n) is column-major A^T (n x m, ld n); b goes up column-major (m x nrhs, ld m).
@@ -352,12 +402,16 @@ vector<double> CommonSolveLeastSquaresKernel::solveNormal(const LeastSquaresProb
         uploadNew(B, bcm, storeDouble, "lsB");
         allocate(G, (size_t) n * n, accSize, "lsG");
         allocate(H, (size_t) n * cols, accSize, "lsH");
+        clock.mark("upload");
         // Cholesky reads the lower triangle only; Gauss and Gauss-Seidel need all of A^T A.
         gemm(true, n, n, m, false, false, At, 0, n, false, At, 0, n, true, G, 0, n, cholesky);
         gemm(true, n, nrhs, m, false, false, At, 0, n, false, B, 0, m, false, H, 0, n, false);
+        clock.mark("normalEquations");
     }
-    if (p > 0)
+    if (p > 0) {
         uploadPart(H, constraintColumns(pr), n * nrhs, accDouble);
+        clock.mark("upload");
+    }
     if (options.method == LeastSquaresMethod::GaussSeidel) {
         ComputeArray X;
         vector<double> x0((size_t) n * cols, 0.0);
@@ -367,7 +421,10 @@ vector<double> CommonSolveLeastSquaresKernel::solveNormal(const LeastSquaresProb
                     x0[(size_t) r * n + j] = options.initialGuess[(size_t) j * nrhs + r];
         uploadNew(X, x0, accDouble, "lsX");
         gaussSeidel(G, H, X, n, cols, options, result);
-        return downloadAsDouble(X, accDouble);
+        clock.mark("sweeps");
+        vector<double> x = downloadAsDouble(X, accDouble);
+        clock.mark("download");
+        return x;
     }
     // After the factorization, x = G^-1 h is two triangular solves (and the row exchanges for LU on later columns).
     ComputeArray swaps;
@@ -390,6 +447,7 @@ vector<double> CommonSolveLeastSquaresKernel::solveNormal(const LeastSquaresProb
             triangularSolve(n, columns, G, 0, n, false, false, false, Z, 0, n); // U x = y
         };
     }
+    clock.mark("factorization");
     // The pivot spreads checked in the factorization are cheap lower bounds of cond(A^T A) that can miss a
     // near-singular matrix by many orders; estimate cond_2(A^T A) >= max_j G(j,j) ||G^-1||_2 properly.
     const double conditionEstimate =
@@ -398,8 +456,32 @@ vector<double> CommonSolveLeastSquaresKernel::solveNormal(const LeastSquaresProb
     const double tol = normalEquationTolerance(options, n);
     if (!(conditionEstimate * tol <= 1))
         singular(options, conditionEstimate, "estimated from the factorization");
+    clock.mark("conditionEstimate");
+    double identityScale = 0;
+    if (cholesky && p == 0 && nrhs == n && isScaledIdentity(pr.b, n, identityScale)) {
+        // The inverse of G = L L^T (what the density fitting asks for): W = L^-1 by a forward solve that skips the
+        // zero upper part of the identity (n^3/3), then G^-1 = W^T W as one lower-triangle product (n^3), instead of
+        // two full triangular solves with n right-hand sides (2 n^3). The upper triangle is mirrored on the host.
+        triangularSolve(n, n, G, 0, n, true, false, false, H, 0, n, true);
+        ComputeArray inverse;
+        allocate(inverse, (size_t) n * n, accSize, "lsInverse");
+        gemm(false, n, n, n, false, false, H, 0, n, true, H, 0, n, false, inverse, 0, n, true);
+        clock.mark("solves");
+        // H = c L^-1 for the right-hand side c I, so H^T H = c^2 G^-1 and the solution c G^-1 is that over c.
+        vector<double> x = downloadAsDouble(inverse, accDouble);
+        for (int j = 0; j < n; j++)
+            for (int i = j; i < n; i++) {
+                const double value = x[(size_t) i + (size_t) j * n] / identityScale;
+                x[(size_t) i + (size_t) j * n] = x[(size_t) j + (size_t) i * n] = value;
+            }
+        clock.mark("download");
+        return x;
+    }
     applyInverse(H, cols, false); // the row exchanges of LU were applied to H during the factorization
-    return downloadAsDouble(H, accDouble);
+    clock.mark("solves");
+    vector<double> x = downloadAsDouble(H, accDouble);
+    clock.mark("download");
+    return x;
 }
 
 void CommonSolveLeastSquaresKernel::factorCholesky(ComputeArray& G, int n, const LeastSquaresOptions& options, LeastSquaresResult& result) {

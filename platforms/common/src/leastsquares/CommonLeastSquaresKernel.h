@@ -53,9 +53,11 @@ private:
     void factorCholesky(OpenMM::ComputeArray& G, int n, const LeastSquaresOptions& options, LeastSquaresResult& result);
     void factorLU(OpenMM::ComputeArray& G, OpenMM::ComputeArray& H, OpenMM::ComputeArray& swaps, int n, int columns,
                   const LeastSquaresOptions& options, LeastSquaresResult& result);
-    /** op(T) x = h in place for cols right-hand sides (lower or upper triangle of T, op = transpose if transposed); blocked. */
+    /** op(T) x = h in place for cols right-hand sides (lower or upper triangle of T, op = transpose if transposed); blocked.
+     *  lowerTriangularRHS (forward solves only): column c of h is zero above row c, as in the identity, and those
+     *  zeros are skipped. */
     void triangularSolve(int n, int cols, OpenMM::ComputeArray& T, int tOff, int ldt, bool lower, bool transposed, bool unitDiagonal,
-                         OpenMM::ComputeArray& H, int hOff, int ldh);
+                         OpenMM::ComputeArray& H, int hOff, int ldh, bool lowerTriangularRHS = false);
     /** ||M^-1||_2 of a symmetric M by power iteration, applyInverse(Z) overwriting Z (n x 1) with M^-1 Z. */
     double inverseNormEstimate(int n, const std::function<void(OpenMM::ComputeArray&)>& applyInverse);
     void gaussSeidel(OpenMM::ComputeArray& G, OpenMM::ComputeArray& H, OpenMM::ComputeArray& X, int n, int columns,
