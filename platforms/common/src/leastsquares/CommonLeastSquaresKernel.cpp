@@ -20,6 +20,15 @@ using namespace std;
 namespace OpenMMDFT {
 
 namespace {
+/** out (cols x rows, row-major) = the transpose of the row-major rows x cols in, by tiles that stay in cache. */
+void transposeRowMajor(const double* in, int rows, int cols, double* out) {
+    const int B = 64;
+    for (int i0 = 0; i0 < rows; i0 += B)
+        for (int j0 = 0; j0 < cols; j0 += B)
+            for (int i = i0; i < min(rows, i0 + B); i++)
+                for (int j = j0; j < min(cols, j0 + B); j++)
+                    out[(size_t) j * rows + i] = in[(size_t) i * cols + j];
+}
 
 const int BLOCK = LEAST_SQUARES_BLOCK;
 const int NB = LEAST_SQUARES_NB;
@@ -261,9 +270,7 @@ void CommonSolveLeastSquaresKernel::solve(const LeastSquaresProblem& pr, const L
     result.deviceMemoryBytes = (long long) deviceBytes;
     result.x.assign((size_t) n * nrhs, 0.0);
     if (p == 0) {
-        for (int j = 0; j < n; j++)
-            for (int r = 0; r < nrhs; r++)
-                result.x[(size_t) j * nrhs + r] = X[(size_t) r * n + j];
+        transposeRowMajor(X.data(), nrhs, n, result.x.data());  // column-major n x nrhs is row-major nrhs x n
         return;
     }
     // Range-space method on the host, in double: S = C Y (p x p, symmetric positive definite when C has
@@ -379,14 +386,10 @@ vector<double> CommonSolveLeastSquaresKernel::solveNormal(const LeastSquaresProb
     PhaseClock clock(options.timePhases, cc, result);
     ComputeArray G, H;
     if (options.normalEquationsGiven) {
-        // The given symmetric matrix is G itself; b is A^T b.
-        vector<double> g((size_t) n * n), h((size_t) n * cols, 0.0);
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++)
-                g[(size_t) i + (size_t) j * n] = pr.A[(size_t) i * n + j];
-        for (int i = 0; i < n; i++)
-            for (int r = 0; r < nrhs; r++)
-                h[(size_t) r * n + i] = pr.b[(size_t) i * nrhs + r];
+        // The given symmetric matrix is G itself (row-major reads as column-major: the front end checked the
+        // symmetry, to rounding, as the Reference platform relies on too); b is A^T b.
+        vector<double> g(pr.A, pr.A + (size_t) n * n), h((size_t) n * cols, 0.0);
+        transposeRowMajor(pr.b, n, nrhs, h.data());
         uploadNew(G, g, accDouble, "lsG");
         uploadNew(H, h, accDouble, "lsH");
         clock.mark("upload");
