@@ -39,6 +39,11 @@ Eigen::MatrixXd orbitalGradient(const Eigen::MatrixXd& F, const Eigen::MatrixXd&
     return outer - outer.transpose();
 }
 
+namespace {
+/// Iterations without halving the error after which the level shift comes in.
+constexpr int STALL_ITERATIONS = 12;
+} // namespace
+
 SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixXd D, bool haveDensity,
                   const SCFStrategy& strategy) {
     const Eigen::MatrixXd& S = problem.S;
@@ -145,20 +150,23 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
             out.converged = true;
             break;
         }
-        // Level-shift fallback when DIIS makes no progress (error not halved in 6 iterations):
-        // switch the shift on, and double it (up to 8x) at every further stall; DIIS restarts.
-        if (errMax < 0.5 * bestError) {
+        // Level-shift fallback when DIIS makes no progress (error not halved in STALL_ITERATIONS iterations): switch
+        // the shift on, and double it (up to 8x) at every further stall; DIIS restarts. Progress is counted from the
+        // second iteration: a guess's error can be small far from the solution (stretched bonds), and DIIS may need a
+        // dozen iterations to come back below it.
+        if (it <= 2 || errMax < 0.5 * bestError) {
             bestError = errMax;
             stalled = 0;
         }
-        else if (++stalled >= 6) {
-            if (shift == 0)
+        else if (++stalled >= STALL_ITERATIONS) {
+            if (shift == 0 && r.levelShiftIteration == 0)
                 r.levelShiftIteration = it;
             shift = shift == 0 ? s.levelShift : std::min(2 * shift, 8 * s.levelShift);
             diis.reset();
             stalled = 0;
             bestError = errMax;
         }
+
         Eigen::MatrixXd Fx;
         if (it <= strategy.dampedIterations) {
             // Damping: a step of (1 - damping) towards the new Fock matrix; DIIS waits until the
