@@ -229,3 +229,37 @@ TEST(DensityExtrapolation, CarriesTheSCFSubspaceAlongTheTrajectoryOnly) {
         EXPECT_TRUE(history.guess(positionsAt(5), MM_PARTICLES, used)->fockChanges.empty()) << method;
     }
 }
+
+TEST(DensityExtrapolation, TakesTheTrajectoryUpAgainAfterAnExcursion) {
+    // A Monte Carlo barostat evaluates a trial geometry between two steps; when the trial is rejected the trajectory
+    // goes on where it was. Its history and DIIS pairs were set aside, not lost: the next guess extrapolates as if
+    // the excursion had not happened, and a second excursion sets aside the same trajectory again.
+    const vector<Eigen::MatrixXd> focks = {Eigen::MatrixXd::Identity(2, 2)}, errors = {2 * Eigen::MatrixXd::Identity(2, 2)};
+    for (DensityExtrapolation::Method method : {DensityExtrapolation::ASPC, DensityExtrapolation::Polynomial, DensityExtrapolation::XLBOMD}) {
+        DensityExtrapolation history(method, 3);
+        for (long long step = 0; step < 6; step++)
+            history.record(positionsAt(step), MM_PARTICLES, linearDensity(step), focks, errors);
+        int used, usedBefore;
+        const Eigen::MatrixXd before = history.guess(positionsAt(6), MM_PARTICLES, usedBefore)->density;
+        for (int excursion = 0; excursion < 2; excursion++) {
+            vector<Vec3> trial = positionsAt(5);
+            for (Vec3& x : trial)
+                x *= 1.01;  // the barostat scales the coordinates
+            trial[1][2] += 0.01;
+            EXPECT_EQ(1, [&] { history.guess(trial, MM_PARTICLES, used); return used; }()) << method;
+            history.record(trial, MM_PARTICLES, 2 * linearDensity(5));  // a different density there, no pairs
+            unique_ptr<QM::DensityGuess> resumed = history.guess(positionsAt(6), MM_PARTICLES, used);
+            EXPECT_EQ(usedBefore, used) << method;
+            EXPECT_EQ(0.0, (resumed->density - before).cwiseAbs().maxCoeff()) << method;
+            EXPECT_EQ(1u, resumed->fockChanges.size()) << method;
+        }
+        // Going on from there records onto the resumed trajectory.
+        history.record(positionsAt(6), MM_PARTICLES, linearDensity(6), focks, errors);
+        if (method != DensityExtrapolation::XLBOMD)
+            EXPECT_LT((history.guess(positionsAt(7), MM_PARTICLES, used)->density - linearDensity(7)).cwiseAbs().maxCoeff(), 1e-12)
+                << method;
+        // clear() forgets the trajectory set aside too.
+        history.clear();
+        EXPECT_EQ(nullptr, history.guess(positionsAt(7), MM_PARTICLES, used));
+    }
+}

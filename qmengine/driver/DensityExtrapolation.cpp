@@ -42,6 +42,15 @@ void DensityExtrapolation::clear() {
     auxiliary.clear();
     subspaceFocks.clear();
     subspaceErrors.clear();
+    setAside = SetAside();
+}
+
+void DensityExtrapolation::swapWithSetAside() {
+    std::swap(history, setAside.history);
+    std::swap(auxiliary, setAside.auxiliary);
+    std::swap(historyMMParticles, setAside.historyMMParticles);
+    std::swap(subspaceFocks, setAside.subspaceFocks);
+    std::swap(subspaceErrors, setAside.subspaceErrors);
 }
 
 vector<double> DensityExtrapolation::aspcCoefficients(int n) {
@@ -83,6 +92,22 @@ bool DensityExtrapolation::atNewestPoint(const vector<Vec3>& qmPositions, const 
 }
 
 bool DensityExtrapolation::continues(const vector<Vec3>& qmPositions, const vector<int>& mmParticles) const {
+    return continuesHistory(history, historyMMParticles, qmPositions, mmParticles);
+}
+
+bool DensityExtrapolation::continuesSetAside(const vector<Vec3>& qmPositions, const vector<int>& mmParticles) const {
+    return continuesHistory(setAside.history, setAside.historyMMParticles, qmPositions, mmParticles);
+}
+
+bool DensityExtrapolation::resumesSetAside(const vector<Vec3>& qmPositions, const vector<int>& mmParticles) const {
+    // A one-entry history (the excursion itself) accepts any small move as its continuation; the longer trajectory
+    // set aside wins when the positions continue it too.
+    return !atNewestPoint(qmPositions, mmParticles) && continuesSetAside(qmPositions, mmParticles) &&
+           (!continues(qmPositions, mmParticles) || setAside.history.size() > history.size());
+}
+
+bool DensityExtrapolation::continuesHistory(const deque<Entry>& history, const vector<int>& historyMMParticles,
+                                            const vector<Vec3>& qmPositions, const vector<int>& mmParticles) {
     if (history.empty() || mmParticles != historyMMParticles)
         return false;
     const double move = largestMove(qmPositions, history.front().qmPositions);
@@ -118,6 +143,12 @@ bool DensityExtrapolation::continues(const vector<Vec3>& qmPositions, const vect
 unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(const vector<Vec3>& qmPositions, const vector<int>& mmParticles,
                                                           int& used) const {
     used = 0;
+    if (resumesSetAside(qmPositions, mmParticles)) {
+        // Back on the trajectory an evaluation off it set aside (record() takes it up again).
+        DensityExtrapolation resumed(*this);
+        resumed.swapWithSetAside();
+        return resumed.guess(qmPositions, mmParticles, used);
+    }
     if (history.empty())
         return nullptr;
     used = 1;
@@ -147,9 +178,17 @@ unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(const vector<Vec3>& qmP
 
 void DensityExtrapolation::record(const vector<Vec3>& qmPositions, const vector<int>& mmParticles, const Eigen::MatrixXd& density,
                                   vector<Eigen::MatrixXd> fockChanges, vector<Eigen::MatrixXd> errorChanges) {
+    if (resumesSetAside(qmPositions, mmParticles))
+        swapWithSetAside();  // back on the trajectory; the excursion is set aside in its place
     const bool samePoint = atNewestPoint(qmPositions, mmParticles);
-    if (!samePoint && !continues(qmPositions, mmParticles))
+    if (!samePoint && !continues(qmPositions, mmParticles)) {
+        // Off the trajectory: keep it aside (a barostat's trial may be rejected), and start a new one here.
+        SetAside current{std::move(history), std::move(auxiliary), std::move(historyMMParticles), std::move(subspaceFocks),
+                         std::move(subspaceErrors)};
         clear();
+        if (!current.history.empty())
+            setAside = std::move(current);
+    }
     subspaceFocks = std::move(fockChanges);
     subspaceErrors = std::move(errorChanges);
     if (samePoint) {

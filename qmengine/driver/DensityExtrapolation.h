@@ -42,6 +42,10 @@ namespace OpenMMDFT {
  *
  * Along the trajectory (and at the same point again) the guess also carries the newest SCF's DIIS pairs
  * (QMResult::fockChanges, errorChanges), which the next SCF recycles (QMSettings::recycledSubspace).
+ *
+ * An evaluation off the trajectory (a Monte Carlo barostat's trial move, energies at other positions between
+ * steps) sets the trajectory aside instead of discarding it: when the next evaluation continues the set-aside one
+ * (the trial was rejected), its history and DIIS pairs are taken up again.
  */
 class DensityExtrapolation {
 public:
@@ -80,6 +84,14 @@ private:
     bool atNewestPoint(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles) const;
     /** Whether an evaluation at this geometry continues the recorded trajectory (a step further). */
     bool continues(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles) const;
+    /** The same for the trajectory set aside. */
+    bool continuesSetAside(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles) const;
+    static bool continuesHistory(const std::deque<Entry>& history, const std::vector<int>& historyMMParticles,
+                                 const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles);
+    /** Whether an evaluation here goes back to the trajectory set aside rather than on with the current one. */
+    bool resumesSetAside(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles) const;
+    /** Exchange the current trajectory with the one set aside. */
+    void swapWithSetAside();
     static double largestMove(const std::vector<OpenMM::Vec3>& a, const std::vector<OpenMM::Vec3>& b);
     Method method;
     int order;
@@ -87,6 +99,13 @@ private:
     std::deque<Eigen::MatrixXd> auxiliary;  // XLBOMD: P(t+dt) (the next guess), P(t), ..., newest first
     std::vector<int> historyMMParticles;
     std::vector<Eigen::MatrixXd> subspaceFocks, subspaceErrors;  // the newest SCF's DIIS pairs for the next one
+    /** The trajectory an evaluation off it set aside (see the class comment). */
+    struct SetAside {
+        std::deque<Entry> history;
+        std::deque<Eigen::MatrixXd> auxiliary;
+        std::vector<int> historyMMParticles;
+        std::vector<Eigen::MatrixXd> subspaceFocks, subspaceErrors;
+    } setAside;
 };
 
 } // namespace OpenMMDFT
