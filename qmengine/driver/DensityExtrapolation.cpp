@@ -37,20 +37,8 @@ DensityExtrapolation::DensityExtrapolation(Method method, int order) : method(me
 }
 
 void DensityExtrapolation::clear() {
-    history.clear();
-    historyMMParticles.clear();
-    auxiliary.clear();
-    subspaceFocks.clear();
-    subspaceErrors.clear();
-    setAside = SetAside();
-}
-
-void DensityExtrapolation::swapWithSetAside() {
-    std::swap(history, setAside.history);
-    std::swap(auxiliary, setAside.auxiliary);
-    std::swap(historyMMParticles, setAside.historyMMParticles);
-    std::swap(subspaceFocks, setAside.subspaceFocks);
-    std::swap(subspaceErrors, setAside.subspaceErrors);
+    current = Trajectory();
+    setAside = Trajectory();
 }
 
 vector<double> DensityExtrapolation::aspcCoefficients(int n) {
@@ -87,28 +75,19 @@ double DensityExtrapolation::largestMove(const vector<Vec3>& a, const vector<Vec
     return largest;
 }
 
-bool DensityExtrapolation::atNewestPoint(const vector<Vec3>& qmPositions, const vector<int>& mmParticles) const {
-    return !history.empty() && mmParticles == historyMMParticles && largestMove(qmPositions, history.front().qmPositions) == 0;
-}
-
-bool DensityExtrapolation::continues(const vector<Vec3>& qmPositions, const vector<int>& mmParticles) const {
-    return continuesHistory(history, historyMMParticles, qmPositions, mmParticles);
-}
-
-bool DensityExtrapolation::continuesSetAside(const vector<Vec3>& qmPositions, const vector<int>& mmParticles) const {
-    return continuesHistory(setAside.history, setAside.historyMMParticles, qmPositions, mmParticles);
+bool DensityExtrapolation::Trajectory::atNewestPoint(const vector<Vec3>& qmPositions, const vector<int>& mmParticles) const {
+    return !history.empty() && mmParticles == this->mmParticles && largestMove(qmPositions, history.front().qmPositions) == 0;
 }
 
 bool DensityExtrapolation::resumesSetAside(const vector<Vec3>& qmPositions, const vector<int>& mmParticles) const {
     // A one-entry history (the excursion itself) accepts any small move as its continuation; the longer trajectory
     // set aside wins when the positions continue it too.
-    return !atNewestPoint(qmPositions, mmParticles) && continuesSetAside(qmPositions, mmParticles) &&
-           (!continues(qmPositions, mmParticles) || setAside.history.size() > history.size());
+    return !current.atNewestPoint(qmPositions, mmParticles) && setAside.continues(qmPositions, mmParticles) &&
+           (!current.continues(qmPositions, mmParticles) || setAside.history.size() > current.history.size());
 }
 
-bool DensityExtrapolation::continuesHistory(const deque<Entry>& history, const vector<int>& historyMMParticles,
-                                            const vector<Vec3>& qmPositions, const vector<int>& mmParticles) {
-    if (history.empty() || mmParticles != historyMMParticles)
+bool DensityExtrapolation::Trajectory::continues(const vector<Vec3>& qmPositions, const vector<int>& mmParticles) const {
+    if (history.empty() || mmParticles != this->mmParticles)
         return false;
     const double move = largestMove(qmPositions, history.front().qmPositions);
     if (move == 0 || move > MAX_STEP_DISPLACEMENT)
@@ -143,35 +122,31 @@ bool DensityExtrapolation::continuesHistory(const deque<Entry>& history, const v
 unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(const vector<Vec3>& qmPositions, const vector<int>& mmParticles,
                                                           int& used) const {
     used = 0;
-    if (resumesSetAside(qmPositions, mmParticles)) {
-        // Back on the trajectory an evaluation off it set aside (record() takes it up again).
-        DensityExtrapolation resumed(*this);
-        resumed.swapWithSetAside();
-        return resumed.guess(qmPositions, mmParticles, used);
-    }
-    if (history.empty())
+    // Back on the trajectory an evaluation off it set aside, the guess continues that one (record() takes it up).
+    const Trajectory& t = resumesSetAside(qmPositions, mmParticles) ? setAside : current;
+    if (t.history.empty())
         return nullptr;
     used = 1;
-    const bool samePoint = atNewestPoint(qmPositions, mmParticles);
-    const bool continuing = continues(qmPositions, mmParticles);
+    const bool samePoint = t.atNewestPoint(qmPositions, mmParticles);
+    const bool continuing = t.continues(qmPositions, mmParticles);
     unique_ptr<QM::DensityGuess> g(new QM::DensityGuess);
     if (method == PreviousDensity || !continuing)
-        g->density = history.front().density;
+        g->density = t.history.front().density;
     else if (method == XLBOMD) {
-        used = auxiliary.size() - 1;  // the past auxiliary densities the propagation combined
-        g->density = auxiliary.front();
+        used = t.auxiliary.size() - 1;  // the past auxiliary densities the propagation combined
+        g->density = t.auxiliary.front();
     }
     else {
-        const int n = min<int>(history.size(), order + 1);
+        const int n = min<int>(t.history.size(), order + 1);
         const vector<double> b = (method == Polynomial ? polynomialCoefficients(n) : aspcCoefficients(n));
-        g->density = b[0] * history[0].density;
+        g->density = b[0] * t.history[0].density;
         for (int i = 1; i < n; i++)
-            g->density += b[i] * history[i].density;
+            g->density += b[i] * t.history[i].density;
         used = n;
     }
     if (continuing || samePoint) {
-        g->fockChanges = subspaceFocks;
-        g->errorChanges = subspaceErrors;
+        g->fockChanges = t.subspaceFocks;
+        g->errorChanges = t.subspaceErrors;
     }
     return g;
 }
@@ -179,39 +154,38 @@ unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(const vector<Vec3>& qmP
 void DensityExtrapolation::record(const vector<Vec3>& qmPositions, const vector<int>& mmParticles, const Eigen::MatrixXd& density,
                                   vector<Eigen::MatrixXd> fockChanges, vector<Eigen::MatrixXd> errorChanges) {
     if (resumesSetAside(qmPositions, mmParticles))
-        swapWithSetAside();  // back on the trajectory; the excursion is set aside in its place
-    const bool samePoint = atNewestPoint(qmPositions, mmParticles);
-    if (!samePoint && !continues(qmPositions, mmParticles)) {
+        std::swap(current, setAside);  // back on the trajectory; the excursion is set aside in its place
+    const bool samePoint = current.atNewestPoint(qmPositions, mmParticles);
+    if (!samePoint && !current.continues(qmPositions, mmParticles)) {
         // Off the trajectory: keep it aside (a barostat's trial may be rejected), and start a new one here.
-        SetAside current{std::move(history), std::move(auxiliary), std::move(historyMMParticles), std::move(subspaceFocks),
-                         std::move(subspaceErrors)};
-        clear();
         if (!current.history.empty())
             setAside = std::move(current);
+        current = Trajectory();
     }
-    subspaceFocks = std::move(fockChanges);
-    subspaceErrors = std::move(errorChanges);
+    Trajectory& t = current;
+    t.subspaceFocks = std::move(fockChanges);
+    t.subspaceErrors = std::move(errorChanges);
     if (samePoint) {
         // Evaluated again at the same positions (getState between steps, a multiple time step integrator's
         // next step): nothing new.
-        history.front().density = density;
+        t.history.front().density = density;
         return;
     }
-    history.push_front({qmPositions, density});
-    historyMMParticles = mmParticles;
-    while ((int) history.size() > (method == ASPC || method == Polynomial ? order + 1 : 3))  // three positions to recognise the trajectory
-        history.pop_back();
+    t.history.push_front({qmPositions, density});
+    t.mmParticles = mmParticles;
+    while ((int) t.history.size() > (method == ASPC || method == Polynomial ? order + 1 : 3))  // three positions to recognise the trajectory
+        t.history.pop_back();
     if (method == XLBOMD) {
         // auxiliary[0] was this step's guess P(t); start from D when the history (re)starts.
-        if (auxiliary.empty())
-            auxiliary.assign(order + 1, density);
+        if (t.auxiliary.empty())
+            t.auxiliary.assign(order + 1, density);
         const XLBOMDCoefficients& x = xlbomdCoefficients(order);
-        Eigen::MatrixXd next = 2 * auxiliary[0] - auxiliary[1] + x.kappa * (density - auxiliary[0]);
+        Eigen::MatrixXd next = 2 * t.auxiliary[0] - t.auxiliary[1] + x.kappa * (density - t.auxiliary[0]);
         for (int k = 0; k <= order; k++)
-            next += x.alpha * x.c[k] * auxiliary[k];
-        auxiliary.push_front(next);
-        while ((int) auxiliary.size() > order + 1)
-            auxiliary.pop_back();
+            next += x.alpha * x.c[k] * t.auxiliary[k];
+        t.auxiliary.push_front(next);
+        while ((int) t.auxiliary.size() > order + 1)
+            t.auxiliary.pop_back();
     }
 }
 

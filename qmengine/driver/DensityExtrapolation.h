@@ -80,32 +80,25 @@ private:
         std::vector<OpenMM::Vec3> qmPositions;
         Eigen::MatrixXd density;
     };
-    /** Whether an evaluation at this geometry is the newest recorded point again (same positions and MM charges). */
-    bool atNewestPoint(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles) const;
-    /** Whether an evaluation at this geometry continues the recorded trajectory (a step further). */
-    bool continues(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles) const;
-    /** The same for the trajectory set aside. */
-    bool continuesSetAside(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles) const;
-    static bool continuesHistory(const std::deque<Entry>& history, const std::vector<int>& historyMMParticles,
-                                 const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles);
+    /** One trajectory's state: its past densities, the XLBOMD auxiliary densities, its embedded MM particles, and
+     *  its newest SCF's DIIS pairs for the next one. */
+    struct Trajectory {
+        std::deque<Entry> history;  // newest first
+        std::deque<Eigen::MatrixXd> auxiliary;  // XLBOMD: P(t+dt) (the next guess), P(t), ..., newest first
+        std::vector<int> mmParticles;
+        std::vector<Eigen::MatrixXd> subspaceFocks, subspaceErrors;
+        /** Whether an evaluation at this geometry is the newest recorded point again (same positions and MM charges). */
+        bool atNewestPoint(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles) const;
+        /** Whether an evaluation at this geometry continues the recorded trajectory (a step further). */
+        bool continues(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles) const;
+    };
     /** Whether an evaluation here goes back to the trajectory set aside rather than on with the current one. */
     bool resumesSetAside(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles) const;
-    /** Exchange the current trajectory with the one set aside. */
-    void swapWithSetAside();
     static double largestMove(const std::vector<OpenMM::Vec3>& a, const std::vector<OpenMM::Vec3>& b);
     Method method;
     int order;
-    std::deque<Entry> history;  // newest first
-    std::deque<Eigen::MatrixXd> auxiliary;  // XLBOMD: P(t+dt) (the next guess), P(t), ..., newest first
-    std::vector<int> historyMMParticles;
-    std::vector<Eigen::MatrixXd> subspaceFocks, subspaceErrors;  // the newest SCF's DIIS pairs for the next one
-    /** The trajectory an evaluation off it set aside (see the class comment). */
-    struct SetAside {
-        std::deque<Entry> history;
-        std::deque<Eigen::MatrixXd> auxiliary;
-        std::vector<int> historyMMParticles;
-        std::vector<Eigen::MatrixXd> subspaceFocks, subspaceErrors;
-    } setAside;
+    Trajectory current;
+    Trajectory setAside;  // the trajectory an evaluation off it set aside (see the class comment)
 };
 
 } // namespace OpenMMDFT

@@ -166,7 +166,6 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
             stalled = 0;
             bestError = errMax;
         }
-
         Eigen::MatrixXd Fx;
         if (it <= strategy.dampedIterations) {
             // Damping: a step of (1 - damping) towards the new Fock matrix; DIIS waits until the
