@@ -5,6 +5,7 @@
  * cannot overflow here; every condition test is still written to fail closed for NaN
  * (!(rcond >= tol)), so that a non-finite factorization is an error, never an answer. */
 #include "ReferenceLeastSquaresKernel.h"
+#include "openmmdft/internal/DenseLayout.h"
 #include "openmm/OpenMMException.h"
 #include <algorithm>
 #include <cmath>
@@ -94,29 +95,17 @@ struct Mat {
     }
 };
 
-/* Column-major copy of a row-major rows x cols matrix (blocked transpose). */
+/* Column-major copy of a row-major rows x cols matrix. */
 Mat fromRowMajor(const double* src, int rows, int cols) {
     Mat a(rows, cols);
-    const int B = 64;
-    for (int i0 = 0; i0 < rows; i0 += B)
-        for (int j0 = 0; j0 < cols; j0 += B) {
-            int i1 = min(rows, i0 + B), j1 = min(cols, j0 + B);
-            for (int j = j0; j < j1; j++)
-                for (int i = i0; i < i1; i++)
-                    a.v[i + (size_t) j * rows] = src[(size_t) i * cols + j];
-        }
+    transposeTiled(src, rows, cols, cols, a.v.data(), rows);
     return a;
 }
 
 /* Row-major copy of the first `rows` rows of a column-major matrix. */
 vector<double> toRowMajor(const Mat& a, int rows) {
     vector<double> out((size_t) rows * a.cols);
-    const int B = 64;  // tiles, so that the transposed accesses stay in cache
-    for (int i0 = 0; i0 < rows; i0 += B)
-        for (int j0 = 0; j0 < a.cols; j0 += B)
-            for (int i = i0; i < min(rows, i0 + B); i++)
-                for (int j = j0; j < min(a.cols, j0 + B); j++)
-                    out[(size_t) i * a.cols + j] = a(i, j);
+    transposeTiled(a.v.data(), a.cols, rows, a.rows, out.data(), a.cols);
     return out;
 }
 
@@ -454,18 +443,6 @@ void choleskyFactor(Mat& G, int n, const LeastSquaresOptions& options, LeastSqua
     }
 }
 
-/** Whether the square H is c times the identity (c != 0), and c. */
-bool isScaledIdentity(const Mat& H, double& c) {
-    c = H(0, 0);
-    if (c == 0 || H.rows != H.cols)
-        return false;
-    for (int j = 0; j < H.cols; j++)
-        for (int i = 0; i < H.rows; i++)
-            if (H(i, j) != (i == j ? c : 0.0))
-                return false;
-    return true;
-}
-
 void solveCholesky(const LeastSquaresProblem& pr, const LeastSquaresOptions& options, LeastSquaresResult& result) {
     int n = pr.n, nrhs = pr.nrhs, p = pr.p, info;
     Mat G, H;
@@ -474,7 +451,7 @@ void solveCholesky(const LeastSquaresProblem& pr, const LeastSquaresOptions& opt
         constraintBasis(pr, options);
     choleskyFactor(G, n, options, result, "A^T A");
     double identityScale;
-    if (p == 0 && nrhs == n && isScaledIdentity(H, identityScale)) {
+    if (p == 0 && nrhs == n && isScaledIdentity(H.data(), n, identityScale)) {
         // The inverse (what the density fitting asks for): dpotri from the factor, n^3 operations, instead of dpotrs
         // with n right-hand sides, 2 n^3.
         dpotri_("U", &n, G.data(), &n, &info, 1);

@@ -1,6 +1,7 @@
 /* Least squares on the GPU platforms: the host side (see CommonLeastSquaresKernel.h). */
 #include "CommonLeastSquaresKernel.h"
 #include "LeastSquaresProgram.h"
+#include "openmmdft/internal/DenseLayout.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
@@ -20,16 +21,6 @@ using namespace std;
 namespace OpenMMDFT {
 
 namespace {
-/** out (cols x rows, row-major) = the transpose of the row-major rows x cols in, by tiles that stay in cache. */
-void transposeRowMajor(const double* in, int rows, int cols, double* out) {
-    const int B = 64;
-    for (int i0 = 0; i0 < rows; i0 += B)
-        for (int j0 = 0; j0 < cols; j0 += B)
-            for (int i = i0; i < min(rows, i0 + B); i++)
-                for (int j = j0; j < min(cols, j0 + B); j++)
-                    out[(size_t) j * rows + i] = in[(size_t) i * cols + j];
-}
-
 const int BLOCK = LEAST_SQUARES_BLOCK;
 const int NB = LEAST_SQUARES_NB;
 /// Triangular solves with at least this many right-hand sides update the rows below a block by the tiled product; fewer
@@ -270,7 +261,7 @@ void CommonSolveLeastSquaresKernel::solve(const LeastSquaresProblem& pr, const L
     result.deviceMemoryBytes = (long long) deviceBytes;
     result.x.assign((size_t) n * nrhs, 0.0);
     if (p == 0) {
-        transposeRowMajor(X.data(), nrhs, n, result.x.data());  // column-major n x nrhs is row-major nrhs x n
+        transposeTiled(X.data(), nrhs, n, n, result.x.data(), nrhs);  // column-major n x nrhs to row-major
         return;
     }
     // Range-space method on the host, in double: S = C Y (p x p, symmetric positive definite when C has
@@ -341,18 +332,6 @@ void CommonSolveLeastSquaresKernel::solve(const LeastSquaresProblem& pr, const L
 }
 
 namespace {
-/** Whether the row-major n x n b is c times the identity (c != 0), and c. */
-bool isScaledIdentity(const double* b, int n, double& c) {
-    c = b[0];
-    if (c == 0)
-        return false;
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++)
-            if (b[(size_t) i * n + j] != (i == j ? c : 0.0))
-                return false;
-    return true;
-}
-
 /** LeastSquaresOptions::timePhases: each mark waits for the device (a one-element download; the queue is in order)
  *  and adds the wall-clock time since the previous mark to the phase's entry. */
 class PhaseClock {
@@ -389,7 +368,7 @@ vector<double> CommonSolveLeastSquaresKernel::solveNormal(const LeastSquaresProb
         // The given symmetric matrix is G itself (row-major reads as column-major: the front end checked the
         // symmetry, to rounding, as the Reference platform relies on too); b is A^T b.
         vector<double> g(pr.A, pr.A + (size_t) n * n), h((size_t) n * cols, 0.0);
-        transposeRowMajor(pr.b, n, nrhs, h.data());
+        transposeTiled(pr.b, n, nrhs, nrhs, h.data(), n);
         uploadNew(G, g, accDouble, "lsG");
         uploadNew(H, h, accDouble, "lsH");
         clock.mark("upload");
