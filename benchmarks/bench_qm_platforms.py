@@ -44,7 +44,7 @@ def mmShell(qmPositions, count, seed=7):
     return placed
 
 
-def buildSystem(n, mmWaters):
+def buildSystem(n, mmWaters, basis="DZVP"):
     atoms = water_cluster(n)
     qm = np.array([xyz for _, xyz in atoms]) * 0.1  # angstrom -> nm
     system = mm.System()
@@ -70,7 +70,7 @@ def buildSystem(n, mmWaters):
         system.addConstraint(first, first + 1, 0.09572)
         system.addConstraint(first, first + 2, 0.09572)
         system.addConstraint(first + 1, first + 2, 0.15139)
-    force.setBasisSet("DZVP")
+    force.setBasisSet(basis)
     force.setAuxiliaryBasisSet("def2-universal-jfit")
     force.setGrid(*GRID)
     force.setSCFConvergence(1e-8)

@@ -6,7 +6,7 @@ Variants:
   - PreviousDensity: the last converged density, plain DIIS (the code path before density extrapolation);
   - ASPC(3): Kolafa's extrapolation of the last 4 densities, plain DIIS;
   - ASPC(3) + recycled DIIS: the same guess, and the DIIS subspace starts with the previous steps' pairs
-    (QMMMForce.setRecycledSubspaceSize, default 48; the default settings);
+    (QMMMForce.setRecycledSubspaceSize, default 96; the default settings);
   - Polynomial(5) + recycled DIIS: the polynomial through the last 6 densities
     (QMMMForce.PolynomialExtrapolation, --polynomial-order) with the recycled subspace.
 Per variant: mean SCF iterations per MD step over the steps after the warm-up, seconds per step (energy + forces),
@@ -16,7 +16,7 @@ threshold allows).
 
     python benchmarks/bench_scf_iterations.py [--sizes 1,4,8] [--steps 20] [--warmup 8] [--timesteps 0.5,1.0]
                                               [--platform CPU] [--mm-waters 30] [--markdown file]
-                                              [--variants 0,1,2,3] [--recycled 48] [--order 3]
+                                              [--variants 0,1,2,3] [--recycled 96] [--order 3] [--basis DZVP]
                                               [--polynomial-order 5]
 """
 
@@ -41,8 +41,8 @@ VARIANTS = [
 ]
 
 
-def run(n, mmWaters, timestep, method, recycled, platformName, warmup, steps, order=3):
-    system, force, positions = buildSystem(n, mmWaters)
+def run(n, mmWaters, timestep, method, recycled, platformName, warmup, steps, order=3, basis="DZVP"):
+    system, force, positions = buildSystem(n, mmWaters, basis)
     force.setDensityExtrapolation(method, order)
     force.setRecycledSubspaceSize(recycled)
     integrator = mm.VerletIntegrator(timestep * unit.femtoseconds)
@@ -74,16 +74,17 @@ def main():
     parser.add_argument("--markdown")
     parser.add_argument("--variants", default=",".join(str(i) for i in range(len(VARIANTS))),
                         help="which variants to run, by index (the first one present is the reference)")
-    parser.add_argument("--recycled", type=int, default=48, help="pairs for the recycled-DIIS variant")
+    parser.add_argument("--recycled", type=int, default=96, help="pairs for the recycled-DIIS variant")
     parser.add_argument("--order", type=int, default=3, help="ASPC order of the ASPC variants")
     parser.add_argument("--polynomial-order", type=int, default=5, help="order of the PolynomialExtrapolation variant")
+    parser.add_argument("--basis", default="DZVP", help="orbital basis of the QM waters (the issue's first runs: 6-31G*)")
     args = parser.parse_args()
     header = ("| QM waters | dt (fs) | start | SCF iterations per step (mean, max) | s per step | "
               "speed-up vs PreviousDensity | largest energy difference from PreviousDensity (kJ/mol) |")
     lines = [header, "|---|---|---|---|---|---|---|"]
-    print("bench_scf_iterations: %s, %s, %d cores, platform %s, %d MM waters, %d warm-up + %d timed steps, %s" %
+    print("bench_scf_iterations: %s, %s, %d cores, platform %s, %s, %d MM waters, %d warm-up + %d timed steps, %s" %
           (pyplatform.node(), pyplatform.processor() or pyplatform.machine(), os.cpu_count(), args.platform,
-           args.mm_waters, args.warmup, args.steps, datetime.date.today()))
+           args.basis, args.mm_waters, args.warmup, args.steps, datetime.date.today()))
     print(header)
     print(lines[1])
     for n in [int(x) for x in args.sizes.split(",")]:
@@ -97,7 +98,7 @@ def main():
                 order = args.polynomial_order if method == openmmdft.QMMMForce.PolynomialExtrapolation else args.order
                 name = name.replace("ASPC(3)", "ASPC(%d)" % order).replace("Polynomial(5)", "Polynomial(%d)" % order)
                 mean, most, seconds, energies = run(n, args.mm_waters, dt, method, recycled, args.platform, args.warmup,
-                                                    args.steps, order)
+                                                    args.steps, order, args.basis)
                 if reference is None:
                     reference = (seconds, energies)
                 deviation = max(abs(a - b) for a, b in zip(energies, reference[1]))

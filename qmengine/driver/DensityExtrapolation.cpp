@@ -152,7 +152,7 @@ unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(const vector<Vec3>& qmP
 }
 
 void DensityExtrapolation::record(const vector<Vec3>& qmPositions, const vector<int>& mmParticles, const Eigen::MatrixXd& density,
-                                  vector<Eigen::MatrixXd> fockChanges, vector<Eigen::MatrixXd> errorChanges) {
+                                  vector<QM::SharedMatrix> fockChanges, vector<QM::SharedMatrix> errorChanges) {
     if (resumesSetAside(qmPositions, mmParticles))
         std::swap(current, setAside);  // back on the trajectory; the excursion is set aside in its place
     const bool samePoint = current.atNewestPoint(qmPositions, mmParticles);

@@ -111,17 +111,59 @@ Eigen::VectorXd streamedTransposeProduct(const Eigen::MatrixXd& A, const Eigen::
     return y;
 }
 
-void addStreamedProduct(const Eigen::MatrixXd& A, const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> y, int threads) {
-    if (A.cols() != x.size() || A.rows() != y.size())
-        throw OpenMM::OpenMMException("QM: matrix-vector product with mismatched dimensions (internal error)");
-    // Rows per block: a column's block (64 KiB) stays in cache across the columns.
+namespace {
+void checkEqualSizes(const MatrixList& A, Eigen::Index size) {
+    for (const Eigen::MatrixXd* a : A)
+        if (a->size() != size)
+            throw OpenMM::OpenMMException("QM: products of a matrix list with mismatched dimensions (internal error)");
+}
+} // namespace
+
+Eigen::VectorXd streamedDots(const MatrixList& A, const Eigen::Ref<const Eigen::VectorXd>& x, int threads) {
+    checkEqualSizes(A, x.size());
+    constexpr double kParallelBytes = 2.0 * 1048576.0;  // below this (in cache) threads cost more than they save
+    Eigen::VectorXd y(A.size());
+    parallelFor((int) A.size(), 8.0 * A.size() * x.size() < kParallelBytes ? 1 : threads, [&](int j, int) {
+        y[j] = Eigen::Map<const Eigen::VectorXd>(A[j]->data(), A[j]->size()).dot(x);
+    });
+    return y;
+}
+
+void addStreamedCombination(const MatrixList& A, const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> y,
+                            int threads) {
+    if ((Eigen::Index) A.size() != x.size())
+        throw OpenMM::OpenMMException("QM: products of a matrix list with mismatched dimensions (internal error)");
+    checkEqualSizes(A, y.size());
+    // Rows per block: the output block (64 KiB) stays in cache across the terms.
     constexpr int kRowBlock = 8192;
-    const int rows = (int) A.rows(), blocks = (rows + kRowBlock - 1) / kRowBlock;
+    const int rows = (int) y.size(), blocks = (rows + kRowBlock - 1) / kRowBlock;
     parallelFor(blocks, threads, [&](int b, int) {
         const int start = b * kRowBlock, length = std::min(kRowBlock, rows - start);
-        for (int j = 0; j < A.cols(); j++)
-            y.segment(start, length) += x[j] * A.col(j).segment(start, length);
+        for (size_t j = 0; j < A.size(); j++)
+            y.segment(start, length) += x[j] * Eigen::Map<const Eigen::VectorXd>(A[j]->data() + start, length);
     });
+}
+
+Eigen::MatrixXd streamedGram(const MatrixList& A, int threads) {
+    const int m = (int) A.size();
+    if (m == 0)
+        return Eigen::MatrixXd(0, 0);
+    const Eigen::Index rows = A[0]->size();
+    checkEqualSizes(A, rows);
+    // Row blocks gathered side by side (2048 x m, in cache) give the Gram matrix as a sum of small products.
+    constexpr int kRowBlock = 2048;
+    const int blocks = (int) ((rows + kRowBlock - 1) / kRowBlock);
+    std::vector<Eigen::MatrixXd> gathered(resolveThreads(threads));
+    Eigen::MatrixXd gram = parallelChunkedSum<Eigen::MatrixXd>(blocks, threads, Eigen::MatrixXd::Zero(m, m),
+                                                               [&](int b, Eigen::MatrixXd& sum, int t) {
+        const Eigen::Index start = (Eigen::Index) b * kRowBlock, length = std::min<Eigen::Index>(kRowBlock, rows - start);
+        Eigen::MatrixXd& block = gathered[t];
+        block.resize(length, m);
+        for (int j = 0; j < m; j++)
+            block.col(j) = Eigen::Map<const Eigen::VectorXd>(A[j]->data() + start, length);
+        sum.noalias() += block.transpose() * block;
+    });
+    return gram;
 }
 
 Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) {

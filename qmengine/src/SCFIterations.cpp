@@ -87,16 +87,18 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     // iteration, so that DIIS starts with a model of how the error answers the Fock matrix.
     const bool recycling = s.recycledSubspace > 0 && problem.symmetricOrthogonalization && strategy.dampedIterations == 0 &&
                            strategy.initialLevelShift == 0;
-    std::vector<const Eigen::MatrixXd*> recycledFocks, recycledErrors;  // the guess's pairs that fit this basis
+    std::vector<size_t> recycled;  // the guess's pairs that fit this basis (it outlives the DIIS, which reads them)
     if (recycling && problem.recycled) {
         const DensityGuess& g = *problem.recycled;
+        std::vector<const Eigen::MatrixXd*> focks, errors;
         for (size_t j = 0; j < g.fockChanges.size() && j < g.errorChanges.size() && (int) j < s.recycledSubspace; j++)
-            if (g.fockChanges[j].rows() == S.rows() && g.fockChanges[j].cols() == S.cols() &&
-                g.errorChanges[j].rows() == X.cols() && g.errorChanges[j].cols() == X.cols()) {
-                recycledFocks.push_back(&g.fockChanges[j]);
-                recycledErrors.push_back(&g.errorChanges[j]);
+            if (g.fockChanges[j]->rows() == S.rows() && g.fockChanges[j]->cols() == S.cols() &&
+                g.errorChanges[j]->rows() == X.cols() && g.errorChanges[j]->cols() == X.cols()) {
+                recycled.push_back(j);
+                focks.push_back(g.fockChanges[j].get());
+                errors.push_back(g.errorChanges[j].get());
             }
-        diis.setRecycled(recycledFocks, recycledErrors);
+        diis.setRecycled(focks, errors);
     }
     std::deque<std::pair<Eigen::MatrixXd, Eigen::MatrixXd>> iterates; // (F, error) of the last iterations, oldest first
     double previousError = 1e300;
@@ -189,12 +191,12 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     r.recycledPairs = diis.recycledPairs();  // 0 if dropped or reset on the way
     // The pairs handed on: this SCF's newest first, then those it was given, at most recycledSubspace.
     for (size_t i = iterates.size(); i-- > 1 && (int) r.fockChanges.size() < s.recycledSubspace;) {
-        r.fockChanges.push_back(iterates[i].first - iterates[i - 1].first);
-        r.errorChanges.push_back(iterates[i].second - iterates[i - 1].second);
+        r.fockChanges.push_back(std::make_shared<const Eigen::MatrixXd>(iterates[i].first - iterates[i - 1].first));
+        r.errorChanges.push_back(std::make_shared<const Eigen::MatrixXd>(iterates[i].second - iterates[i - 1].second));
     }
-    for (size_t j = 0; j < recycledFocks.size() && (int) r.fockChanges.size() < s.recycledSubspace; j++) {
-        r.fockChanges.push_back(*recycledFocks[j]);
-        r.errorChanges.push_back(*recycledErrors[j]);
+    for (size_t k = 0; k < recycled.size() && (int) r.fockChanges.size() < s.recycledSubspace; k++) {
+        r.fockChanges.push_back(problem.recycled->fockChanges[recycled[k]]);
+        r.errorChanges.push_back(problem.recycled->errorChanges[recycled[k]]);
     }
     // Orbitals of the final Fock matrix (unshifted, not extrapolated).
     diagonalize(F, eps, C);

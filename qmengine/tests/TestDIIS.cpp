@@ -64,6 +64,24 @@ TEST(DIIS, RecycledPairsOfTheSameModelSolveItInOneStep) {
     EXPECT_LT((diis.extrapolate(F, model.error(F)) - model.solution).norm(), 1e-9 * model.solution.norm());
 }
 
+TEST(DIIS, RecycledPairsOfEverySizeCount) {
+    // An SCF hands on pairs from 1e-3 (its first steps) down to 1e-9 (its converged tail), and the last iterations
+    // of the next SCF need the small ones' directions. Pairs whose sizes span 1e0..1e-8 must all be kept (scaled to
+    // unit length before the Gram matrix's cut), and then solve the model in one step.
+    std::mt19937 rng(5);
+    const LinearModel model(rng);
+    std::vector<Eigen::MatrixXd> dF, de;
+    for (int j = 0; j < N * N; j++) {
+        dF.push_back(randomMatrix(rng, std::pow(10.0, -j)));
+        de.push_back(apply(model.A, dF.back()));
+    }
+    DIIS diis(8);
+    diis.setRecycled(dF, de);
+    EXPECT_EQ(N * N, diis.recycledPairs());
+    const Eigen::MatrixXd F = randomMatrix(rng);
+    EXPECT_LT((diis.extrapolate(F, model.error(F)) - model.solution).norm(), 1e-6 * model.solution.norm());
+}
+
 TEST(DIIS, MismatchedRecycledPairsGainTheirAccuracy) {
     // Pairs from a model 1e-3 away (another geometry): the first step removes the error to about that level.
     std::mt19937 rng(3);

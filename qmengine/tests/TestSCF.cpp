@@ -235,7 +235,7 @@ TEST(SCF, RecycledPairsOfAnotherBasisAreIgnored) {
     DensityGuess g = first.guess();
     ASSERT_FALSE(g.fockChanges.empty());
     for (auto& m : g.fockChanges)
-        m = Eigen::MatrixXd::Ones(3, 3);
+        m = std::make_shared<const Eigen::MatrixXd>(Eigen::MatrixXd::Ones(3, 3));
     auto moved = water();
     moved[1].xyz[1] += 0.01;
     const QMResult r = ks.compute(moved, 0, {}, &g);

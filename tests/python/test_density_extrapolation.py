@@ -75,7 +75,7 @@ def test_aspc_takes_fewer_iterations_and_gives_the_same_energies():
 
 def test_recycled_diis_subspace_takes_fewer_iterations_and_gives_the_same_energies():
     # The default: the previous steps' DIIS pairs join each step's SCF (Krylov-subspace recycling).
-    assert QMMMForce().getRecycledSubspaceSize() == 48
+    assert QMMMForce().getRecycledSubspaceSize() == 96
     with pytest.raises(mm.OpenMMException, match="must not be negative"):
         QMMMForce().setRecycledSubspaceSize(-1)
     plain, plainIterations, _, _ = run(QMMMForce.ASPC, 3, steps=12, recycled=0)

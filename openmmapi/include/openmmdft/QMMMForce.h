@@ -350,13 +350,14 @@ public:
     }
     /**
      * How many pairs (change of the Fock matrix, change of the SCF error FDS - SDF) of the previous MD steps' SCF
-     * iterations join the DIIS subspace of the next step's SCF (default 48; 0 turns this off). Along a trajectory
+     * iterations join the DIIS subspace of the next step's SCF (default 96; 0 turns this off). Along a trajectory
      * they tell DIIS how the error answers the Fock matrix in the directions where the extrapolated guess errs
      * (Krylov-subspace recycling), so that the first DIIS step removes most of the guess's error. The SCF still
      * converges to setSCFConvergence: it changes the number of iterations, not the result. They are used only
      * while the trajectory continues (as for the density extrapolation) and without linearly dependent basis
      * functions; pairs after which the error grows tenfold are dropped for the rest of that SCF. Memory: 2 x pairs
-     * matrices of the basis size, held about three times over during an SCF (0.45 GB for 24 QM waters in DZVP).
+     * matrices of the basis size, held once (the density history shares them with the SCF; 0.29 GB for 24 QM
+     * waters in DZVP).
      */
     void setRecycledSubspaceSize(int pairs);
     int getRecycledSubspaceSize() const {

@@ -24,12 +24,16 @@ public:
     /// |sum_i c_i e_i + sum_j g_j de_j| over the stored entries and the recycled pairs (dF_j, de_j). It is the
     /// input itself while there is one entry and no recycled pair, or if the subspace equations are singular.
     Eigen::MatrixXd extrapolate(const Eigen::MatrixXd& fock, const Eigen::MatrixXd& error);
-    /// Pairs (dF, de) from earlier SCFs, the errors already in this SCF's orthonormal basis. They are kept as
-    /// orthonormal combinations of the de (the same combinations of the dF), without those whose Gram
-    /// eigenvalue is below RECYCLED_EIGENVALUE_CUTOFF times the largest. They stay until dropRecycled() or reset().
+    /// Pairs (dF, de) from earlier SCFs, the errors already in this SCF's orthonormal basis. DIIS works with orthonormal
+    /// combinations of the de (the same combinations of the dF): eigenvectors of the Gram matrix of the de scaled to
+    /// unit length, without those whose eigenvalue is below RECYCLED_EIGENVALUE_CUTOFF times the largest. Scaling
+    /// first makes the cut a test of linear dependence alone: a converged SCF's last, small pairs count as much as its
+    /// first, large ones. The matrices are not copied: they must outlive this object, or the next setRecycled(),
+    /// dropRecycled() or reset().
     void setRecycled(const std::vector<const Eigen::MatrixXd*>& fockChanges, const std::vector<const Eigen::MatrixXd*>& errorChanges);
     void setRecycled(const std::vector<Eigen::MatrixXd>& fockChanges, const std::vector<Eigen::MatrixXd>& errorChanges);
-    int recycledPairs() const { return (int) recycledFocks_.cols(); }
+    /// The orthonormal combinations of the recycled pairs in use.
+    int recycledPairs() const { return (int) recycledCombinations_.cols(); }
     void dropRecycled();
     void reset();
 private:
@@ -39,8 +43,8 @@ private:
     /// <e_i, e_j> of the stored errors (entry order): each new entry adds one row, so an iteration reads every stored
     /// error once instead of once per pair (the errors are n_bf^2 each: memory-bound products).
     Eigen::MatrixXd errorProducts_;
-    // One column per recycled combination (the matrices flattened), so that products are matrix products.
-    Eigen::MatrixXd recycledFocks_, recycledErrors_;
+    std::vector<const Eigen::MatrixXd*> recycledFocks_, recycledErrors_;  ///< the pairs as given
+    Eigen::MatrixXd recycledCombinations_;  ///< pairs x combinations: the orthonormal combinations' coefficients
 };
 
 } // namespace QM

@@ -7,6 +7,7 @@
  * for a few hundred basis functions costs more than the whole rest of an iteration. */
 
 #include <Eigen/Dense>
+#include <vector>
 
 namespace OpenMMDFT {
 namespace QM {
@@ -25,9 +26,22 @@ Eigen::VectorXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::
  */
 Eigen::VectorXd streamedTransposeProduct(const Eigen::MatrixXd& A, const Eigen::Ref<const Eigen::VectorXd>& x, int threads);
 
-/** y += A x for a tall A (few columns) that streams from memory: row blocks on the engine's threads, each block's
- *  columns added in order (the same bits on any thread count). */
-void addStreamedProduct(const Eigen::MatrixXd& A, const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> y, int threads);
+/// Equally sized matrices read as the columns of one tall matrix (each flattened) without being copied side by side
+/// (DIIS's recycled pairs, which the density history owns).
+using MatrixList = std::vector<const Eigen::MatrixXd*>;
+
+/** <A_j, x> for each matrix of the list (flattened), the matrices split over the engine's threads; each dot product
+ *  runs in order (the same bits on any thread count). */
+Eigen::VectorXd streamedDots(const MatrixList& A, const Eigen::Ref<const Eigen::VectorXd>& x, int threads);
+
+/** y += sum_j x_j A_j (flattened) for matrices that stream from memory: row blocks on the engine's threads, each
+ *  block's terms added in order (the same bits on any thread count). */
+void addStreamedCombination(const MatrixList& A, const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> y,
+                            int threads);
+
+/** G_jk = <A_j, A_k> (flattened): blocks of rows of all the matrices at once, so that each matrix is read once and the
+ *  work is matrix products; the blocks' partial sums are added in block order (the same bits on any thread count). */
+Eigen::MatrixXd streamedGram(const MatrixList& A, int threads);
 
 /** B^T A B (two dgemm calls; B may be rectangular): a change of basis, e.g. cartesian to pure or to orthogonal. */
 Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B);

@@ -27,13 +27,17 @@ public:
     explicit SCFConvergenceError(const std::string& message) : OpenMM::OpenMMException(message) {}
 };
 
+/// A matrix shared, not copied, by the results, guesses and density history that hand it on (DIIS's recycled pairs:
+/// up to 2 x 96 matrices of n_bf^2 each).
+using SharedMatrix = std::shared_ptr<const Eigen::MatrixXd>;
+
 /// A density to start from (e.g. the previous MD step's). Used when its size matches the basis.
 struct DensityGuess {
     Eigen::MatrixXd density;
     /// Optional, from the SCFs that led to `density` (QMResult's own, newest first): changes of the Fock matrix
     /// between SCF iterations (AO basis) and of the error FDS - SDF (in the orthonormal basis S^-1/2). An SCF that
     /// starts from this guess recycles them in its DIIS subspace (QMSettings::recycledSubspace).
-    std::vector<Eigen::MatrixXd> fockChanges, errorChanges;
+    std::vector<SharedMatrix> fockChanges, errorChanges;
 };
 
 /**
@@ -74,7 +78,7 @@ struct QMResult {
     std::vector<double> energyHistory, errorHistory; ///< per SCF iteration
     /// Pairs for the next SCF's DIIS (DensityGuess): this SCF's, then those it recycled, newest first, at most
     /// QMSettings::recycledSubspace.
-    std::vector<Eigen::MatrixXd> fockChanges, errorChanges;
+    std::vector<SharedMatrix> fockChanges, errorChanges;
     int recycledPairs = 0;       ///< pairs from the guess in this SCF's DIIS subspace (0 if it dropped them)
     double gridElectrons = 0;    ///< integral of rho on the grid
     size_t gridPoints = 0;

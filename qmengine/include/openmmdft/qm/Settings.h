@@ -69,7 +69,7 @@ struct QMSettings {
     /// Pairs (change of F, change of the error FDS - SDF) of the last SCF iterations that a result hands on and
     /// that the DIIS of an SCF starting from its density recycles (0: none). Along an MD trajectory they span
     /// the directions in which the extrapolated guess errs, so that the first DIIS step removes most of its error.
-    int recycledSubspace = 48;
+    int recycledSubspace = 96;
     double levelShift = 0.5;          ///< hartree, used when DIIS stalls or diverges
     double integralThreshold = 1e-12; ///< Schwarz / overlap screening of integrals
     double linearDependenceThreshold = 1e-7; ///< overlap eigenvalues below this are dropped

@@ -1,0 +1,83 @@
+/* Products with lists of matrices (qmengine/src/DenseAlgebra.cpp), which DIIS uses on the recycled pairs without
+ * copying them side by side: against the same products of one dense matrix whose columns are the flattened
+ * matrices (Eigen), and the same bits on 1 and 3 threads (MD runs must be reproducible). */
+#include "openmmdft/qm/DenseAlgebra.h"
+#include <openmm/OpenMMException.h>
+#include <cmath>
+#include <gtest/gtest.h>
+#include <random>
+
+using namespace OpenMMDFT::QM;
+
+namespace {
+
+/** m random matrices of rows x cols, sizes spread over 1e0..1e-8 (as an SCF's pairs are), and their side-by-side copy. */
+struct RandomList {
+    std::vector<Eigen::MatrixXd> matrices;
+    MatrixList list;
+    Eigen::MatrixXd dense;
+    RandomList(int m, int rows, int cols, unsigned seed) {
+        std::mt19937 rng(seed);
+        std::normal_distribution<double> normal;
+        for (int j = 0; j < m; j++) {
+            Eigen::MatrixXd a(rows, cols);
+            const double scale = std::pow(10.0, -(j % 9));
+            for (int i = 0; i < a.size(); i++)
+                a.data()[i] = scale * normal(rng);
+            matrices.push_back(a);
+        }
+        dense.resize((Eigen::Index) rows * cols, m);
+        for (int j = 0; j < m; j++) {
+            list.push_back(&matrices[j]);
+            dense.col(j) = Eigen::Map<const Eigen::VectorXd>(matrices[j].data(), matrices[j].size());
+        }
+    }
+};
+
+} // namespace
+
+TEST(DenseAlgebra, MatrixListProductsEqualTheDenseProducts) {
+    // 150 x 150 matrices: more rows than one block of each product, with a partial last block.
+    const RandomList a(20, 150, 150, 1);
+    std::mt19937 rng(2);
+    std::normal_distribution<double> normal;
+    Eigen::VectorXd x(a.dense.rows()), c(a.dense.cols());
+    for (int i = 0; i < x.size(); i++)
+        x[i] = normal(rng);
+    for (int j = 0; j < c.size(); j++)
+        c[j] = normal(rng);
+
+    const Eigen::VectorXd dots = streamedDots(a.list, x, 3), denseDots = a.dense.transpose() * x;
+    for (int j = 0; j < dots.size(); j++)
+        EXPECT_NEAR(denseDots[j], dots[j], 1e-12 * a.dense.col(j).norm() * x.norm()) << j;
+
+    Eigen::VectorXd y = x, denseY = x + a.dense * c;
+    addStreamedCombination(a.list, c, y, 3);
+    EXPECT_LT((y - denseY).cwiseAbs().maxCoeff(), 1e-12 * denseY.cwiseAbs().maxCoeff());
+
+    const Eigen::MatrixXd gram = streamedGram(a.list, 3), denseGram = a.dense.transpose() * a.dense;
+    for (int j = 0; j < gram.rows(); j++)
+        for (int k = 0; k < gram.cols(); k++)  // relative to the pair's sizes: the small pairs' products must be right
+            EXPECT_NEAR(denseGram(j, k), gram(j, k), 1e-12 * a.dense.col(j).norm() * a.dense.col(k).norm()) << j << " " << k;
+}
+
+TEST(DenseAlgebra, MatrixListProductsDoNotDependOnTheThreadCount) {
+    const RandomList a(12, 200, 120, 3);
+    Eigen::VectorXd x = Eigen::VectorXd::LinSpaced(a.dense.rows(), -1, 1), c = Eigen::VectorXd::LinSpaced(12, 0.5, 2);
+    EXPECT_EQ(0.0, (streamedDots(a.list, x, 1) - streamedDots(a.list, x, 3)).cwiseAbs().maxCoeff());
+    Eigen::VectorXd y1 = x, y3 = x;
+    addStreamedCombination(a.list, c, y1, 1);
+    addStreamedCombination(a.list, c, y3, 3);
+    EXPECT_EQ(0.0, (y1 - y3).cwiseAbs().maxCoeff());
+    EXPECT_EQ(0.0, (streamedGram(a.list, 1) - streamedGram(a.list, 3)).cwiseAbs().maxCoeff());
+}
+
+TEST(DenseAlgebra, MatrixListProductsRefuseMismatchedSizes) {
+    const Eigen::MatrixXd a = Eigen::MatrixXd::Ones(3, 3), b = Eigen::MatrixXd::Ones(2, 2);
+    const MatrixList list = {&a, &b};
+    Eigen::VectorXd x = Eigen::VectorXd::Ones(9);
+    EXPECT_THROW(streamedDots(list, x, 1), OpenMM::OpenMMException);
+    EXPECT_THROW(streamedGram(list, 1), OpenMM::OpenMMException);
+    EXPECT_THROW(addStreamedCombination(list, Eigen::VectorXd::Ones(1), x, 1), OpenMM::OpenMMException);
+    EXPECT_EQ(0, streamedGram({}, 1).size());
+}
