@@ -3,6 +3,7 @@
  * same A and to the accuracy of their mismatch otherwise; nearly dependent pairs do not blow the step up. */
 #include "openmmdft/qm/DIIS.h"
 #include <gtest/gtest.h>
+#include <cmath>
 #include <random>
 
 using namespace OpenMMDFT::QM;
@@ -39,6 +40,18 @@ struct LinearModel {
     Eigen::MatrixXd error(const Eigen::MatrixXd& F) const { return apply(A, F - solution); }
 };
 
+/** N * N pairs (dF, A dF) with random dF of the given sizes (scale(j) for pair j). */
+struct Pairs {
+    std::vector<Eigen::MatrixXd> dF, de;
+    template <class Scale>
+    Pairs(std::mt19937& rng, const Eigen::MatrixXd& A, Scale scale) {
+        for (int j = 0; j < N * N; j++) {
+            dF.push_back(randomMatrix(rng, scale(j)));
+            de.push_back(apply(A, dF.back()));
+        }
+    }
+};
+
 } // namespace
 
 TEST(DIIS, OneEntryWithoutRecycledPairsIsReturnedUnchanged) {
@@ -52,13 +65,9 @@ TEST(DIIS, OneEntryWithoutRecycledPairsIsReturnedUnchanged) {
 TEST(DIIS, RecycledPairsOfTheSameModelSolveItInOneStep) {
     std::mt19937 rng(2);
     const LinearModel model(rng);
-    std::vector<Eigen::MatrixXd> dF, de;
-    for (int j = 0; j < N * N; j++) {
-        dF.push_back(randomMatrix(rng, 1e-3 * (j + 1)));  // sizes as uneven as an SCF's steps
-        de.push_back(apply(model.A, dF.back()));
-    }
+    const Pairs pairs(rng, model.A, [](int j) { return 1e-3 * (j + 1); });  // sizes as uneven as an SCF's steps
     DIIS diis(8);
-    diis.setRecycled(dF, de);
+    diis.setRecycled(pairs.dF, pairs.de);
     EXPECT_EQ(N * N, diis.recycledPairs());
     const Eigen::MatrixXd F = randomMatrix(rng);
     EXPECT_LT((diis.extrapolate(F, model.error(F)) - model.solution).norm(), 1e-9 * model.solution.norm());
@@ -70,13 +79,9 @@ TEST(DIIS, RecycledPairsOfEverySizeCount) {
     // unit length before the Gram matrix's cut), and then solve the model in one step.
     std::mt19937 rng(5);
     const LinearModel model(rng);
-    std::vector<Eigen::MatrixXd> dF, de;
-    for (int j = 0; j < N * N; j++) {
-        dF.push_back(randomMatrix(rng, std::pow(10.0, -j)));
-        de.push_back(apply(model.A, dF.back()));
-    }
+    const Pairs pairs(rng, model.A, [](int j) { return std::pow(10.0, -j); });
     DIIS diis(8);
-    diis.setRecycled(dF, de);
+    diis.setRecycled(pairs.dF, pairs.de);
     EXPECT_EQ(N * N, diis.recycledPairs());
     const Eigen::MatrixXd F = randomMatrix(rng);
     EXPECT_LT((diis.extrapolate(F, model.error(F)) - model.solution).norm(), 1e-6 * model.solution.norm());
@@ -87,13 +92,9 @@ TEST(DIIS, MismatchedRecycledPairsGainTheirAccuracy) {
     std::mt19937 rng(3);
     const LinearModel model(rng);
     const Eigen::MatrixXd other = model.A + 1e-3 * Eigen::MatrixXd::Random(N * N, N * N);
-    std::vector<Eigen::MatrixXd> dF, de;
-    for (int j = 0; j < N * N; j++) {
-        dF.push_back(randomMatrix(rng, 0.01));
-        de.push_back(apply(other, dF.back()));
-    }
+    const Pairs pairs(rng, other, [](int) { return 0.01; });
     DIIS diis(8);
-    diis.setRecycled(dF, de);
+    diis.setRecycled(pairs.dF, pairs.de);
     const Eigen::MatrixXd F = model.solution + randomMatrix(rng, 1e-2);
     const double before = model.error(F).norm();
     const double after = model.error(diis.extrapolate(F, model.error(F))).norm();
