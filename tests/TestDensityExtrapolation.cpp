@@ -220,6 +220,7 @@ TEST(DensityExtrapolation, CarriesTheSCFSubspaceAlongTheTrajectoryOnly) {
         unique_ptr<QM::DensityGuess> next = history.guess(positionsAt(4), MM_PARTICLES, used);
         ASSERT_EQ(1u, next->fockChanges.size()) << method;
         EXPECT_EQ(2.0, (*next->errorChanges[0])(1, 1));
+        EXPECT_EQ(focks[0].get(), next->fockChanges[0].get()) << method;  // shared with the history, not copied
         EXPECT_EQ(1u, history.guess(positionsAt(3), MM_PARTICLES, used)->fockChanges.size()) << method;
         vector<Vec3> far = positionsAt(4);
         far[1][2] += 2 * DensityExtrapolation::MAX_STEP_DISPLACEMENT;

@@ -3,6 +3,7 @@
 #include "../src/SCFIterations.h"
 #include <openmm/OpenMMException.h>
 #include <gtest/gtest.h>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -211,6 +212,9 @@ TEST(SCF, RecycledSubspaceCutsIterationsAlongATrajectory) {
         DensityGuess guess;
         for (int step = 0; step < 10; step++) {
             const QMResult r = ks.compute(frame(step), 0, mm, step > 0 ? &guess : nullptr);
+            if (recycled && step > 0)  // the pairs it was given go on after its own as the same matrices, not copies
+                EXPECT_TRUE(std::any_of(r.fockChanges.begin(), r.fockChanges.end(),
+                                        [&](const SharedMatrix& m) { return m == guess.fockChanges.front(); })) << step;
             guess = r.guess();
             energies[recycled].push_back(r.total);
             if (step >= 4)
