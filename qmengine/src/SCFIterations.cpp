@@ -134,7 +134,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         const double errMax = err.cwiseAbs().maxCoeff();
         if (recycling) {
             iterates.emplace_back(F, err);
-            if ((int) iterates.size() > s.recycledSubspace + 1)
+            if (iterates.size() > (size_t) s.recycledSubspace + 1)  // size_t: no overflow for the largest int
                 iterates.pop_front();
         }
         // Recycled pairs after which the error grew tenfold (far more than DIIS's usual unevenness) do not fit this

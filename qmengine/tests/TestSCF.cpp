@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <random>
 
 using namespace OpenMMDFT::QM;
@@ -230,6 +231,19 @@ TEST(SCF, RecycledSubspaceCutsIterationsAlongATrajectory) {
     for (size_t k = 0; k < energies[0].size(); k++)
         EXPECT_NEAR(energies[0][k], energies[1][k], 1e-9) << k;
     EXPECT_LE(iterations[1], iterations[0] - 6);  // at least one fewer per step
+}
+
+TEST(SCF, TheLargestRecycledSubspaceIsNoLimit) {
+    // recycledSubspace = INT_MAX once overflowed (+1) and handed no pairs on: it must behave as any large limit.
+    QMSettings s = QMTest::testSettings();
+    s.recycledSubspace = std::numeric_limits<int>::max();
+    KohnShamLDA ks(s);
+    const QMResult first = ks.compute(water(), 0, {});
+    EXPECT_EQ((size_t) first.iterations - 1, first.fockChanges.size());
+    const DensityGuess g = first.guess();
+    auto moved = water();
+    moved[1].xyz[1] += 0.01;
+    EXPECT_GT(ks.compute(moved, 0, {}, &g).recycledPairs, 0);
 }
 
 TEST(SCF, RecycledPairsOfAnotherBasisAreIgnored) {

@@ -7,8 +7,8 @@ OpenMMException or gives the right answer (see docs/VALIDATION.md for the whole 
   kJ/mol, forces to 1e-5 kJ/mol/nm: the same arithmetic from the same starting density) or is refused
   with nothing changed;
 - getQMResults after a failed evaluation raises instead of returning the previous geometry's results;
-- an MM charge on a nucleus, setMaxSCFIterations(1), the CPU platform's Threads property, and the
-  default platform.
+- an MM charge on a nucleus, setMaxSCFIterations(1), the CPU platform's Threads property (and the same bits on
+  every evaluation with threads), and the default platform.
 """
 
 import os
@@ -21,7 +21,7 @@ import openmm.unit as unit
 import pytest
 
 import openmmdft
-from test_qm_region import buildSystem, watersAround
+from test_qm_region import addWaters, buildSystem, watersAround
 
 KJ = unit.kilojoule_per_mole
 QMMMForce = openmmdft.QMMMForce
@@ -336,3 +336,28 @@ def test_ewald_embedding_refuses_a_box_it_cannot_sum():
     force.updateParametersInContext(context)
     with pytest.raises(mm.OpenMMException, match="wave vectors"):
         context.getState(getEnergy=True)
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs 2 cores")
+@pytest.mark.parametrize("method", [QMMMForce.NoCutoff, QMMMForce.CutoffPeriodic])
+def test_mm_electrostatics_on_the_cpu_platform_give_the_same_bits_every_time(method):
+    """The MM pair loops on the CPU platform's threads once handed out rows dynamically, so per-thread sums differed in
+    the last bits from one evaluation to the next (MD runs could not be repeated exactly); rows are now assigned to
+    the threads in a fixed way. 450 MM charges, 200 evaluations at the same positions, Threads = 2."""
+    system, force = mm.System(), QMMMForce()
+    rng = np.random.default_rng(7)
+    centres = [rng.uniform(0.2, 3.8, 3) for _ in range(150)]
+    waters = watersAround(centres)
+    addWaters(system, force, len(waters))
+    force.setNonbondedMethod(method)
+    force.setCutoffDistance(0.9)
+    system.setDefaultPeriodicBoxVectors(mm.Vec3(4, 0, 0), mm.Vec3(0, 4, 0), mm.Vec3(0, 0, 4))
+    system.addForce(force)
+    context = contextFor(system, np.concatenate(waters), "CPU", {"Threads": "2"})
+    energies, forces = set(), set()
+    for _ in range(200):
+        state = context.getState(getEnergy=True, getForces=True)
+        energies.add(state.getPotentialEnergy().value_in_unit(KJ))
+        forces.add(state.getForces(asNumpy=True).value_in_unit(KJ / unit.nanometer).tobytes())
+    assert len(energies) == 1
+    assert len(forces) == 1

@@ -1,7 +1,6 @@
 #include "ReferenceBondScaledCoulomb.h"
 #include "openmm/reference/ReferenceNeighborList.h"
 #include "openmm/reference/SimTKOpenMMRealType.h"
-#include <atomic>
 #include <cmath>
 #include <set>
 
@@ -137,14 +136,16 @@ double ReferenceBondScaledCoulomb::pairsNoCutoff(const vector<Vec3>& positions, 
         z[i] = positions[i][2];
     }
     vector<double> threadEnergy(numThreads, 0.0);
-    atomic<int> nextRow(0);
+    // Rows go to the threads round robin, a fixed assignment (rows shorten steadily, so the loads stay even): each
+    // thread's partial forces and energy, added in thread order, then have the same bits on every run, as a dynamic
+    // hand-out would not give (MD runs are reproducible).
     threads.execute([&](ThreadPool& pool, int thread) {
         // A per-particle weight (1, or 0 for the partners of row i) masks exclusions inside a
         // contiguous, vectorizable loop over j > i; it is reset after each row.
         vector<double> weight(numParticles, 1.0), fs(numParticles);
         vector<Vec3>& f = threadForces[thread];
         double energy = 0;
-        for (int i = nextRow++; i < numParticles; i = nextRow++) {
+        for (int i = thread; i < numParticles; i += numThreads) {
             for (int k = exclusionStart[i]; k < exclusionStart[i + 1]; k++)
                 weight[exclusionIndex[k]] = 0.0;
             energy += allPairsRow(i, numParticles, x.data(), y.data(), z.data(), charges.data(), weight.data(), fs.data(), ONE_4PI_EPS0 * charges[i]);
@@ -188,7 +189,7 @@ double ReferenceBondScaledCoulomb::pairsWithCutoff(const vector<Vec3>& positions
         box.invB = 1 / box.by;
         box.invC = 1 / box.cz;
     }
-    atomic<int> nextBlock(0);
+    // Blocks of rows go to the threads round robin, a fixed assignment, for the same bits on every run (as above).
     const int blockSize = 64;
     threads.execute([&](ThreadPool& pool, int thread) {
         vector<Vec3>& f = threadForces[thread];
@@ -196,7 +197,7 @@ double ReferenceBondScaledCoulomb::pairsWithCutoff(const vector<Vec3>& positions
         // plain loop the compiler vectorizes; forces are scattered afterwards.
         vector<double> dx, dy, dz, fs, qj;
         double energy = 0;
-        for (int block = nextBlock++; block * blockSize < numParticles; block = nextBlock++) {
+        for (int block = thread; block * blockSize < numParticles; block += numThreads) {
             int last = min(numParticles, (block + 1) * blockSize);
             for (int i = block * blockSize; i < last; i++) {
                 int first = start[i], n = start[i + 1] - first;
