@@ -6,7 +6,8 @@
 # spend the whole lease.
 #   SIZES=1000,2000 QM_SIZES=1,4,8 QM_PLATFORMS=CPU,CUDA:double,CUDA:mixed bash tools/run-gpu-checks.sh
 #   (TESTS="TestCudaQMMMForce" runs one test program; SIZES=none skips the least-squares benchmark; INVERSE_SIZES=1700
-#   times the density fitting's metric inverse with its phases, INVERSE_SIZES=none skips it)
+#   times the density fitting's metric inverse with its phases, INVERSE_SIZES=none skips it; BLAS_THREADS_AB=4 times an
+#   n = 24 CUDA step again with OpenBLAS on 4 threads, for the host's diagonalization)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 work=/tmp/openmmdft-device
@@ -48,5 +49,12 @@ if [ "${INVERSE_SIZES:-1700}" != "none" ]; then
     timeout "${LS_LIMIT:-240}" "$work/bin/BenchLeastSquares" --metric-inverse --sizes "${INVERSE_SIZES:-1700}" --platforms CUDA \
         --precisions double --repeat 3 > "$out/bench-metric-inverse.log" 2>&1 || status=1
     grep -v WARNING "$out/bench-metric-inverse.log"
+fi
+if [ -n "${BLAS_THREADS_AB:-}" ]; then
+    # The host's LAPACK with fewer OpenBLAS threads (read once by the engine: OPENBLAS_NUM_THREADS): dsyevd for 24 QM
+    # waters (432 basis functions) took 24 ms per SCF iteration on the H200's 16-core host against 14 ms on 2 cores.
+    OPENBLAS_NUM_THREADS="$BLAS_THREADS_AB" timeout "${QM_LIMIT:-300}" "$work/bin/BenchQMRegion" --sizes 24 --platforms CUDA:double \
+        --steps 2 --warmup 3 > "$out/bench-qm-blas$BLAS_THREADS_AB.log" 2>&1 || status=1
+    grep -E "^\| 24|phases" "$out/bench-qm-blas$BLAS_THREADS_AB.log" | tee -a "$out/summary.txt"
 fi
 exit $status
