@@ -126,7 +126,6 @@ PowerOfTwoScaling chooseScaling(int m, int n, int nrhs, int p, const vector<doub
     return s;
 }
 
-/* v times 2^e, element by element (exact unless a result falls into the subnormal range). */
 /* v[i] 2^e for i < count into out. A product with 2^e (a normal double) is correctly rounded, as ldexp is, so the
  * two agree bit for bit, subnormal results included; the product vectorizes (the density fitting's metric passes
  * millions of elements). */
@@ -141,6 +140,7 @@ void scaleByPowerOfTwo(const double* v, size_t count, int e, double* out) {
             out[i] = std::ldexp(v[i], e);
 }
 
+/* v times 2^e, element by element (exact unless a result falls into the subnormal range). */
 vector<double> timesPowerOfTwo(const double* v, size_t count, int e) {
     vector<double> out(count);
     scaleByPowerOfTwo(v, count, e, out.data());

@@ -101,13 +101,19 @@ Eigen::VectorXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::
     return y;
 }
 
+namespace {
+/// Threads for a product that reads this many doubles once: below a few MB (in cache) the threads' start costs more
+/// than they save.
+int streamingThreads(double elements, int threads) {
+    return 8.0 * elements < 2.0 * 1048576.0 ? 1 : threads;
+}
+} // namespace
+
 Eigen::VectorXd streamedTransposeProduct(const Eigen::MatrixXd& A, const Eigen::Ref<const Eigen::VectorXd>& x, int threads) {
     if (A.rows() != x.size())
         throw OpenMM::OpenMMException("QM: matrix-vector product with mismatched dimensions (internal error)");
-    // Below a few MB (in cache) the threads' start costs more than they save.
-    constexpr double kParallelBytes = 2.0 * 1048576.0;
     Eigen::VectorXd y(A.cols());
-    parallelFor((int) A.cols(), 8.0 * A.size() < kParallelBytes ? 1 : threads, [&](int j, int) { y[j] = A.col(j).dot(x); });
+    parallelFor((int) A.cols(), streamingThreads((double) A.size(), threads), [&](int j, int) { y[j] = A.col(j).dot(x); });
     return y;
 }
 
@@ -121,9 +127,8 @@ void checkEqualSizes(const MatrixList& A, Eigen::Index size) {
 
 Eigen::VectorXd streamedDots(const MatrixList& A, const Eigen::Ref<const Eigen::VectorXd>& x, int threads) {
     checkEqualSizes(A, x.size());
-    constexpr double kParallelBytes = 2.0 * 1048576.0;  // below this (in cache) threads cost more than they save
     Eigen::VectorXd y(A.size());
-    parallelFor((int) A.size(), 8.0 * A.size() * x.size() < kParallelBytes ? 1 : threads, [&](int j, int) {
+    parallelFor((int) A.size(), streamingThreads((double) A.size() * x.size(), threads), [&](int j, int) {
         y[j] = Eigen::Map<const Eigen::VectorXd>(A[j]->data(), A[j]->size()).dot(x);
     });
     return y;
