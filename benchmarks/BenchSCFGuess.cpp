@@ -95,6 +95,7 @@ double run(const std::string& method, int order, int steps, bool verbose, int re
         if (guess) { // the SCF subspace of the previous steps (empty when recycling is off)
             guess->fockChanges = last.fockChanges;
             guess->errorChanges = last.errorChanges;
+            guess->coulombChanges = last.coulombChanges;
         }
         const QMResult r = engine.compute(atoms, 0, charges, guess.get());
         last = r.guess();

@@ -404,6 +404,7 @@ inline void testSerializationRoundTrip() {
     force->setMaxSCFIterations(55);
     force->setDIISSubspaceSize(5);
     force->setRecycledSubspaceSize(7);
+    force->setCoulombResponseSteps(5);
     force->setQMEnergyOnly(true);
     std::stringstream buffer;
     XmlSerializer::serialize<QMMMForce>(force.get(), "Force", buffer);
@@ -450,6 +451,7 @@ inline void testSerializationRoundTrip() {
     EXPECT_EQ(copy->getMaxSCFIterations(), 55);
     EXPECT_EQ(copy->getDIISSubspaceSize(), 5);
     EXPECT_EQ(copy->getRecycledSubspaceSize(), 7);
+    EXPECT_EQ(copy->getCoulombResponseSteps(), 5);
     EXPECT_TRUE(copy->getQMEnergyOnly());
     for (int i = 0; i < force->getNumBonds(); i++) {
         int a0, b0, a1, b1;

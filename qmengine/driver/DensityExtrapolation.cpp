@@ -147,12 +147,14 @@ unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(const vector<Vec3>& qmP
     if (continuing || samePoint) {
         g->fockChanges = t.subspaceFocks;
         g->errorChanges = t.subspaceErrors;
+        g->coulombChanges = t.subspaceCoulombs;
     }
     return g;
 }
 
 void DensityExtrapolation::record(const vector<Vec3>& qmPositions, const vector<int>& mmParticles, const Eigen::MatrixXd& density,
-                                  vector<QM::SharedMatrix> fockChanges, vector<QM::SharedMatrix> errorChanges) {
+                                  vector<QM::SharedMatrix> fockChanges, vector<QM::SharedMatrix> errorChanges,
+                                  vector<QM::SharedMatrix> coulombChanges) {
     if (resumesSetAside(qmPositions, mmParticles))
         std::swap(current, setAside);  // back on the trajectory; the excursion is set aside in its place
     const bool samePoint = current.atNewestPoint(qmPositions, mmParticles);
@@ -165,6 +167,7 @@ void DensityExtrapolation::record(const vector<Vec3>& qmPositions, const vector<
     Trajectory& t = current;
     t.subspaceFocks = std::move(fockChanges);
     t.subspaceErrors = std::move(errorChanges);
+    t.subspaceCoulombs = std::move(coulombChanges);
     if (samePoint) {
         // Evaluated again at the same positions (getState between steps, a multiple time step integrator's
         // next step): nothing new.

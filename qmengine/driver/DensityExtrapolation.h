@@ -66,10 +66,11 @@ public:
                                             int& used) const;
     /**
      * Record the converged density of an evaluation, and the DIIS pairs its SCF hands on (QMResult::fockChanges,
-     * errorChanges), which the next guess carries while the trajectory continues (whatever the method).
+     * errorChanges, coulombChanges), which the next guess carries while the trajectory continues (whatever the method).
      */
     void record(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles, const Eigen::MatrixXd& density,
-                std::vector<QM::SharedMatrix> fockChanges = {}, std::vector<QM::SharedMatrix> errorChanges = {});
+                std::vector<QM::SharedMatrix> fockChanges = {}, std::vector<QM::SharedMatrix> errorChanges = {},
+                std::vector<QM::SharedMatrix> coulombChanges = {});
     /** Kolafa's coefficients B_1..B_n for n past densities. */
     static std::vector<double> aspcCoefficients(int n);
     /** The equal-spacing Lagrange coefficients B_i = (-1)^(i+1) C(n, i), i = 1..n, for n past densities. */
@@ -86,7 +87,7 @@ private:
         std::deque<Entry> history;  // newest first
         std::deque<Eigen::MatrixXd> auxiliary;  // XLBOMD: P(t+dt) (the next guess), P(t), ..., newest first
         std::vector<int> mmParticles;
-        std::vector<QM::SharedMatrix> subspaceFocks, subspaceErrors;  // shared with the guesses, not copied
+        std::vector<QM::SharedMatrix> subspaceFocks, subspaceErrors, subspaceCoulombs;  // shared with the guesses, not copied
         /** Whether an evaluation at this geometry is the newest recorded point again (same positions and MM charges). */
         bool atNewestPoint(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles) const;
         /** Whether an evaluation at this geometry continues the recorded trajectory (a step further). */

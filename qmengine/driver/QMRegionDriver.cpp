@@ -51,6 +51,7 @@ static QM::QMSettings settingsOf(const QMMMForce& force) {
     s.maxIterations = force.getMaxSCFIterations();
     s.diisSubspace = force.getDIISSubspaceSize();
     s.recycledSubspace = force.getRecycledSubspaceSize();
+    s.coulombResponseSteps = force.getCoulombResponseSteps();
     s.dataDirectory = QMRegionDriver::findDataDirectory();
     return s;
 }
@@ -373,7 +374,8 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
         longRangeTerms = longRange->terms(qmBohr, periodicCharges, explicitCharges);
     }
     QM::QMResult r = engine->compute(atoms, qmCharge, mm, guess.get(), longRange ? &longRangeTerms : nullptr);
-    densityHistory->record(qmPositions, mmParticles, r.density, std::move(r.fockChanges), std::move(r.errorChanges));
+    densityHistory->record(qmPositions, mmParticles, r.density, std::move(r.fockChanges), std::move(r.errorChanges),
+                           std::move(r.coulombChanges));
     results.extrapolatedDensities = extrapolated;
     results.recycledDIISPairs = r.recycledPairs;
     results.totalEnergy = r.total * KJ_PER_MOL_PER_HARTREE;

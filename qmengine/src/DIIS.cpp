@@ -15,6 +15,7 @@ Eigen::Map<const Eigen::VectorXd> flat(const Eigen::MatrixXd& m) {
 void DIIS::dropRecycled() {
     recycledFocks_.clear();
     recycledErrors_.clear();
+    recycledCompanions_.clear();
     recycledCombinations_.resize(0, 0);
     for (Eigen::VectorXd& o : overlaps_)
         o.resize(0);
@@ -23,6 +24,8 @@ void DIIS::dropRecycled() {
 void DIIS::reset() {
     focks_.clear();
     errors_.clear();
+    companions_.clear();
+    combinedCompanion_.resize(0, 0);
     overlaps_.clear();
     errorProducts_.resize(0, 0);
     dropRecycled();
@@ -37,7 +40,8 @@ void DIIS::setRecycled(const std::vector<Eigen::MatrixXd>& fockChanges, const st
     setRecycled(f, e);
 }
 
-void DIIS::setRecycled(const std::vector<const Eigen::MatrixXd*>& fockChanges, const std::vector<const Eigen::MatrixXd*>& errorChanges) {
+void DIIS::setRecycled(const std::vector<const Eigen::MatrixXd*>& fockChanges, const std::vector<const Eigen::MatrixXd*>& errorChanges,
+                       const std::vector<const Eigen::MatrixXd*>& companionChanges) {
     reset();
     const int m = (int) std::min(fockChanges.size(), errorChanges.size());
     if (m == 0)
@@ -69,14 +73,22 @@ void DIIS::setRecycled(const std::vector<const Eigen::MatrixXd*>& fockChanges, c
                             values.tail(kept).cwiseSqrt().cwiseInverse().asDiagonal();
     recycledFocks_ = focks;
     recycledErrors_ = errors;
+    if (companionChanges.size() >= (size_t) m)
+        recycledCompanions_.assign(companionChanges.begin(), companionChanges.begin() + m);
 }
 
 Eigen::MatrixXd DIIS::extrapolate(const Eigen::MatrixXd& fock, const Eigen::MatrixXd& error) {
+    return extrapolate(fock, error, Eigen::MatrixXd());
+}
+
+Eigen::MatrixXd DIIS::extrapolate(const Eigen::MatrixXd& fock, const Eigen::MatrixXd& error, const Eigen::MatrixXd& companion) {
+    combinedCompanion_ = companion;  // where the input is returned, it stands for itself
     if (size_ < 2)
         return fock;
     const int m = recycledPairs();
     focks_.push_back(fock);
     errors_.push_back(error);
+    companions_.push_back(companion);
     overlaps_.push_back(m > 0 ? Eigen::VectorXd(recycledCombinations_.transpose() * streamedDots(recycledErrors_, flat(error), threads_))
                               : Eigen::VectorXd());
     const int previous = (int) errorProducts_.rows();
@@ -87,6 +99,7 @@ Eigen::MatrixXd DIIS::extrapolate(const Eigen::MatrixXd& fock, const Eigen::Matr
         focks_.pop_front();
         errors_.pop_front();
         overlaps_.pop_front();
+        companions_.pop_front();
         const int kept = (int) errorProducts_.rows() - 1;
         errorProducts_ = errorProducts_.bottomRightCorner(kept, kept).eval();
     }
@@ -135,10 +148,31 @@ Eigen::MatrixXd DIIS::extrapolate(const Eigen::MatrixXd& fock, const Eigen::Matr
     Eigen::MatrixXd f = Eigen::MatrixXd::Zero(fock.rows(), fock.cols());
     for (int i = 0; i < n; i++)
         f += c[i] * focks_[i];
+    const Eigen::VectorXd pairWeights = m > 0 ? Eigen::VectorXd(recycledCombinations_ * (recycledScale * c.segment(n, m)))
+                                              : Eigen::VectorXd();
     if (m > 0)
-        addStreamedCombination(recycledFocks_, recycledCombinations_ * (recycledScale * c.segment(n, m)),
-                               Eigen::Map<Eigen::VectorXd>(f.data(), f.size()), threads_);
+        addStreamedCombination(recycledFocks_, pairWeights, Eigen::Map<Eigen::VectorXd>(f.data(), f.size()), threads_);
+    combineCompanions(c.head(n), pairWeights);
     return f;
+}
+
+void DIIS::combineCompanions(const Eigen::VectorXd& entryWeights, const Eigen::VectorXd& pairWeights) {
+    combinedCompanion_.resize(0, 0);
+    const int n = (int) entryWeights.size(), m = (int) pairWeights.size();
+    for (const Eigen::MatrixXd& k : companions_)
+        if (k.size() == 0 || k.size() != companions_.back().size())
+            return;
+    if (m > 0 && recycledCompanions_.size() != recycledFocks_.size())
+        return;
+    for (const Eigen::MatrixXd* k : recycledCompanions_)
+        if (k->size() != companions_.back().size())
+            return;
+    Eigen::MatrixXd k = Eigen::MatrixXd::Zero(companions_.back().rows(), companions_.back().cols());
+    for (int i = 0; i < n; i++)
+        k += entryWeights[i] * companions_[i];
+    if (m > 0)
+        addStreamedCombination(recycledCompanions_, pairWeights, Eigen::Map<Eigen::VectorXd>(k.data(), k.size()), threads_);
+    combinedCompanion_ = std::move(k);
 }
 
 } // namespace QM

@@ -1,4 +1,5 @@
 #include "SCFIterations.h"
+#include "CoulombResponse.h"
 #include "openmmdft/qm/DIIS.h"
 #include "openmmdft/qm/DenseAlgebra.h"
 #include <algorithm>
@@ -42,6 +43,14 @@ Eigen::MatrixXd orbitalGradient(const Eigen::MatrixXd& F, const Eigen::MatrixXd&
 namespace {
 /// Iterations without halving the error after which the level shift comes in.
 constexpr int STALL_ITERATIONS = 12;
+/// The Coulomb-response step stops at a residual of this fraction of its first: the step only has to take the
+/// slow directions out, the SCF's own iterations do the rest (measured: 2 steps to 5% give the iterations of 6).
+constexpr double RESPONSE_TOLERANCE = 0.05;
+
+/// One SCF iteration's Fock matrix and error, and its Coulomb matrix where the response step needs it.
+struct Iterate {
+    Eigen::MatrixXd fock, error, coulomb;
+};
 } // namespace
 
 SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixXd D, bool haveDensity,
@@ -83,6 +92,9 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         D = densityFrom(eps, C);
     }
     DIIS diis(s.diisSubspace, s.threads);
+    // The Coulomb-response step after DIIS (CoulombResponse.h): for closed shells with integer occupations, where
+    // DIIS runs undamped (a level shift or damping marks an SCF that is far from its solution).
+    const bool response = s.coulombResponseSteps > 0 && !fractional && std::abs(nElectrons - 2 * std::round(nElectrons / 2)) < 1e-9;
     // Krylov-subspace recycling: the pairs of the previous MD steps' SCFs join the subspace from the first
     // iteration, so that DIIS starts with a model of how the error answers the Fock matrix.
     const bool recycling = s.recycledSubspace > 0 && problem.symmetricOrthogonalization && strategy.dampedIterations == 0 &&
@@ -90,17 +102,20 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     std::vector<size_t> recycled;  // the guess's pairs that fit this basis (it outlives the DIIS, which reads them)
     if (recycling && problem.recycled) {
         const DensityGuess& g = *problem.recycled;
-        std::vector<const Eigen::MatrixXd*> focks, errors;
+        std::vector<const Eigen::MatrixXd*> focks, errors, coulombs;
+        const bool withCoulomb = response && g.coulombChanges.size() == g.fockChanges.size();
         for (size_t j = 0; j < g.fockChanges.size() && j < g.errorChanges.size() && (int) j < s.recycledSubspace; j++)
             if (g.fockChanges[j]->rows() == S.rows() && g.fockChanges[j]->cols() == S.cols() &&
                 g.errorChanges[j]->rows() == X.cols() && g.errorChanges[j]->cols() == X.cols()) {
                 recycled.push_back(j);
                 focks.push_back(g.fockChanges[j].get());
                 errors.push_back(g.errorChanges[j].get());
+                if (withCoulomb)
+                    coulombs.push_back(g.coulombChanges[j].get());
             }
-        diis.setRecycled(focks, errors);
+        diis.setRecycled(focks, errors, coulombs);
     }
-    std::deque<std::pair<Eigen::MatrixXd, Eigen::MatrixXd>> iterates; // (F, error) of the last iterations, oldest first
+    std::deque<Iterate> iterates; // of the last iterations, oldest first
     double previousError = 1e300;
     double shift = strategy.initialLevelShift; // level shift in use (0: none)
     if (shift > 0)
@@ -133,7 +148,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         r.timings["scf.fockAndDIIS.commutator"] += seconds() - tCommutator;
         const double errMax = err.cwiseAbs().maxCoeff();
         if (recycling) {
-            iterates.emplace_back(F, err);
+            iterates.push_back({F, err, response ? J : Eigen::MatrixXd()});
             if (iterates.size() > (size_t) s.recycledSubspace + 1)  // size_t: no overflow for the largest int
                 iterates.pop_front();
         }
@@ -177,7 +192,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         }
         else {
             const double tDIIS = seconds();
-            Fx = diis.extrapolate(F, err);
+            Fx = response ? diis.extrapolate(F, err, J) : diis.extrapolate(F, err);
             r.timings["scf.fockAndDIIS.diis"] += seconds() - tDIIS;
         }
         if (shift > 0) // raise virtual levels: F + b (S - S D S / 2)
@@ -187,17 +202,39 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         diagonalize(Fx, eps, C);
         D = densityFrom(eps, C);
         r.timings["scf.diagonalization"] += seconds() - t;
+        if (response && shift == 0 && it > strategy.dampedIterations && diis.combinedCompanion().size() == J.size()) {
+            // The new density D answers Fx, whose Coulomb part is J of the density DIIS's combination implies; the
+            // response step corrects the orbitals for the Coulomb matrix moving with the density.
+            t = seconds();
+            const int occupied = (int) factor.cols();
+            const CoulombResponseStep step = coulombResponse(C, eps, occupied, S, coulomb(D) - diis.combinedCompanion(), coulomb,
+                                                             s.coulombResponseSteps, RESPONSE_TOLERANCE);
+            factor = step.occupied * std::sqrt(2.0);
+            D = product(factor, false, factor, true);
+            r.coulombResponseBuilds += 1 + step.coulombBuilds;
+            r.timings["scf.coulombResponse"] += seconds() - t;
+        }
     }
     r.recycledPairs = diis.recycledPairs();  // 0 if dropped or reset on the way
     // The pairs handed on: this SCF's newest first, then those it was given, at most recycledSubspace.
+    // With the response step, the Coulomb matrices' changes go along (all pairs or none, so that they stay matched).
+    bool handCoulomb = response;
     for (size_t i = iterates.size(); i-- > 1 && (int) r.fockChanges.size() < s.recycledSubspace;) {
-        r.fockChanges.push_back(std::make_shared<const Eigen::MatrixXd>(iterates[i].first - iterates[i - 1].first));
-        r.errorChanges.push_back(std::make_shared<const Eigen::MatrixXd>(iterates[i].second - iterates[i - 1].second));
+        r.fockChanges.push_back(std::make_shared<const Eigen::MatrixXd>(iterates[i].fock - iterates[i - 1].fock));
+        r.errorChanges.push_back(std::make_shared<const Eigen::MatrixXd>(iterates[i].error - iterates[i - 1].error));
+        if (handCoulomb)
+            r.coulombChanges.push_back(std::make_shared<const Eigen::MatrixXd>(iterates[i].coulomb - iterates[i - 1].coulomb));
     }
+    const DensityGuess* given = problem.recycled;
+    handCoulomb = handCoulomb && (recycled.empty() || given->coulombChanges.size() == given->fockChanges.size());
     for (size_t k = 0; k < recycled.size() && (int) r.fockChanges.size() < s.recycledSubspace; k++) {
-        r.fockChanges.push_back(problem.recycled->fockChanges[recycled[k]]);
-        r.errorChanges.push_back(problem.recycled->errorChanges[recycled[k]]);
+        r.fockChanges.push_back(given->fockChanges[recycled[k]]);
+        r.errorChanges.push_back(given->errorChanges[recycled[k]]);
+        if (handCoulomb)
+            r.coulombChanges.push_back(given->coulombChanges[recycled[k]]);
     }
+    if (!handCoulomb)
+        r.coulombChanges.clear();
     // Orbitals of the final Fock matrix (unshifted, not extrapolated).
     diagonalize(F, eps, C);
     r.density = D;

@@ -128,3 +128,48 @@ TEST(DIIS, NearlyDependentRecycledPairsStayBounded) {
     diis.reset();
     EXPECT_EQ(0, diis.recycledPairs());
 }
+
+TEST(DIIS, CompanionsCombineAsTheFockMatrices) {
+    // Fock matrices linear in a density-like companion K, F = G(K) = M vec(K) + F0; the recycled pairs carry
+    // (M dK, A M dK, dK). The extrapolated Fock matrix must then be G of the combined companion, with and without
+    // recycled pairs taking part.
+    std::mt19937 rng(11);
+    const LinearModel model(rng);
+    const Eigen::MatrixXd M = Eigen::MatrixXd::Random(N * N, N * N), F0 = randomMatrix(rng);
+    auto fockOf = [&](const Eigen::MatrixXd& K) { return Eigen::MatrixXd(apply(M, K) + F0); };
+    std::vector<Eigen::MatrixXd> dK, dF, de;
+    for (int j = 0; j < 4; j++) {
+        dK.push_back(randomMatrix(rng, 0.1));
+        dF.push_back(apply(M, dK.back()));
+        de.push_back(apply(model.A, dF.back()));
+    }
+    for (bool recycling : {false, true}) {
+        DIIS diis(8);
+        std::vector<const Eigen::MatrixXd*> f, e, k;
+        for (int j = 0; j < 4; j++) {
+            f.push_back(&dF[j]);
+            e.push_back(&de[j]);
+            k.push_back(&dK[j]);
+        }
+        if (recycling)
+            diis.setRecycled(f, e, k);
+        for (int i = 0; i < 3; i++) {
+            const Eigen::MatrixXd K = randomMatrix(rng), F = fockOf(K);
+            const Eigen::MatrixXd extrapolated = diis.extrapolate(F, model.error(F), K);
+            ASSERT_EQ(K.size(), diis.combinedCompanion().size()) << recycling << " " << i;
+            EXPECT_LT((fockOf(diis.combinedCompanion()) - extrapolated).norm(), 1e-10 * extrapolated.norm()) << recycling << " " << i;
+            if (i == 0 && !recycling)
+                EXPECT_EQ(0.0, (diis.combinedCompanion() - K).norm());  // one entry: the input stands for itself
+        }
+        // An entry without its companion leaves the combination undefined.
+        const Eigen::MatrixXd F = fockOf(randomMatrix(rng));
+        diis.extrapolate(F, model.error(F));
+        EXPECT_EQ(0, diis.combinedCompanion().size()) << recycling;
+    }
+    // Recycled pairs without their companions' changes: no combination while they take part.
+    DIIS diis(8);
+    diis.setRecycled(dF, de);
+    const Eigen::MatrixXd K = randomMatrix(rng), F = fockOf(K);
+    diis.extrapolate(F, model.error(F), K);
+    EXPECT_EQ(0, diis.combinedCompanion().size());
+}

@@ -67,6 +67,7 @@ void QMMMForceProxy::serialize(const void* object, SerializationNode& node) cons
     qm.setIntProperty("maxSCFIterations", force.getMaxSCFIterations());
     qm.setIntProperty("diisSubspaceSize", force.getDIISSubspaceSize());
     qm.setIntProperty("recycledSubspaceSize", force.getRecycledSubspaceSize());
+    qm.setIntProperty("coulombResponseSteps", force.getCoulombResponseSteps());
     qm.setIntProperty("embeddingSwitching", force.getUseEmbeddingSwitchingFunction() ? 1 : 0);
     qm.setDoubleProperty("embeddingSwitchingDistance", force.getEmbeddingSwitchingDistance());
     qm.setIntProperty("densityExtrapolation", (int) force.getDensityExtrapolation());
@@ -221,7 +222,7 @@ void readQMRegion(const SerializationNode& qm, QMMMForce& force, int version) {
     checkAttributes(qm, {"charge", "basis", "auxiliaryBasis", "angularFunctions", "coulombMethod", "functional",
                          "radialPoints", "angularPoints", "radialScheme", "atomicPartition", "gridPruning", "cubeEdge",
                          "sphereShellFraction", "significanceThreshold", "basisFunctionStorage", "basisStorageLimit", "scfConvergence",
-                         "maxSCFIterations", "diisSubspaceSize", "recycledSubspaceSize", "densityExtrapolation", "densityExtrapolationOrder", "energyOnly",
+                         "maxSCFIterations", "diisSubspaceSize", "recycledSubspaceSize", "coulombResponseSteps", "densityExtrapolation", "densityExtrapolationOrder", "energyOnly",
                          "espChargeMethod", "embeddingSwitching", "embeddingSwitchingDistance", "boundaryChargeScheme"},
                     where, version);
     checkChildren(qm, {"Atoms", "LinkBondLengths"}, where);
@@ -258,6 +259,8 @@ void readQMRegion(const SerializationNode& qm, QMMMForce& force, int version) {
     // Absent in earlier files: the current default (the converged results do not depend on it).
     if (qm.hasProperty("recycledSubspaceSize"))
         force.setRecycledSubspaceSize(intProperty(qm, "recycledSubspaceSize", where));
+    if (qm.hasProperty("coulombResponseSteps"))
+        force.setCoulombResponseSteps(intProperty(qm, "coulombResponseSteps", where));
     // Absent in earlier files (which had no link atoms): the defaults.
     force.setBoundaryChargeScheme((QMMMForce::BoundaryChargeScheme) enumProperty(qm, "boundaryChargeScheme", where, 1, 0));
     for (const SerializationNode& list : qm.getChildren())

@@ -19,12 +19,14 @@ def qmForce(system):
     return [f for f in system.getForces() if isinstance(f, QMMMForce)][0]
 
 
-def run(method, order=3, steps=10, recycled=None):
+def run(method, order=3, steps=10, recycled=None, response=None):
     system, positions = mdSystem()
     force = qmForce(system)
     force.setDensityExtrapolation(method, order)
     if recycled is not None:
         force.setRecycledSubspaceSize(recycled)
+    if response is not None:
+        force.setCoulombResponseSteps(response)
     integrator = mm.VerletIntegrator(0.0005)
     context = mm.Context(system, integrator, mm.Platform.getPlatformByName("CPU"))
     context.setPositions(positions)
@@ -88,6 +90,18 @@ def test_recycled_diis_subspace_takes_fewer_iterations_and_gives_the_same_energi
     # Measured 7-8 iterations per step without, 3-5 with (benchmarks/bench_scf_iterations.py); at least one fewer
     # per step over the last 8 steps.
     assert sum(recycledIterations[4:]) <= sum(plainIterations[4:]) - 8
+
+
+def test_coulomb_response_step_takes_fewer_iterations_and_gives_the_same_energies():
+    # The default: after each DIIS step the orbitals are corrected for the Coulomb response (CoulombResponse.h).
+    assert QMMMForce().getCoulombResponseSteps() == 2
+    with pytest.raises(mm.OpenMMException, match="must not be negative"):
+        QMMMForce().setCoulombResponseSteps(-1)
+    plain, plainIterations, _, _ = run(QMMMForce.ASPC, 3, steps=10, response=0)
+    corrected, correctedIterations, _, _ = run(QMMMForce.ASPC, 3, steps=10)
+    print("SCF iterations per step: without the response step %s, with it %s" % (plainIterations, correctedIterations))
+    assert np.abs(corrected - plain).max() < 1e-6
+    assert sum(correctedIterations) < sum(plainIterations)
 
 
 def test_polynomial_extrapolation_takes_fewer_iterations_than_aspc_and_gives_the_same_energies():

@@ -282,6 +282,7 @@ def test_qm_settings_round_trip_through_xml():
     force.setMaxSCFIterations(77)
     force.setDIISSubspaceSize(6)
     force.setRecycledSubspaceSize(4)
+    force.setCoulombResponseSteps(0)
     force.setBasisStorageLimit(123.5)
     copy = mm.XmlSerializer.deserialize(mm.XmlSerializer.serialize(force))
     assert copy.getBasisStorageLimit() == 123.5
@@ -294,6 +295,7 @@ def test_qm_settings_round_trip_through_xml():
     assert copy.getGridGrouping()[0].value_in_unit(unit.nanometer) == pytest.approx(0.2)
     assert copy.getSignificanceThreshold() == 30.0 and copy.getMaxSCFIterations() == 77 and copy.getDIISSubspaceSize() == 6
     assert copy.getRecycledSubspaceSize() == 4
+    assert copy.getCoulombResponseSteps() == 0
     assert copy.getBasisFunctionStorage() == openmmdft.QMMMForce.Recompute
     assert copy.getCoulombMethod() == openmmdft.QMMMForce.DensityFitting
     assert copy.getBasisSet() == force.getBasisSet()

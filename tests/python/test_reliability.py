@@ -109,6 +109,7 @@ ACCEPTED = {
     "max scf iterations": lambda f: f.setMaxSCFIterations(40),
     "diis subspace": lambda f: f.setDIISSubspaceSize(4),
     "recycled diis subspace": lambda f: f.setRecycledSubspaceSize(0),
+    "coulomb response": lambda f: f.setCoulombResponseSteps(0),
     "energy-only mode": lambda f: f.setQMEnergyOnly(True),
     "esp charges": lambda f: f.setESPChargeMethod(QMMMForce.CHELPG),
     "exact coulomb": lambda f: f.setCoulombMethod(QMMMForce.Exact),

@@ -209,6 +209,8 @@ public:
     int getDIISSubspaceSize() const;
     void setRecycledSubspaceSize(int pairs);
     int getRecycledSubspaceSize() const;
+    void setCoulombResponseSteps(int steps);
+    int getCoulombResponseSteps() const;
     void setQMEnergyOnly(bool energyOnly);
     bool getQMEnergyOnly() const;
     void setESPChargeMethod(ESPChargeMethod method);

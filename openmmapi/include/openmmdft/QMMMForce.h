@@ -364,6 +364,20 @@ public:
         return recycledSubspaceSize;
     }
     /**
+     * Conjugate-gradient steps of the SCF's Coulomb-response correction (default 2; 0 turns it off). After each DIIS
+     * step the new occupied orbitals are corrected for the Coulomb matrix that moves with their density (the
+     * coupled-perturbed response in the Coulomb kernel alone), which takes out the SCF's slow directions in a
+     * cluster of molecules: charge moving between them. Each step costs one Coulomb build (a density-fitted J is
+     * cheap next to the XC integration). The SCF still converges to setSCFConvergence: it changes the number of
+     * iterations, not the result (closed shells with integer occupations; not while a level shift is on). With
+     * recycled DIIS pairs it keeps the pairs' changes of the Coulomb matrix too: memory 3 x pairs matrices instead
+     * of 2.
+     */
+    void setCoulombResponseSteps(int steps);
+    int getCoulombResponseSteps() const {
+        return coulombResponseSteps;
+    }
+    /**
      * Energy-only mode (default false). Normally the QM region contributes its energy and its analytic
      * forces, on the QM atoms and on the MM charges it sees: the exact derivative of the energy as
      * computed (density-fitted Coulomb; the XC grid moves with the atoms, partition-weight
@@ -477,7 +491,7 @@ private:
     BasisFunctionStorage basisFunctionStorage;
     double basisStorageLimit;
     double scfConvergence;
-    int maxSCFIterations, diisSubspaceSize, recycledSubspaceSize;
+    int maxSCFIterations, diisSubspaceSize, recycledSubspaceSize, coulombResponseSteps;
     DensityExtrapolation densityExtrapolation;
     int densityExtrapolationOrder;
     int qmForceGroup;

@@ -24,13 +24,22 @@ public:
     /// |sum_i c_i e_i + sum_j g_j de_j| over the stored entries and the recycled pairs (dF_j, de_j). It is the
     /// input itself while there is one entry and no recycled pair, or if the subspace equations are singular.
     Eigen::MatrixXd extrapolate(const Eigen::MatrixXd& fock, const Eigen::MatrixXd& error);
+    /// The same with a companion of the entry, a quantity linear in the density that F was built from (e.g. its
+    /// Coulomb matrix), which is combined as the Fock matrices are: combinedCompanion() is then that quantity for the
+    /// density the extrapolated Fock matrix implies.
+    Eigen::MatrixXd extrapolate(const Eigen::MatrixXd& fock, const Eigen::MatrixXd& error, const Eigen::MatrixXd& companion);
+    /// sum_i c_i K_i + sum_j g_j dK_j of the last extrapolate(): empty if an entry in it came without a companion, or
+    /// recycled pairs without their companion changes took part.
+    const Eigen::MatrixXd& combinedCompanion() const { return combinedCompanion_; }
     /// Pairs (dF, de) from earlier SCFs, the errors already in this SCF's orthonormal basis. DIIS works with orthonormal
     /// combinations of the de (the same combinations of the dF): eigenvectors of the Gram matrix of the de scaled to
     /// unit length, without those whose eigenvalue is below RECYCLED_EIGENVALUE_CUTOFF times the largest. Scaling
     /// first makes the cut a test of linear dependence alone: a converged SCF's last, small pairs count as much as its
     /// first, large ones. The matrices are not copied: they must outlive this object, or the next setRecycled(),
     /// dropRecycled() or reset().
-    void setRecycled(const std::vector<const Eigen::MatrixXd*>& fockChanges, const std::vector<const Eigen::MatrixXd*>& errorChanges);
+    /// companionChanges (optional: one per pair, or none) are the pairs' changes of the entries' companion.
+    void setRecycled(const std::vector<const Eigen::MatrixXd*>& fockChanges, const std::vector<const Eigen::MatrixXd*>& errorChanges,
+                     const std::vector<const Eigen::MatrixXd*>& companionChanges = {});
     void setRecycled(const std::vector<Eigen::MatrixXd>& fockChanges, const std::vector<Eigen::MatrixXd>& errorChanges);
     /// The orthonormal combinations of the recycled pairs in use.
     int recycledPairs() const { return (int) recycledCombinations_.cols(); }
@@ -38,12 +47,17 @@ public:
     void reset();
 private:
     int size_, threads_;
+    /// combinedCompanion_ from the entries' weights (oldest first) and the given pairs' weights.
+    void combineCompanions(const Eigen::VectorXd& entryWeights, const Eigen::VectorXd& pairWeights);
     std::deque<Eigen::MatrixXd> focks_, errors_;
+    std::deque<Eigen::MatrixXd> companions_;  ///< per entry: its companion (empty: none)
+    Eigen::MatrixXd combinedCompanion_;
     std::deque<Eigen::VectorXd> overlaps_;  ///< per entry: its error's products with the recycled errors
     /// <e_i, e_j> of the stored errors (entry order): each new entry adds one row, so an iteration reads every stored
     /// error once instead of once per pair (the errors are n_bf^2 each: memory-bound products).
     Eigen::MatrixXd errorProducts_;
     std::vector<const Eigen::MatrixXd*> recycledFocks_, recycledErrors_;  ///< the pairs as given
+    std::vector<const Eigen::MatrixXd*> recycledCompanions_;               ///< empty if not given
     Eigen::MatrixXd recycledCombinations_;  ///< pairs x combinations: the orthonormal combinations' coefficients
 };
 

@@ -36,8 +36,10 @@ struct DensityGuess {
     Eigen::MatrixXd density;
     /// Optional, from the SCFs that led to `density` (QMResult's own, newest first): changes of the Fock matrix
     /// between SCF iterations (AO basis) and of the error FDS - SDF (in the orthonormal basis S^-1/2). An SCF that
-    /// starts from this guess recycles them in its DIIS subspace (QMSettings::recycledSubspace).
-    std::vector<SharedMatrix> fockChanges, errorChanges;
+    /// starts from this guess recycles them in its DIIS subspace (QMSettings::recycledSubspace). coulombChanges
+    /// (one per pair, or none) are the changes of the Coulomb matrix J[D] that went with them, which the Coulomb-response
+    /// step needs (QMSettings::coulombResponseSteps).
+    std::vector<SharedMatrix> fockChanges, errorChanges, coulombChanges;
 };
 
 /**
@@ -78,8 +80,9 @@ struct QMResult {
     std::vector<double> energyHistory, errorHistory; ///< per SCF iteration
     /// Pairs for the next SCF's DIIS (DensityGuess): this SCF's, then those it recycled, newest first, at most
     /// QMSettings::recycledSubspace.
-    std::vector<SharedMatrix> fockChanges, errorChanges;
+    std::vector<SharedMatrix> fockChanges, errorChanges, coulombChanges;  ///< coulombChanges: with the response step
     int recycledPairs = 0;       ///< pairs from the guess in this SCF's DIIS subspace (0 if it dropped them)
+    int coulombResponseBuilds = 0; ///< Coulomb matrices built by the Coulomb-response steps (QMSettings::coulombResponseSteps)
     double gridElectrons = 0;    ///< integral of rho on the grid
     size_t gridPoints = 0;
     std::string xcBackend;           ///< where the XC work ran (XCBackend::name)
@@ -90,9 +93,9 @@ struct QMResult {
     /// Wall-clock seconds: "setup.integrals", "setup.grid", "setup.xc", "setup.coulomb" (with density fitting also
     /// its parts "setup.coulomb.metric", ".metricSolver", ".screening", ".tensor"), "guess", "scf.coulomb", "scf.xc",
     /// "scf.fockAndDIIS" (energy terms, the commutator error, DIIS; its parts "scf.fockAndDIIS.commutator" and
-    /// ".diis"), "scf.diagonalization", "total" (set-up, guess and iterations).
+    /// ".diis"), "scf.diagonalization", "scf.coulombResponse", "total" (set-up, guess and iterations).
     std::map<std::string, double> timings;
-    DensityGuess guess() const { return {density, fockChanges, errorChanges}; }
+    DensityGuess guess() const { return {density, fockChanges, errorChanges, coulombChanges}; }
 };
 
 /// Nuclear gradient of QMResult::total (hartree / bohr): dE/dR of every QM atom and dE/dC of every MM charge.

@@ -70,6 +70,10 @@ struct QMSettings {
     /// that the DIIS of an SCF starting from its density recycles (0: none). Along an MD trajectory they span
     /// the directions in which the extrapolated guess errs, so that the first DIIS step removes most of its error.
     int recycledSubspace = 96;
+    /// Conjugate-gradient steps (each one Coulomb build) of the Coulomb-response correction after every DIIS step
+    /// (CoulombResponse.h; 0: none). The SCF's slow directions in a cluster of molecules are charge moving between
+    /// them; the correction takes them out, and the SCF converges to the same solution in fewer iterations.
+    int coulombResponseSteps = 2;
     double levelShift = 0.5;          ///< hartree, used when DIIS stalls or diverges
     double integralThreshold = 1e-12; ///< Schwarz / overlap screening of integrals
     double linearDependenceThreshold = 1e-7; ///< overlap eigenvalues below this are dropped

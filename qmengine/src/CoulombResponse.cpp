@@ -1,0 +1,74 @@
+#include "CoulombResponse.h"
+#include "openmmdft/qm/DenseAlgebra.h"
+
+namespace OpenMMDFT {
+namespace QM {
+
+namespace {
+double dot(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+    return a.cwiseProduct(b).sum();
+}
+} // namespace
+
+CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::VectorXd& eps, int nOccupied, const Eigen::MatrixXd& S,
+                                    const Eigen::MatrixXd& coulombMismatch,
+                                    const std::function<Eigen::MatrixXd(const Eigen::MatrixXd&)>& coulomb, int maxSteps,
+                                    double tolerance) {
+    CoulombResponseStep step;
+    const int nOcc = nOccupied, nVirt = (int) C.cols() - nOccupied;
+    const Eigen::MatrixXd occupied = C.leftCols(nOcc), virtuals = C.rightCols(nVirt);
+    step.occupied = occupied;
+    if (nOcc == 0 || nVirt == 0 || maxSteps <= 0)
+        return step;
+    // The virtual-occupied block of a matrix in the AO basis.
+    auto virtualOccupied = [&](const Eigen::MatrixXd& M) {
+        return product(virtuals, true, product(M, false, occupied, false), false);
+    };
+    const Eigen::MatrixXd g = virtualOccupied(coulombMismatch);
+    Eigen::MatrixXd gaps(nVirt, nOcc);
+    for (int a = 0; a < nVirt; a++)
+        for (int i = 0; i < nOcc; i++)
+            gaps(a, i) = eps[nOcc + a] - eps[i];
+    if (!(gaps.minCoeff() > 0))
+        return step;  // no gap at the Fermi level: the response is not defined, the Roothaan step stands
+    // The Coulomb term of the response: amplitudes x move the density by dD = 2 sum_ai x_ai (C_a C_i^T + C_i C_a^T).
+    auto coulombTerm = [&](const Eigen::MatrixXd& x) {
+        const Eigen::MatrixXd half = product(virtuals, false, product(x, false, occupied, true), false);
+        step.coulombBuilds++;
+        return virtualOccupied(coulomb(2 * (half + half.transpose())));
+    };
+    // Preconditioned conjugate gradients on (gaps + W) t = -g, from t = 0.
+    Eigen::MatrixXd t = Eigen::MatrixXd::Zero(nVirt, nOcc);
+    Eigen::MatrixXd residual = -g;
+    Eigen::MatrixXd z = residual.cwiseQuotient(gaps);
+    Eigen::MatrixXd direction = z;
+    double rz = dot(residual, z);
+    const double first = residual.norm();
+    if (!(first > 0))
+        return step;  // J~ is J[D0] already
+    for (int k = 0; k < maxSteps; k++) {
+        const Eigen::MatrixXd q = gaps.cwiseProduct(direction) + coulombTerm(direction);
+        const double curvature = dot(direction, q);
+        if (!(curvature > 0))
+            break;
+        const double alpha = rz / curvature;
+        t += alpha * direction;
+        residual -= alpha * q;
+        if (residual.norm() <= tolerance * first)
+            break;
+        z = residual.cwiseQuotient(gaps);
+        const double rzNext = dot(residual, z);
+        direction = z + (rzNext / rz) * direction;
+        rz = rzNext;
+    }
+    if (!t.allFinite())
+        return step;
+    // Rotate and orthonormalize: C' (C'^T S C')^-1/2.
+    const Eigen::MatrixXd rotated = occupied + product(virtuals, false, t, false);
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> metric(product(rotated, true, product(S, false, rotated, false), false));
+    step.occupied = product(rotated, false, metric.operatorInverseSqrt(), false);
+    return step;
+}
+
+} // namespace QM
+} // namespace OpenMMDFT
