@@ -12,9 +12,12 @@
  * the first platform's step time to this one's (> 1: faster than the first).
  *
  *   BenchQMRegion [--sizes 1,4,8] [--steps 3] [--warmup 1] [--mm-waters 60] [--platforms CPU,CUDA:double,CUDA:mixed]
- *                 [--storage precompute|recompute] [--basis DZVP] [--pruning none|nwchem] [--markdown file]
+ *                 [--storage precompute|recompute] [--basis DZVP] [--pruning none|nwchem] [--coulomb-response N]
+ *                 [--markdown file]
  *
  * --pruning nwchem: NWChem's pruned angular grids (QMMMForce.setGridPruning; PySCF's default grid pruning).
+ * --coulomb-response N: the SCF's Coulomb-response steps (QMMMForce.setCoulombResponseSteps; 0: off; default: the
+ *   Force's default).
  */
 #include "../tests/PluginLoading.h"
 #include "openmmdft/QMMMForce.h"
@@ -85,7 +88,7 @@ struct Benchmark {
 };
 
 /** (H2O)n as the QM region in a shell of mmWaters rigid MM TIP3P waters (deterministic for given n). */
-Benchmark* buildSystem(int n, int mmWaters, bool recompute, const string& basis, bool pruned) {
+Benchmark* buildSystem(int n, int mmWaters, bool recompute, const string& basis, bool pruned, int coulombResponse) {
     Benchmark* b = new Benchmark();
     b->force = new QMMMForce();
     mt19937 rng(7);
@@ -150,6 +153,8 @@ Benchmark* buildSystem(int n, int mmWaters, bool recompute, const string& basis,
         b->force->setBasisFunctionStorage(QMMMForce::Recompute);
     if (pruned)
         b->force->setGridPruning(QMMMForce::NWChemPruning);
+    if (coulombResponse >= 0)
+        b->force->setCoulombResponseSteps(coulombResponse);
     b->system.addForce(b->force);
     return b;
 }
@@ -164,10 +169,10 @@ struct Row {
     map<string, double> timings;  // of the last timed step
 };
 
-Row measure(int n, int mmWaters, bool recompute, bool pruned, const string& basis, const string& platformName, const string& precision, int steps,
-            int warmup) {
+Row measure(int n, int mmWaters, bool recompute, bool pruned, const string& basis, int coulombResponse, const string& platformName,
+            const string& precision, int steps, int warmup) {
     Row row{n, platformName, precision, 0, 0, 0, "", 0, ""};
-    unique_ptr<Benchmark> b(buildSystem(n, mmWaters, recompute, basis, pruned));
+    unique_ptr<Benchmark> b(buildSystem(n, mmWaters, recompute, basis, pruned, coulombResponse));
     try {
         Platform& platform = Platform::getPlatformByName(platformName);
         map<string, string> properties;
@@ -220,7 +225,7 @@ vector<string> split(const string& text) {
 
 int main(int argc, char* argv[]) {
     string sizes = "1,4,8", platforms = "CPU,CUDA:double,CUDA:mixed", markdown, basis = "DZVP";
-    int steps = 3, mmWaters = 60, warmup = 1;
+    int steps = 3, mmWaters = 60, warmup = 1, coulombResponse = -1;
     bool recompute = false;
     string pruning = "none";
     for (int i = 1; i < argc; i++) {
@@ -243,6 +248,8 @@ int main(int argc, char* argv[]) {
             basis = argv[++i];
         else if (a == "--pruning" && i + 1 < argc && (string(argv[i + 1]) == "none" || string(argv[i + 1]) == "nwchem"))
             pruning = argv[++i];
+        else if (a == "--coulomb-response" && i + 1 < argc)
+            coulombResponse = max(0, atoi(argv[++i]));
         else {
             fprintf(stderr, "unknown argument %s\n", a.c_str());
             return 2;
@@ -262,9 +269,10 @@ int main(int argc, char* argv[]) {
         if (!reason.empty())
             printf("%s platform unavailable: %s\n", gpu[0], reason.c_str());
     }
-    printf("BenchQMRegion: (H2O)n QM in %d MM TIP3P waters, SVWN5/%s/def2-universal-jfit, grid (50,194)%s, %s, %d untimed and %d timed steps;"
-           " %u hardware threads\n", mmWaters, basis.c_str(), pruning == "nwchem" ? " NWChem-pruned" : "", recompute ? "Recompute" : "Precompute", warmup, steps,
-           thread::hardware_concurrency());
+    const string response = coulombResponse < 0 ? "default" : to_string(coulombResponse);
+    printf("BenchQMRegion: (H2O)n QM in %d MM TIP3P waters, SVWN5/%s/def2-universal-jfit, grid (50,194)%s, %s, Coulomb-response steps %s,"
+           " %d untimed and %d timed steps; %u hardware threads\n", mmWaters, basis.c_str(), pruning == "nwchem" ? " NWChem-pruned" : "",
+           recompute ? "Recompute" : "Precompute", response.c_str(), warmup, steps, thread::hardware_concurrency());
     const char* header = "| n | platform | precision | first step (s) | s per step | SCF iter per step | s per SCF iter | XC | basis MiB | first platform / this |";
     printf("%s\n", header);
     vector<string> table{header, "|---|---|---|---|---|---|---|---|---|---|"}, phaseLines;
@@ -274,7 +282,7 @@ int main(int argc, char* argv[]) {
         for (const string& entry : split(platforms)) {
             const size_t colon = entry.find(':');
             const string name = entry.substr(0, colon), precision = colon == string::npos ? "" : entry.substr(colon + 1);
-            Row row = measure(n, mmWaters, recompute, pruning == "nwchem", basis, name, precision, steps, warmup);
+            Row row = measure(n, mmWaters, recompute, pruning == "nwchem", basis, coulombResponse, name, precision, steps, warmup);
             char line[512];
             if (!row.error.empty())
                 snprintf(line, sizeof(line), "| %d | %s | %s | unavailable: %s |", n, name.c_str(), precision.c_str(), row.error.c_str());

@@ -3,12 +3,15 @@
 (H2O)n as the QM region (SVWN5, DZVP, density fitting, grid (50, 194), SCF convergence 1e-8) inside a shell of rigid
 MM TIP3P waters (bench_qm_platforms.buildSystem), velocity Verlet at 0.5 and 1 fs from the same velocities (300 K).
 Variants:
-  - PreviousDensity: the last converged density, plain DIIS (the code path before density extrapolation);
-  - ASPC(3): Kolafa's extrapolation of the last 4 densities, plain DIIS;
-  - ASPC(3) + recycled DIIS: the same guess, and the DIIS subspace starts with the previous steps' pairs
-    (QMMMForce.setRecycledSubspaceSize, default 96; the default settings);
-  - Polynomial(5) + recycled DIIS: the polynomial through the last 6 densities
-    (QMMMForce.PolynomialExtrapolation, --polynomial-order) with the recycled subspace.
+  0 PreviousDensity: the last converged density, plain DIIS (the code path before density extrapolation);
+  1 ASPC(3): Kolafa's extrapolation of the last 4 densities, plain DIIS;
+  2 ASPC(3) + recycled DIIS: the same guess, and the DIIS subspace starts with the previous steps' pairs
+    (QMMMForce.setRecycledSubspaceSize, default 96);
+  3 ASPC(3) + recycled DIIS + Coulomb response: and after each DIIS step the orbitals are corrected for the Coulomb
+    response (QMMMForce.setCoulombResponseSteps, default 2; the default settings);
+  4 Polynomial(5) + recycled DIIS + Coulomb response: the polynomial through the last 6 densities
+    (QMMMForce.PolynomialExtrapolation, --polynomial-order) instead of ASPC.
+Variants 0-2 run without the Coulomb-response step.
 Per variant: mean SCF iterations per MD step over the steps after the warm-up, seconds per step (energy + forces),
 its ratio to PreviousDensity's (> 1: faster), and the largest difference of the potential energy from
 PreviousDensity's along the same steps (the SCF converges either way, so it stays at the level the convergence
@@ -16,7 +19,7 @@ threshold allows).
 
     python benchmarks/bench_scf_iterations.py [--sizes 1,4,8] [--steps 20] [--warmup 8] [--timesteps 0.5,1.0]
                                               [--platform CPU] [--mm-waters 30] [--markdown file]
-                                              [--variants 0,1,2,3] [--recycled 96] [--order 3] [--basis DZVP]
+                                              [--variants 0,1,2,3,4] [--recycled 96] [--order 3] [--basis DZVP]
                                               [--polynomial-order 5]
 """
 
@@ -32,19 +35,21 @@ import openmm.unit as unit
 import openmmdft
 from bench_qm_platforms import buildSystem
 
-# (name, density extrapolation, whether the DIIS subspace is recycled: --recycled pairs)
+# (name, density extrapolation, whether the DIIS subspace is recycled: --recycled pairs, Coulomb-response steps)
 VARIANTS = [
-    ("PreviousDensity", openmmdft.QMMMForce.PreviousDensity, False),
-    ("ASPC(3)", openmmdft.QMMMForce.ASPC, False),
-    ("ASPC(3) + recycled DIIS", openmmdft.QMMMForce.ASPC, True),
-    ("Polynomial(5) + recycled DIIS", openmmdft.QMMMForce.PolynomialExtrapolation, True),
+    ("PreviousDensity", openmmdft.QMMMForce.PreviousDensity, False, 0),
+    ("ASPC(3)", openmmdft.QMMMForce.ASPC, False, 0),
+    ("ASPC(3) + recycled DIIS", openmmdft.QMMMForce.ASPC, True, 0),
+    ("ASPC(3) + recycled DIIS + Coulomb response", openmmdft.QMMMForce.ASPC, True, 2),
+    ("Polynomial(5) + recycled DIIS + Coulomb response", openmmdft.QMMMForce.PolynomialExtrapolation, True, 2),
 ]
 
 
-def run(n, mmWaters, timestep, method, recycled, platformName, warmup, steps, order=3, basis="DZVP"):
+def run(n, mmWaters, timestep, method, recycled, response, platformName, warmup, steps, order=3, basis="DZVP"):
     system, force, positions = buildSystem(n, mmWaters, basis)
     force.setDensityExtrapolation(method, order)
     force.setRecycledSubspaceSize(recycled)
+    force.setCoulombResponseSteps(response)
     integrator = mm.VerletIntegrator(timestep * unit.femtoseconds)
     context = mm.Context(system, integrator, mm.Platform.getPlatformByName(platformName))
     context.setPositions(positions)
@@ -91,14 +96,14 @@ def main():
         for dt in [float(x) for x in args.timesteps.split(",")]:
             reference = None
             for index in [int(x) for x in args.variants.split(",")]:
-                name, method, recycling = VARIANTS[index]
+                name, method, recycling, response = VARIANTS[index]
                 recycled = args.recycled if recycling else 0
                 if recycling:
                     name += " (%d)" % recycled
                 order = args.polynomial_order if method == openmmdft.QMMMForce.PolynomialExtrapolation else args.order
                 name = name.replace("ASPC(3)", "ASPC(%d)" % order).replace("Polynomial(5)", "Polynomial(%d)" % order)
-                mean, most, seconds, energies = run(n, args.mm_waters, dt, method, recycled, args.platform, args.warmup,
-                                                    args.steps, order, args.basis)
+                mean, most, seconds, energies = run(n, args.mm_waters, dt, method, recycled, response, args.platform,
+                                                    args.warmup, args.steps, order, args.basis)
                 if reference is None:
                     reference = (seconds, energies)
                 deviation = max(abs(a - b) for a, b in zip(energies, reference[1]))
