@@ -7,8 +7,10 @@ minimization, 2 ps of MM Langevin dynamics at 300 K, then 0.1 ps of QM/MM Langev
 settings). Every variant starts its NVE run from that state.
 
 Variants (--variants, comma separated):
-  default     no cutoff, ASPC(3) density extrapolation and the recycled DIIS subspace (the defaults)
-  plaindiis   no cutoff, ASPC(3), DIIS without the recycled subspace (setRecycledSubspaceSize(0))
+  default     no cutoff, ASPC(3) density extrapolation, the recycled DIIS subspace and the Coulomb-response step
+              (the defaults)
+  noresponse  the same without the Coulomb-response step (setCoulombResponseSteps(0))
+  plaindiis   no cutoff, ASPC(3), DIIS without the recycled subspace and without the Coulomb-response step
   previous    no cutoff, PreviousDensity
   xlbomd      no cutoff, XLBOMD(5)
   polynomial  no cutoff, PolynomialExtrapolation(5) and the recycled DIIS subspace
@@ -83,6 +85,9 @@ def qmmmSystem(topology, qmAtoms, variant):
         force.setDensityExtrapolation(openmmdft.QMMMForce.PreviousDensity)
     elif variant == "plaindiis":
         force.setRecycledSubspaceSize(0)
+        force.setCoulombResponseSteps(0)
+    elif variant == "noresponse":
+        force.setCoulombResponseSteps(0)
     elif variant == "xlbomd":
         force.setDensityExtrapolation(openmmdft.QMMMForce.XLBOMD, 5)
     elif variant == "polynomial":

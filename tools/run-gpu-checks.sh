@@ -7,7 +7,8 @@
 #   SIZES=1000,2000 QM_SIZES=1,4,8 QM_PLATFORMS=CPU,CUDA:double,CUDA:mixed bash tools/run-gpu-checks.sh
 #   (TESTS="TestCudaQMMMForce" runs one test program; SIZES=none skips the least-squares benchmark; INVERSE_SIZES=1700
 #   times the density fitting's metric inverse with its phases, INVERSE_SIZES=none skips it; BLAS_THREADS_AB=4 times an
-#   n = 24 CUDA step again with OpenBLAS on 4 threads, for the host's diagonalization)
+#   n = 24 CUDA step again with OpenBLAS on 4 threads, for the host's diagonalization; RESPONSE_AB=1 times an n = 24 CUDA
+#   step again without the SCF's Coulomb-response step, whose Coulomb builds are device contractions)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 work=/tmp/openmmdft-device
@@ -56,5 +57,12 @@ if [ -n "${BLAS_THREADS_AB:-}" ]; then
     OPENBLAS_NUM_THREADS="$BLAS_THREADS_AB" timeout "${QM_LIMIT:-300}" "$work/bin/BenchQMRegion" --sizes 24 --platforms CUDA:double \
         --steps 2 --warmup 3 > "$out/bench-qm-blas$BLAS_THREADS_AB.log" 2>&1 || status=1
     grep -E "^\| 24|phases" "$out/bench-qm-blas$BLAS_THREADS_AB.log" | tee -a "$out/summary.txt"
+fi
+if [ -n "${RESPONSE_AB:-}" ]; then
+    # The Coulomb-response step saves SCF iterations (n = 24 on the CPU: about 6 -> 4 per step) for 1-3 J builds per
+    # iteration; on the device a J build is the fitting contractions plus the host's metric products.
+    timeout "${QM_LIMIT:-300}" "$work/bin/BenchQMRegion" --sizes 24 --platforms CUDA:double --steps 2 --warmup 6 \
+        --coulomb-response 0 > "$out/bench-qm-noresponse.log" 2>&1 || status=1
+    grep -E "^\| 24|phases" "$out/bench-qm-noresponse.log" | tee -a "$out/summary.txt"
 fi
 exit $status

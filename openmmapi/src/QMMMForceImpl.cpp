@@ -150,6 +150,20 @@ static void checkQMChargesLeftToThisForce(const QMMMForce& force, const System& 
 }
 
 void QMMMForceImpl::validate(const QMMMForce& force, const System& system) {
+    // One QMMMForce carries every Coulomb interaction of the System; a second would count the MM-MM pairs twice, and
+    // each QM region would see the other's atoms as MM charges.
+    vector<int> qmmmForces;
+    for (int f = 0; f < system.getNumForces(); f++)
+        if (dynamic_cast<const QMMMForce*>(&system.getForce(f)) != nullptr)
+            qmmmForces.push_back(f);
+    if (qmmmForces.size() > 1) {
+        stringstream msg;
+        msg << "QMMMForce: the System holds " << qmmmForces.size() << " QMMMForces (Forces";
+        for (int f : qmmmForces)
+            msg << " " << f;
+        msg << "), but one carries all the Coulomb interactions and the whole QM region: put every QM atom into one of them";
+        throw OpenMMException(msg.str());
+    }
     if (force.getNumParticles() != system.getNumParticles()) {
         stringstream msg;
         msg << "QMMMForce has " << force.getNumParticles() << " particles but the System has "

@@ -238,6 +238,33 @@ def test_four_site_water_keeps_its_electrostatics():
     assert force.getNumBonds() == 6 * 3  # O-H1, O-H2, and M tied to O
 
 
+def openclContext(system):
+    try:  # an OpenCL device at all (PoCL in CI)
+        empty = mm.System()
+        empty.addParticle(1.0)
+        mm.Context(empty, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("OpenCL"))
+    except Exception as e:
+        pytest.skip("no OpenCL device: %s" % e)
+    return mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("OpenCL"), {"Precision": "double"})
+
+
+def test_four_site_qm_water_runs_on_the_gpu_platforms():
+    # The QM water's M site has no bond in the QMMMForce (a bond to a QM atom would be a cut bond), while the
+    # NonbondedForce excludes it from its water; the GPU platforms' tiles take one set of exclusions for every Force,
+    # so the pairs with that uncharged site follow the NonbondedForce's. The Context was once refused there.
+    topology, system, positions = tip4pWaters()
+    water = [a for a in next(topology.residues()).atoms()]
+    built = openmmdft.createQMMMSystem(topology, system, [a for a in water if a.element is not None], basisSet="STO-3G",
+                                       grid=(30, 110), scfConvergence=1e-8)
+    reference, referenceForces = energyAndForces(built, positions, "Reference")
+    context = openclContext(built)
+    context.setPositions(positions)
+    state = context.getState(getEnergy=True, getForces=True)
+    # OpenCL double against Reference: the tolerances of test_qm_gpu_platforms.py (the SCF converges to 1e-8).
+    assert state.getPotentialEnergy().value_in_unit(KJ) == pytest.approx(reference, abs=2e-5)
+    assert np.abs(state.getForces(asNumpy=True).value_in_unit(KJ / unit.nanometer) - referenceForces).max() < 5e-3
+
+
 def test_four_site_qm_water_takes_its_virtual_site_along():
     # A QM TIP4P water's M site belongs to the QM region: its charge leaves the embedding (the QM density replaces
     # the water's charges). By hand: the same System with M's charge zero and the water's atoms QM.

@@ -169,8 +169,8 @@ def test_energy_only_minimization_and_scf_failure_behave_as_on_reference(platfor
     system, force, positions = CASES["water 6-31G*"]()
     force.setQMEnergyOnly(True)
     context, energy, forces = evaluate(system, positions, platform, {"Precision": precision})
-    # Fixed-point force buffers have no NaN: the QM atoms' forces read -2^31 kJ/mol/nm (Reference: NaN).
-    assert (forces[:3] < -1e9).all() and (np.abs(forces[3:]) < 1e5).all()
+    # Fixed-point force buffers have no NaN: the QM atoms' forces read -2^30 kJ/mol/nm plus the others (Reference: NaN).
+    assert (forces[:3] < -1e8).all() and (np.abs(forces[3:]) < 1e5).all()
     with pytest.raises(mm.OpenMMException, match="energy-only mode"):
         context.getIntegrator().step(1)
     force.setQMEnergyOnly(False)
@@ -180,6 +180,59 @@ def test_energy_only_minimization_and_scf_failure_behave_as_on_reference(platfor
         context.getState(getEnergy=True)
     with pytest.raises(mm.OpenMMException, match="last QM computation in this Context failed"):
         force.getQMResults(context)
+
+
+@pytest.mark.parametrize("platform, precision", GPU)
+def test_energy_only_mark_survives_negative_forces_of_other_forces(platform, precision):
+    # The mark for "no force" on the QM atoms in energy-only mode was -2^63 in the fixed-point buffer, so a negative
+    # Lennard-Jones force on the same component wrapped the sum around to +2^31 kJ/mol/nm.
+    positions = np.array([[0.0, 0.0, 0.01173], [0.0, 0.07572, -0.04692], [0.0, -0.07572, -0.04692],
+                          [0.28, 0.0, 0.01173], [0.28, 0.07572, -0.04692], [0.28, -0.07572, -0.04692]])
+    system, force, nonbonded = mm.System(), openmmdft.QMMMForce(), mm.NonbondedForce()
+    for i in range(6):
+        system.addParticle((16.0, 1.0, 1.0)[i % 3])
+        force.addParticle((-0.834, 0.417, 0.417)[i % 3])
+        nonbonded.addParticle(0.0, (0.315, 0.1, 0.1)[i % 3], (0.635, 0.0, 0.0)[i % 3])
+    bonds = [(0, 1), (0, 2), (3, 4), (3, 5)]
+    for a, b in bonds:
+        force.addBond(a, b)
+    nonbonded.createExceptionsFromBonds(bonds, 0.0, 0.5)
+    for i, z in enumerate((8, 1, 1)):
+        force.addQMAtom(i, z)
+    force.setBasisSet("STO-3G")
+    force.setGrid(30, 50)
+    force.setQMEnergyOnly(True)
+    system.addForce(force)
+    system.addForce(nonbonded)
+    _, _, forces = evaluate(system, positions, platform, {"Precision": precision})
+    # The QM oxygen feels -337 kJ/mol/nm of Lennard-Jones in x from the other water.
+    assert (forces[:3] < -1e8).all() and (forces[:3] > -2e9).all()
+    assert (np.abs(forces[3:]) < 1e5).all()
+
+
+@pytest.mark.parametrize("platform, precision", GPU[:1])
+def test_uncharged_pairs_follow_the_other_forces_exclusions(platform, precision):
+    # A Context has one set of tile exclusions for every Force that uses them. A NonbondedForce exception between
+    # particles 0 and 2 that QMMMForce's bond graph does not give is harmless while particle 0 is uncharged (its pair
+    # adds nothing), so QMMMForce follows it; a charge there later would need other tiles and is refused.
+    system, force, nonbonded = mm.System(), openmmdft.QMMMForce(), mm.NonbondedForce()
+    for q in (0.0, 0.5, -0.5):
+        system.addParticle(1.0)
+        force.addParticle(q)
+        nonbonded.addParticle(0.0, 0.3, 0.5)
+    nonbonded.addException(0, 2, 0.0, 0.3, 0.0)
+    system.addForce(force)
+    system.addForce(nonbonded)
+    positions = np.array([[0.0, 0.0, 0.0], [0.4, 0.0, 0.0], [0.0, 0.5, 0.0]])
+    _, reference, _ = evaluate(system, positions, "Reference", {})
+    context, energy, _ = evaluate(system, positions, platform, {"Precision": precision})
+    assert energy == pytest.approx(reference, rel=1e-9)
+    force.setParticleParameters(0, 0.2)
+    with pytest.raises(mm.OpenMMException, match="both carry charge now"):
+        force.updateParametersInContext(context)
+    force.setParticleParameters(0, 0.0)
+    force.setParticleParameters(1, 0.7)
+    force.updateParametersInContext(context)  # charges elsewhere may change
 
 
 def totalEnergyRange(platform, properties, steps=200):

@@ -362,3 +362,21 @@ def test_mm_electrostatics_on_the_cpu_platform_give_the_same_bits_every_time(met
         forces.add(state.getForces(asNumpy=True).value_in_unit(KJ / unit.nanometer).tobytes())
     assert len(energies) == 1
     assert len(forces) == 1
+
+
+def test_a_second_qmmm_force_is_refused():
+    # Two QMMMForces would count the MM-MM Coulomb pairs twice and let each QM region see the other as MM charges
+    # (they once ran as two independent calculations without a word).
+    system = mm.System()
+    forces = [openmmdft.QMMMForce(), openmmdft.QMMMForce()]
+    for i in range(6):
+        system.addParticle(1.0)
+        for f in forces:
+            f.addParticle((-0.8, 0.4, 0.4)[i % 3])
+    forces[0].addQMAtom(0, 8)
+    forces[1].addQMAtom(3, 8)
+    for f in forces:
+        system.addForce(f)
+    for platform in ("Reference", "CPU"):
+        with pytest.raises(mm.OpenMMException, match="holds 2 QMMMForces"):
+            mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName(platform))

@@ -387,7 +387,7 @@ public:
      * minimization are refused with an OpenMMException. getState(getEnergy=True) asks for forces too
      * when the integrator's kinetic energy needs them (Verlet): such evaluations get the energy and NaN
      * forces on the QM atoms (on the GPU platforms, whose fixed-point force buffers have no NaN,
-     * -2^31 kJ/mol/nm); see docs/QMMM-MD.md.
+     * -2^30 kJ/mol/nm per component plus the other Forces' contributions); see docs/QMMM-MD.md.
      */
     void setQMEnergyOnly(bool energyOnly) {
         qmEnergyOnly = energyOnly;

@@ -8,11 +8,14 @@
 #include "openmm/common/ContextSelector.h"
 #include "openmm/common/NonbondedUtilities.h"
 #include "openmm/internal/ContextImpl.h"
+#include "openmm/CustomNonbondedForce.h"
+#include "openmm/NonbondedForce.h"
 #include "openmmdft/internal/QMEmbedding.h"
 #include "openmm/reference/SimTKOpenMMRealType.h"
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 
 using namespace OpenMM;
@@ -161,6 +164,73 @@ private:
  * The kernel
  * ------------------------------------------------------------------------------------------ */
 
+namespace {
+
+/**
+ * The pairs the tiled kernel skips (besides each particle itself): those the bond graph excludes (fewer than 3 bonds
+ * apart) and its 1-4 pairs (computed apart). A pair with an uncharged particle (zero charge, or a QM atom, whose MM
+ * charge takes no part) adds nothing to the pair term, so whether the tiles skip it is free; such pairs follow the
+ * exclusions of the System's other Forces that use tiles (NonbondedForce, CustomNonbondedForce), since a Context has
+ * one set of tile exclusions that every such Force must equal. That is what lets a QM TIP4P water's M site, which has
+ * no bond here (a bond to a QM atom would be a cut bond), share the tiles with a NonbondedForce that excludes it from
+ * its water. `decidedByOthers` gets the pairs decided against the bond graph: they must stay uncharged.
+ */
+vector<vector<int> > tileExclusions(const System& system, const vector<double>& charges, const BondPathClasses& classes,
+                                    vector<pair<int, int> >& decidedByOthers) {
+    const int n = (int) charges.size();
+    set<pair<int, int> > graph;
+    for (auto* list : {&classes.excluded, &classes.scaled14})
+        for (const auto& p : *list)
+            graph.insert(minmax(p.first, p.second));
+    set<pair<int, int> > others;
+    bool haveOthers = false;
+    for (int f = 0; f < system.getNumForces(); f++) {
+        if (const NonbondedForce* nb = dynamic_cast<const NonbondedForce*>(&system.getForce(f))) {
+            haveOthers = true;
+            for (int e = 0; e < nb->getNumExceptions(); e++) {
+                int p1, p2;
+                double chargeProd, sigma, epsilon;
+                nb->getExceptionParameters(e, p1, p2, chargeProd, sigma, epsilon);
+                others.insert(minmax(p1, p2));
+            }
+        }
+        else if (const CustomNonbondedForce* custom = dynamic_cast<const CustomNonbondedForce*>(&system.getForce(f))) {
+            haveOthers = true;
+            for (int e = 0; e < custom->getNumExclusions(); e++) {
+                int p1, p2;
+                custom->getExclusionParticles(e, p1, p2);
+                others.insert(minmax(p1, p2));
+            }
+        }
+    }
+    auto uncharged = [&](const pair<int, int>& p) {
+        return p.first < n && p.second < n && (charges[p.first] == 0 || charges[p.second] == 0);
+    };
+    set<pair<int, int> > chosen;
+    decidedByOthers.clear();
+    for (const auto& p : graph) {
+        if (haveOthers && uncharged(p) && !others.count(p))
+            decidedByOthers.push_back(p);
+        else
+            chosen.insert(p);
+    }
+    for (const auto& p : others)
+        if (uncharged(p) && !graph.count(p) && p.first != p.second) {
+            chosen.insert(p);
+            decidedByOthers.push_back(p);
+        }
+    vector<vector<int> > exclusionList(n);
+    for (int i = 0; i < n; i++)
+        exclusionList[i].push_back(i);
+    for (const auto& p : chosen) {
+        exclusionList[p.first].push_back(p.second);
+        exclusionList[p.second].push_back(p.first);
+    }
+    return exclusionList;
+}
+
+} // namespace
+
 CommonCalcQMMMForceKernel::CommonCalcQMMMForceKernel(string name, const Platform& platform, ComputeContext& cc, const System& system) :
         CalcQMMMForceKernel(name, platform), cc(cc), info(NULL), numParticles(0) {
 }
@@ -187,17 +257,10 @@ void CommonCalcQMMMForceKernel::initialize(const System& system, const QMMMForce
     if (mmPairs)
         pairs14 = classes.scaled14;
 
-    // The tile exclusions are every pair the tiled kernel must skip: the particle itself, the
-    // excluded pairs and the 1-4 pairs (computed separately below).  This is the exclusion list
-    // NonbondedForce builds from createExceptionsFromBonds() with the same bonds.
-    vector<vector<int> > exclusionList(numParticles);
-    for (int i = 0; i < numParticles; i++)
-        exclusionList[i].push_back(i);
-    for (auto* list : {&classes.excluded, &classes.scaled14})
-        for (auto& p : *list) {
-            exclusionList[p.first].push_back(p.second);
-            exclusionList[p.second].push_back(p.first);
-        }
+    // The tile exclusions: the particle itself, the excluded pairs and the 1-4 pairs (computed separately below), as
+    // NonbondedForce builds them from createExceptionsFromBonds() with the same bonds; pairs with an uncharged
+    // particle follow the other Forces' exclusions.
+    const vector<vector<int> > exclusionList = tileExclusions(system, chargesOfMMPairs(force), classes, pairsDecidedByOthers);
 
     int forceIndex;
     for (forceIndex = 0; forceIndex < system.getNumForces() && &system.getForce(forceIndex) != &force; ++forceIndex)
@@ -371,17 +434,14 @@ double CommonCalcQMMMForceKernel::computeQMRegion(ContextImpl& context, bool inc
 void CommonCalcQMMMForceKernel::addHostForces(const vector<Vec3>& forces) {
     ContextSelector selector(cc);
     // The force buffer is in the Context's current atom order: slot i holds particle atomIndex[i].
-    // Fixed point has no NaN: a non-finite force (energy-only mode, a rejected trial step) becomes the
-    // most negative value the buffer holds, -2^31 kJ/mol/nm, which nothing can mistake for a force.
+    // Fixed point has no NaN: a non-finite force (energy-only mode, a rejected trial step) goes up as it is, and the
+    // kernel adds its mark for "no force" instead (-2^30 kJ/mol/nm, qmmmAddForces.cc).
     const vector<int>& atomIndex = cc.getAtomIndex();
-    const double notAForce = -2147483648.0;
     const int numAtoms = cc.getNumAtoms();
     vector<double> sorted(3 * (size_t) cc.getPaddedNumAtoms(), 0.0);
     for (int i = 0; i < numAtoms; i++)
-        for (int d = 0; d < 3; d++) {
-            const double f = forces[atomIndex[i]][d];
-            sorted[3 * (size_t) i + d] = isfinite(f) ? f : notAForce;
-        }
+        for (int d = 0; d < 3; d++)
+            sorted[3 * (size_t) i + d] = forces[atomIndex[i]][d];
     hostForces.upload(sorted, true);  // converted to float where the device has no double
     addHostForcesKernel->execute(numAtoms);
 }
@@ -399,6 +459,15 @@ QMResults CommonCalcQMMMForceKernel::getQMResults() const {
 void CommonCalcQMMMForceKernel::copyParametersToContext(ContextImpl& context, const QMMMForce& force) {
     if (force.getNumParticles() != numParticles)
         throw OpenMMException("QMMMForce.updateParametersInContext: the number of particles has changed");
+    const vector<double> q = chargesOfMMPairs(force);
+    for (const auto& p : pairsDecidedByOthers)
+        if (q[p.first] != 0 && q[p.second] != 0) {
+            stringstream msg;
+            msg << "QMMMForce.updateParametersInContext: particles " << p.first << " and " << p.second << " both carry charge now, "
+                << "but this Context's tile exclusions took their pair as uncharged (it follows the other Forces' exclusions, "
+                << "not the bond graph); create a new Context for these charges";
+            throw OpenMMException(msg.str());
+        }
     ContextSelector selector(cc);
     // The QM region first: it is the part that can fail (basis sets), and it changes nothing when it does.
     if (qmRegion)

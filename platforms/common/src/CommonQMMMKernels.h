@@ -56,6 +56,9 @@ private:
     ForceInfo* info;
     int numParticles;
     std::vector<std::pair<int, int> > pairs14;
+    /// Pairs whose tile exclusion follows the other Forces' exclusions instead of the bond graph (see tileExclusions in
+    /// the source): they must stay uncharged.
+    std::vector<std::pair<int, int> > pairsDecidedByOthers;
     OpenMM::ComputeArray charges, pairPrefactors, nonfiniteFlag;
     OpenMM::ComputeKernel checkPositionsKernel;
 };
