@@ -254,7 +254,14 @@ struct DensityFittedCoulomb::Impl {
     std::unique_ptr<DensityFittingContractions> contractions;  // holding B instead of the host, when set
     mutable Eigen::VectorXd coefficients;
     bool deviceIntegrals = false;  // B (and so the three-centre gradient) computed where the contractions run
+    bool deviceSolve = false;      // the metric's inverse applied where the contractions run
     mutable std::map<std::string, double> timings;
+    /** Hand the contractions over (B is where they run), with the metric's inverse if they can keep it. */
+    void useContractions(std::unique_ptr<DensityFittingContractions> c) {
+        contractions = std::move(c);
+        const Eigen::MatrixXd* inverse = solver->inverse();
+        deviceSolve = inverse != nullptr && contractions->storeMetric(metric, *inverse);
+    }
 };
 
 
@@ -336,7 +343,7 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
     t = seconds();
     // Where the contractions run may compute B itself (a GPU platform, from the same pairs and screening).
     if (contractions && contractions->computeTensor(makeThreeCentreTask(basis, aux, shellPairs, pairStart, (int) d.pairs.size()))) {
-        d.contractions = std::move(contractions);
+        d.useContractions(std::move(contractions));
         d.deviceIntegrals = true;
         d.timings["tensor"] = seconds() - t;
         return;
@@ -381,7 +388,7 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
         }
     });
     if (contractions && contractions->store(d.B)) {
-        d.contractions = std::move(contractions);
+        d.useContractions(std::move(contractions));
         d.B.resize(0, 0);  // held where the contractions run now
     }
     d.timings["tensor"] = seconds() - t;
@@ -398,10 +405,14 @@ Eigen::MatrixXd DensityFittedCoulomb::compute(const Eigen::MatrixXd& density) co
         const auto& p = d.pairs[k];
         dv[k] = p.first == p.second ? D(p.first, p.second) : D(p.first, p.second) + D(p.second, p.first);
     }
-    const Eigen::VectorXd gamma = d.contractions ? d.contractions->fit(dv) : Eigen::VectorXd(product(d.B, false, dv));
-    d.coefficients = d.solver->solve(gamma);
-    const Eigen::VectorXd jv = d.contractions ? d.contractions->project(d.coefficients)
-                                              : Eigen::VectorXd(product(d.B, true, d.coefficients));
+    Eigen::VectorXd jv;
+    if (d.deviceSolve)
+        jv = d.contractions->coulombVector(dv, d.coefficients);
+    else {
+        const Eigen::VectorXd gamma = d.contractions ? d.contractions->fit(dv) : Eigen::VectorXd(product(d.B, false, dv));
+        d.coefficients = d.solver->solve(gamma);
+        jv = d.contractions ? d.contractions->project(d.coefficients) : Eigen::VectorXd(product(d.B, true, d.coefficients));
+    }
     Eigen::MatrixXd J = Eigen::MatrixXd::Zero(D.rows(), D.cols());
     for (Eigen::Index k = 0; k < np; k++) {
         const auto& p = d.pairs[k];

@@ -60,6 +60,10 @@ Eigen::VectorXd SymmetricPositiveDefiniteSolver::solve(const Eigen::VectorXd& b)
     return impl_->llt.solve(b);
 }
 
+const Eigen::MatrixXd* SymmetricPositiveDefiniteSolver::inverse() const {
+    return impl_->useInverse ? &impl_->inverse : nullptr;
+}
+
 void solveSymmetricPositiveDefinite(const Eigen::MatrixXd& A, Eigen::MatrixXd& B) {
     SymmetricPositiveDefiniteSolver(A).solveInPlace(B);
 }

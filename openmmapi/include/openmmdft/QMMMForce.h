@@ -356,8 +356,8 @@ public:
      * converges to setSCFConvergence: it changes the number of iterations, not the result. They are used only
      * while the trajectory continues (as for the density extrapolation) and without linearly dependent basis
      * functions; pairs after which the error grows tenfold are dropped for the rest of that SCF. Memory: 2 x pairs
-     * matrices of the basis size, held once (the density history shares them with the SCF; 0.29 GB for 24 QM
-     * waters in DZVP).
+     * matrices of the basis size (3 x pairs with the Coulomb-response step, the default), held once (the density
+     * history shares them with the SCF; 0.43 GB for 24 QM waters in DZVP).
      */
     void setRecycledSubspaceSize(int pairs);
     int getRecycledSubspaceSize() const {

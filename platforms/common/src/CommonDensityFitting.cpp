@@ -24,8 +24,10 @@ const double MIN_GRADIENT_ITEMS = 65536;
 
 /**
  * The density-fitting contractions on the device: B in device memory for the geometry (up to
- * MAX_TENSOR_BYTES, else the host keeps it), and per SCF iteration the pair density up, gamma down, the fit
- * coefficients up and B^T c down: vectors only. The sums are in a fixed order (slices added in order, a tree
+ * MAX_TENSOR_BYTES, else the host keeps it), and per Coulomb build the pair density up and B^T c down: vectors only.
+ * The metric and its inverse are kept there too (storeMetric), so that the fit coefficients are solved for on the
+ * device (one refinement step, as the host does) and only come down for the gradient's record. The sums are in a
+ * fixed order (slices added in order, a tree
  * per work group), so the results do not depend on scheduling.
  */
 class CommonDensityFittingContractions : public QM::DensityFittingContractions {
@@ -148,8 +150,73 @@ public:
         pairVector.download(j.data());
         return j;
     }
+    bool storeMetric(const Eigen::MatrixXd& metric, const Eigen::MatrixXd& inverse) override {
+        if (!tensor.isInitialized() || metric.rows() != rows || inverse.rows() != rows)
+            return false;
+        ContextSelector selector(cc);
+        try {
+            metricArray.initialize<double>(cc, (size_t) rows * rows, "qmDensityFittingMetric");
+            inverseArray.initialize<double>(cc, (size_t) rows * rows, "qmDensityFittingMetricInverse");
+        }
+        catch (const OpenMMException&) {
+            return false;  // no room on the device: the host applies the inverse
+        }
+        // Symmetric: column-major is row-major, so the projection kernel applies them (symmetrized to the last bit).
+        const Eigen::MatrixXd m = 0.5 * (metric + metric.transpose()), w = 0.5 * (inverse + inverse.transpose());
+        metricArray.upload(m.data());
+        inverseArray.upload(w.data());
+        firstFit.initialize<double>(cc, rows, "qmDensityFittingFirstFit");
+        fitResidual.initialize<double>(cc, rows, "qmDensityFittingFitResidual");
+        fitCorrection.initialize<double>(cc, rows, "qmDensityFittingFitCorrection");
+        auto symmetricProduct = [&](ComputeArray& matrix, ComputeArray& x, ComputeArray& y) {
+            ComputeKernel kernel = program->createKernel("densityFittingProject");
+            kernel->addArg(rows);
+            kernel->addArg(rows);
+            kernel->addArg(matrix);
+            kernel->addArg(x);
+            kernel->addArg(y);
+            return kernel;
+        };
+        auto signedSum = [&](ComputeArray& a, ComputeArray& b, double sign, ComputeArray& out) {
+            ComputeKernel kernel = program->createKernel("addSignedVector");
+            kernel->addArg(rows);
+            kernel->addArg(a);
+            kernel->addArg(b);
+            kernel->addArg(sign);
+            kernel->addArg(out);
+            return kernel;
+        };
+        // gamma (auxVector) -> c0 = W gamma -> r = gamma - M c0 -> c = c0 + W r (into auxVector, which B^T c reads).
+        firstFitKernel = symmetricProduct(inverseArray, auxVector, firstFit);
+        metricProductKernel = symmetricProduct(metricArray, firstFit, fitCorrection);
+        residualKernel = signedSum(auxVector, fitCorrection, -1.0, fitResidual);
+        correctionKernel = symmetricProduct(inverseArray, fitResidual, fitCorrection);
+        refinedFitKernel = signedSum(firstFit, fitCorrection, 1.0, auxVector);
+        return true;
+    }
+    Eigen::VectorXd coulombVector(const Eigen::VectorXd& pairDensity, Eigen::VectorXd& coefficients) override {
+        if (!metricArray.isInitialized())
+            throw OpenMMException("QM: coulombVector() without a stored metric (internal error)");
+        ContextSelector selector(cc);
+        pairVector.upload(pairDensity.data());
+        fitKernel->execute(rows * slices);
+        fitSumKernel->execute(rows);
+        const int productItems = DF_GROUP_SIZE * min(rows, 65536);
+        firstFitKernel->execute(productItems, DF_GROUP_SIZE);
+        metricProductKernel->execute(productItems, DF_GROUP_SIZE);
+        residualKernel->execute(rows);
+        correctionKernel->execute(productItems, DF_GROUP_SIZE);
+        refinedFitKernel->execute(rows);
+        projectKernel->execute(DF_GROUP_SIZE * min(columns, 65536), DF_GROUP_SIZE);
+        coefficients.resize(rows);
+        auxVector.download(coefficients.data());
+        Eigen::VectorXd j(columns);
+        pairVector.download(j.data());
+        return j;
+    }
     size_t storedBytes() const override {
-        return tensor.isInitialized() ? (size_t) rows * columns * sizeof(double) : 0;
+        return (tensor.isInitialized() ? (size_t) rows * columns * sizeof(double) : 0) +
+               (metricArray.isInitialized() ? 2 * (size_t) rows * rows * sizeof(double) : 0);
     }
 private:
     /** Room for B (rows x columns, column-major) and the contraction kernels; false if it does not fit. */
@@ -197,6 +264,9 @@ private:
     int rows = 0, columns = 0, slices = 1;
     ComputeArray tensor, pairVector, auxVector, fitPartial;
     ComputeKernel fitKernel, fitSumKernel, projectKernel;
+    // The metric and its inverse with the refinement's vectors and kernels in order (storeMetric).
+    ComputeArray metricArray, inverseArray, firstFit, fitResidual, fitCorrection;
+    ComputeKernel firstFitKernel, metricProductKernel, residualKernel, correctionKernel, refinedFitKernel;
     // The integrals' inputs, kept for the gradient of the same geometry.
     bool integralsHere = false;
     int numPairs = 0, numAuxShells = 0, numAtoms = 0, numGroups = 0;

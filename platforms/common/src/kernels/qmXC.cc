@@ -597,8 +597,17 @@ KERNEL void densityFittingFit(int rows, int columns, int slices, GLOBAL const do
     }
 }
 
+/** out[i] = a[i] + sign b[i]: the residual (sign -1) and the correction (sign +1) of the fit coefficients' one step
+ * of iterative refinement. */
+KERNEL void addSignedVector(int n, GLOBAL const double* RESTRICT a, GLOBAL const double* RESTRICT b, double sign,
+                            GLOBAL double* RESTRICT out) {
+    for (int i = GLOBAL_ID; i < n; i += GLOBAL_SIZE)
+        out[i] = a[i] + sign*b[i];
+}
+
 #define DF_GROUP 128
-/** j[k] = sum_P B[P, k] c[P]: one work group per function pair, summing its column in local memory. */
+/** j[k] = sum_P B[P, k] c[P]: one work group per function pair, summing its column in local memory. With B the
+ * (symmetric) metric or its inverse, the same kernel applies them to a vector. */
 KERNEL void densityFittingProject(int rows, int columns, GLOBAL const double* RESTRICT B, GLOBAL const double* RESTRICT c,
                                   GLOBAL double* RESTRICT j) {
     LOCAL double partial[DF_GROUP];

@@ -7,6 +7,7 @@
 #include "openmmdft/qm/ThreeCentreTask.h"
 #include "openmmdft/qm/Types.h"
 #include <Eigen/Dense>
+#include <openmm/OpenMMException.h>
 #include <map>
 #include <memory>
 #include <string>
@@ -66,6 +67,17 @@ public:
     virtual Eigen::VectorXd fit(const Eigen::VectorXd& pairDensity) = 0;
     /// B^T c (one entry per function pair).
     virtual Eigen::VectorXd project(const Eigen::VectorXd& coefficients) = 0;
+    /// Keep the metric (P|Q) and its inverse where the contractions run, so that coulombVector() solves there too and
+    /// only d and j cross per Coulomb build. False if that is not done here (the host then applies the inverse).
+    virtual bool storeMetric(const Eigen::MatrixXd& metric, const Eigen::MatrixXd& inverse) {
+        return false;
+    }
+    /// After storeMetric(): j = B^T c with c = (P|Q)^-1 B d refined once, c' = c0 + (P|Q)^-1 (B d - (P|Q) c0) for
+    /// c0 = (P|Q)^-1 B d (as SymmetricPositiveDefiniteSolver does with an explicit inverse); c is returned in
+    /// `coefficients`.
+    virtual Eigen::VectorXd coulombVector(const Eigen::VectorXd& pairDensity, Eigen::VectorXd& coefficients) {
+        throw OpenMM::OpenMMException("QM: coulombVector() without a stored metric (internal error)");
+    }
     virtual size_t storedBytes() const = 0;
 };
 

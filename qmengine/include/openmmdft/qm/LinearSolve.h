@@ -27,6 +27,8 @@ public:
     ~SymmetricPositiveDefiniteSolver();
     void solveInPlace(Eigen::MatrixXd& B) const;
     Eigen::VectorXd solve(const Eigen::VectorXd& b) const;
+    /// A^-1 when it came from a NormalEquationSolver (which the products may use elsewhere), else null.
+    const Eigen::MatrixXd* inverse() const;
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
