@@ -57,7 +57,7 @@ struct QMResults {
      * double precision arithmetic; the three-centre tensor up to 4 GiB is then kept in device memory). */
     std::string coulombContractions;
     /** Bytes of the stored density-fitting three-centre tensor (in device memory when coulombContractions is
-     * "device"; 0 with exact Coulomb). */
+     * "device", with the Coulomb metric and its inverse there; 0 with exact Coulomb). */
     double densityFittingBytes = 0;
     /** ESP charges (e), one per QM atom in QM-atom order; empty when the ESP charge method is NoESPCharges. */
     std::vector<double> espCharges;
