@@ -46,6 +46,10 @@ constexpr int STALL_ITERATIONS = 12;
 /// The Coulomb-response step stops at a residual of this fraction of its first: the step only has to take the
 /// slow directions out, the SCF's own iterations do the rest (measured: 2 steps to 5% give the iterations of 6).
 constexpr double RESPONSE_TOLERANCE = 0.05;
+/// The response is a first-order (linear) model: it is applied only below this SCF error, where the model holds. Above
+/// it, with a small HOMO-LUMO gap, its step overshoots (LiF near the ionic/covalent crossing from atomic densities:
+/// the error went from 0.03 to 1 and the SCF failed).
+constexpr double RESPONSE_ERROR_LIMIT = 1e-2;
 
 /// One SCF iteration's Fock matrix and error, and its Coulomb matrix where the response step needs it.
 struct Iterate {
@@ -94,7 +98,10 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     DIIS diis(s.diisSubspace, s.threads);
     // The Coulomb-response step after DIIS (CoulombResponse.h): for closed shells with integer occupations, where
     // DIIS runs undamped (a level shift or damping marks an SCF that is far from its solution).
-    const bool response = s.coulombResponseSteps > 0 && !fractional && std::abs(nElectrons - 2 * std::round(nElectrons / 2)) < 1e-9;
+    // The iterates' Coulomb matrices (and the pairs' changes of them) are kept for it, even if its steps stop.
+    const bool keepCoulomb = s.coulombResponseSteps > 0 && !fractional && std::abs(nElectrons - 2 * std::round(nElectrons / 2)) < 1e-9;
+    bool responding = keepCoulomb;  // whether response steps are still taken in this SCF
+    bool responseTaken = false;     // whether the last step was corrected by the response
     // Krylov-subspace recycling: the pairs of the previous MD steps' SCFs join the subspace from the first
     // iteration, so that DIIS starts with a model of how the error answers the Fock matrix.
     const bool recycling = s.recycledSubspace > 0 && problem.symmetricOrthogonalization && strategy.dampedIterations == 0 &&
@@ -103,7 +110,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     if (recycling && problem.recycled) {
         const DensityGuess& g = *problem.recycled;
         std::vector<const Eigen::MatrixXd*> focks, errors, coulombs;
-        const bool withCoulomb = response && g.coulombChanges.size() == g.fockChanges.size();
+        const bool withCoulomb = keepCoulomb && g.coulombChanges.size() == g.fockChanges.size();
         for (size_t j = 0; j < g.fockChanges.size() && j < g.errorChanges.size() && (int) j < s.recycledSubspace; j++)
             if (g.fockChanges[j]->rows() == S.rows() && g.fockChanges[j]->cols() == S.cols() &&
                 g.errorChanges[j]->rows() == X.cols() && g.errorChanges[j]->cols() == X.cols()) {
@@ -148,7 +155,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         r.timings["scf.fockAndDIIS.commutator"] += seconds() - tCommutator;
         const double errMax = err.cwiseAbs().maxCoeff();
         if (recycling) {
-            iterates.push_back({F, err, response ? J : Eigen::MatrixXd()});
+            iterates.push_back({F, err, keepCoulomb ? J : Eigen::MatrixXd()});
             if (iterates.size() > (size_t) s.recycledSubspace + 1)  // size_t: no overflow for the largest int
                 iterates.pop_front();
         }
@@ -157,6 +164,14 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         if (diis.recycledPairs() > 0 && errMax > 10 * previousError) {
             diis.dropRecycled();
         }
+        // A response step after which the error grew did not fit either: no more of them in this SCF.
+        if (responseTaken && errMax > previousError)
+            responding = false;
+        // The same error again means the same iterate again: DIIS's subspace has covered a small error space and
+        // extrapolates to the same Fock matrix (H2 stalled at 2e-7 until its entries were pushed out). This iteration
+        // then takes the plain Roothaan step from its own Fock matrix, and DIIS goes on from the next (restarting it
+        // instead lost the subspace that a small-gap SCF needed).
+        const bool repeated = it > 2 && std::abs(errMax - previousError) <= 1e-9 * errMax;
         previousError = errMax;
         r.energyHistory.push_back(r.total);
         r.errorHistory.push_back(errMax);
@@ -192,7 +207,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         }
         else {
             const double tDIIS = seconds();
-            Fx = response ? diis.extrapolate(F, err, J) : diis.extrapolate(F, err);
+            Fx = repeated ? F : keepCoulomb ? diis.extrapolate(F, err, J) : diis.extrapolate(F, err);
             r.timings["scf.fockAndDIIS.diis"] += seconds() - tDIIS;
         }
         if (shift > 0) // raise virtual levels: F + b (S - S D S / 2)
@@ -202,7 +217,9 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         diagonalize(Fx, eps, C);
         D = densityFrom(eps, C);
         r.timings["scf.diagonalization"] += seconds() - t;
-        if (response && shift == 0 && it > strategy.dampedIterations && diis.combinedCompanion().size() == J.size()) {
+        responseTaken = responding && !repeated && shift == 0 && it > strategy.dampedIterations && errMax < RESPONSE_ERROR_LIMIT &&
+                        diis.combinedCompanion().size() == J.size();
+        if (responseTaken) {
             // The new density D answers Fx, whose Coulomb part is J of the density DIIS's combination implies; the
             // response step corrects the orbitals for the Coulomb matrix moving with the density.
             t = seconds();
@@ -218,7 +235,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     r.recycledPairs = diis.recycledPairs();  // 0 if dropped or reset on the way
     // The pairs handed on: this SCF's newest first, then those it was given, at most recycledSubspace.
     // With the response step, the Coulomb matrices' changes go along (all pairs or none, so that they stay matched).
-    bool handCoulomb = response;
+    bool handCoulomb = keepCoulomb;
     for (size_t i = iterates.size(); i-- > 1 && (int) r.fockChanges.size() < s.recycledSubspace;) {
         r.fockChanges.push_back(std::make_shared<const Eigen::MatrixXd>(iterates[i].fock - iterates[i - 1].fock));
         r.errorChanges.push_back(std::make_shared<const Eigen::MatrixXd>(iterates[i].error - iterates[i - 1].error));
