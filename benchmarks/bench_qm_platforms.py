@@ -27,15 +27,19 @@ TIP3P = (-0.834, 0.417, 0.417)
 
 
 def mmShell(qmPositions, count, seed=7):
-    """count MM waters on a shell 0.35-0.8 nm outside the QM cluster's centre, no closer than 0.28 nm to any atom."""
+    """count MM waters on a shell from 0.35 nm outside the QM cluster's centre, no closer than 0.28 nm to any atom: 0.8 nm
+    out for up to 60 waters, beyond that as far as about 1.6 times liquid water's volume per molecule needs (as
+    BenchQMRegion.cpp does), so that any number fits."""
     rng = np.random.default_rng(seed)
     centre = qmPositions.mean(axis=0)
     radius = np.linalg.norm(qmPositions - centre, axis=1).max()
+    outer = ((radius + 0.35) ** 3 + count * 0.03 * 3 / (4 * np.pi) * 1.6) ** (1 / 3)
+    outer = max(radius + 0.8, outer) if count > 60 else radius + 0.8
     water = np.array([[0.0, 0.0, 0.0], [0.075695, 0.058588, 0.0], [-0.075695, 0.058588, 0.0]])  # TIP3P geometry
     placed, oxygens = [], list(qmPositions)
     while len(placed) < count:
         direction = rng.normal(size=3)
-        o = centre + direction / np.linalg.norm(direction) * (radius + rng.uniform(0.35, 0.8))
+        o = centre + direction / np.linalg.norm(direction) * rng.uniform(radius + 0.35, outer)
         if min(np.linalg.norm(o - p) for p in oxygens) < 0.28:
             continue
         q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
