@@ -31,9 +31,11 @@ def test_state_and_the_next_step_reuse_the_evaluation_at_the_same_positions():
     assert computed["scfIterations"] > 2 and computed["extrapolatedDensities"] > 1
     second = context.getState(getEnergy=True, getForces=True)
     assert qm.getQMResults(context)["timings"]["total"] == computed["timings"]["total"]
-    # The reused forces are the QM forces once, not twice or not at all.
-    assert second.getPotentialEnergy() == first.getPotentialEnergy()
-    assert np.array_equal(second.getForces(asNumpy=True).value_in_unit(FORCE), first.getForces(asNumpy=True).value_in_unit(FORCE))
+    # The reused forces are the QM forces once, not twice or not at all. The MM Forces are evaluated again, and OpenMM's
+    # CPU NonbondedForce hands work to its threads as they come, so under load their sums may differ in the last bits
+    # (this compared bits once and failed now and then under load): 1e-6 kJ/mol/nm is far below any QM force.
+    assert second.getPotentialEnergy().value_in_unit(KJ) == pytest.approx(first.getPotentialEnergy().value_in_unit(KJ), abs=1e-6)
+    assert np.abs(second.getForces(asNumpy=True).value_in_unit(FORCE) - first.getForces(asNumpy=True).value_in_unit(FORCE)).max() < 1e-6
     # The next step starts at these positions: it reuses the evaluation, so getQMResults still describes it.
     context.getIntegrator().step(1)
     assert qm.getQMResults(context)["timings"]["total"] == computed["timings"]["total"]
