@@ -192,10 +192,11 @@ public:
         residualKernel = signedSum(auxVector, fitCorrection, -1.0, fitResidual);
         correctionKernel = symmetricProduct(inverseArray, fitResidual, fitCorrection);
         refinedFitKernel = signedSum(firstFit, fitCorrection, 1.0, auxVector);
+        metricStored = true;
         return true;
     }
     Eigen::VectorXd coulombVector(const Eigen::VectorXd& pairDensity, Eigen::VectorXd& coefficients) override {
-        if (!metricArray.isInitialized())
+        if (!metricStored)
             throw OpenMMException("QM: coulombVector() without a stored metric (internal error)");
         ContextSelector selector(cc);
         pairVector.upload(pairDensity.data());
@@ -216,7 +217,8 @@ public:
     }
     size_t storedBytes() const override {
         return (tensor.isInitialized() ? (size_t) rows * columns * sizeof(double) : 0) +
-               (metricArray.isInitialized() ? 2 * (size_t) rows * rows * sizeof(double) : 0);
+               (metricArray.isInitialized() ? (size_t) rows * rows * sizeof(double) : 0) +
+               (inverseArray.isInitialized() ? (size_t) rows * rows * sizeof(double) : 0);
     }
 private:
     /** Room for B (rows x columns, column-major) and the contraction kernels; false if it does not fit. */
@@ -266,6 +268,7 @@ private:
     ComputeKernel fitKernel, fitSumKernel, projectKernel;
     // The metric and its inverse with the refinement's vectors and kernels in order (storeMetric).
     ComputeArray metricArray, inverseArray, firstFit, fitResidual, fitCorrection;
+    bool metricStored = false;
     ComputeKernel firstFitKernel, metricProductKernel, residualKernel, correctionKernel, refinedFitKernel;
     // The integrals' inputs, kept for the gradient of the same geometry.
     bool integralsHere = false;
