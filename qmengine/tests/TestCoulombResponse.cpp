@@ -50,6 +50,15 @@ struct Model {
     }
 };
 
+/** 6-31G* on a coarse grid, SCF to 1e-8: enough to count iterations. */
+QMSettings coarseSettings() {
+    QMSettings s = QMTest::testSettings("6-31G*");
+    s.grid.radialPoints = 40;
+    s.grid.angularPoints = 110;
+    s.convergence = 1e-8;
+    return s;
+}
+
 } // namespace
 
 TEST(CoulombResponse, SolvesItsLinearEquations) {
@@ -114,11 +123,8 @@ TEST(CoulombResponse, SameEnergyInFewerSCFIterations) {
         atoms.push_back({1, {x - 0.7572 * A, y, 0.5865 * A}});
     }
     for (CoulombMethod method : {CoulombMethod::DensityFitting, CoulombMethod::Exact}) {
-        QMSettings s = QMTest::testSettings("6-31G*");
+        QMSettings s = coarseSettings();
         s.coulomb = method;
-        s.grid.radialPoints = 40;
-        s.grid.angularPoints = 110;
-        s.convergence = 1e-8;
         s.coulombResponseSteps = 0;
         const QMResult plain = KohnShamLDA(s).compute(atoms, 0, {});
         s.coulombResponseSteps = 2;
@@ -135,10 +141,7 @@ TEST(CoulombResponse, SameEnergyInFewerSCFIterations) {
 TEST(CoulombResponse, RecycledPairsCarryTheirCoulombChanges) {
     // Along a trajectory the next SCF needs J of the recycled pairs' densities: a result hands on one Coulomb change
     // per pair (this SCF's and those it recycled), and none without the response step.
-    QMSettings s = QMTest::testSettings("6-31G*");
-    s.grid.radialPoints = 40;
-    s.grid.angularPoints = 110;
-    s.convergence = 1e-8;
+    QMSettings s = coarseSettings();
     const double A = QMTest::kBohrPerAngstrom;
     auto water = [&](double stretch) {
         return std::vector<QMAtom>{{8, {0, 0, 0}}, {1, {(0.7572 + stretch) * A, 0, 0.5865 * A}}, {1, {-0.7572 * A, 0, 0.5865 * A}}};
@@ -165,10 +168,7 @@ TEST(CoulombResponse, SmallGapFromAtomicDensitiesStillConverges) {
     // taken at an SCF error of 0.03 once overshot (the error went to 1) and all three attempts failed, where the SCF
     // without it converged in 16 iterations. It now waits for errors below 1e-2 and stops after a step that raised the
     // error.
-    QMSettings s = QMTest::testSettings("6-31G*");
-    s.grid.radialPoints = 40;
-    s.grid.angularPoints = 110;
-    s.convergence = 1e-8;
+    QMSettings s = coarseSettings();
     const double A = QMTest::kBohrPerAngstrom;
     const std::vector<QMAtom> lif = {{3, {0, 0, 0}}, {9, {3.0 * A, 0, 0}}};
     s.coulombResponseSteps = 0;
@@ -185,9 +185,7 @@ TEST(CoulombResponse, ARepeatedIterateTakesAPlainStep) {
     // the same Fock matrix again and again, and the SCF repeated one iterate (error 2.2e-7 with the response step,
     // 2.5e-10 without) until the subspace's entries were pushed out (11 iterations instead of 5). A repeated error now
     // takes a plain Roothaan step, and DIIS goes on from the next iterate.
-    QMSettings s = QMTest::testSettings("6-31G*");
-    s.grid.radialPoints = 40;
-    s.grid.angularPoints = 110;
+    QMSettings s = coarseSettings();
     const std::vector<QMAtom> h2 = {{1, {0, 0, 0}}, {1, {0.74 * QMTest::kBohrPerAngstrom, 0, 0}}};
     for (double convergence : {1e-8, 1e-10}) {
         s.convergence = convergence;
