@@ -107,10 +107,12 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     const bool recycling = s.recycledSubspace > 0 && problem.symmetricOrthogonalization && strategy.dampedIterations == 0 &&
                            strategy.initialLevelShift == 0;
     std::vector<size_t> recycled;  // the guess's pairs that fit this basis (it outlives the DIIS, which reads them)
+    // Whether the guess's pairs came with their Coulomb matrices' changes (all of them, so that they stay matched).
+    const bool givenCoulomb = problem.recycled && problem.recycled->coulombChanges.size() == problem.recycled->fockChanges.size();
     if (recycling && problem.recycled) {
         const DensityGuess& g = *problem.recycled;
         std::vector<const Eigen::MatrixXd*> focks, errors, coulombs;
-        const bool withCoulomb = keepCoulomb && g.coulombChanges.size() == g.fockChanges.size();
+        const bool withCoulomb = keepCoulomb && givenCoulomb;
         for (size_t j = 0; j < g.fockChanges.size() && j < g.errorChanges.size() && (int) j < s.recycledSubspace; j++)
             if (g.fockChanges[j]->rows() == S.rows() && g.fockChanges[j]->cols() == S.cols() &&
                 g.errorChanges[j]->rows() == X.cols() && g.errorChanges[j]->cols() == X.cols()) {
@@ -243,7 +245,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
             r.coulombChanges.push_back(std::make_shared<const Eigen::MatrixXd>(iterates[i].coulomb - iterates[i - 1].coulomb));
     }
     const DensityGuess* given = problem.recycled;
-    handCoulomb = handCoulomb && (recycled.empty() || given->coulombChanges.size() == given->fockChanges.size());
+    handCoulomb = handCoulomb && (recycled.empty() || givenCoulomb);
     for (size_t k = 0; k < recycled.size() && (int) r.fockChanges.size() < s.recycledSubspace; k++) {
         r.fockChanges.push_back(given->fockChanges[recycled[k]]);
         r.errorChanges.push_back(given->errorChanges[recycled[k]]);

@@ -136,8 +136,7 @@ public:
     Eigen::VectorXd fit(const Eigen::VectorXd& pairDensity) override {
         ContextSelector selector(cc);
         pairVector.upload(pairDensity.data());
-        fitKernel->execute(rows * slices);
-        fitSumKernel->execute(rows);
+        launchFit();
         Eigen::VectorXd gamma(rows);
         auxVector.download(gamma.data());
         return gamma;
@@ -145,10 +144,8 @@ public:
     Eigen::VectorXd project(const Eigen::VectorXd& coefficients) override {
         ContextSelector selector(cc);
         auxVector.upload(coefficients.data());
-        projectKernel->execute(DF_GROUP_SIZE * min(columns, 65536), DF_GROUP_SIZE);
-        Eigen::VectorXd j(columns);
-        pairVector.download(j.data());
-        return j;
+        launchByColumns(projectKernel, columns);
+        return downloadPairVector();
     }
     bool storeMetric(const Eigen::MatrixXd& metric, const Eigen::MatrixXd& inverse) override {
         if (!tensor.isInitialized() || metric.rows() != rows || inverse.rows() != rows)
@@ -200,20 +197,16 @@ public:
             throw OpenMMException("QM: coulombVector() without a stored metric (internal error)");
         ContextSelector selector(cc);
         pairVector.upload(pairDensity.data());
-        fitKernel->execute(rows * slices);
-        fitSumKernel->execute(rows);
-        const int productItems = DF_GROUP_SIZE * min(rows, 65536);
-        firstFitKernel->execute(productItems, DF_GROUP_SIZE);
-        metricProductKernel->execute(productItems, DF_GROUP_SIZE);
+        launchFit();
+        launchByColumns(firstFitKernel, rows);
+        launchByColumns(metricProductKernel, rows);
         residualKernel->execute(rows);
-        correctionKernel->execute(productItems, DF_GROUP_SIZE);
+        launchByColumns(correctionKernel, rows);
         refinedFitKernel->execute(rows);
-        projectKernel->execute(DF_GROUP_SIZE * min(columns, 65536), DF_GROUP_SIZE);
+        launchByColumns(projectKernel, columns);
         coefficients.resize(rows);
         auxVector.download(coefficients.data());
-        Eigen::VectorXd j(columns);
-        pairVector.download(j.data());
-        return j;
+        return downloadPairVector();
     }
     size_t storedBytes() const override {
         return (tensor.isInitialized() ? (size_t) rows * columns * sizeof(double) : 0) +
@@ -221,6 +214,20 @@ public:
                (inverseArray.isInitialized() ? (size_t) rows * rows * sizeof(double) : 0);
     }
 private:
+    /** gamma = B d into auxVector from the pair density in pairVector: partial sums over slices, then in order. */
+    void launchFit() {
+        fitKernel->execute(rows * slices);
+        fitSumKernel->execute(rows);
+    }
+    /** A kernel of densityFittingProject's shape: one work group (DF_GROUP_SIZE) per column of its matrix. */
+    void launchByColumns(ComputeKernel& kernel, int count) {
+        kernel->execute(DF_GROUP_SIZE * min(count, 65536), DF_GROUP_SIZE);
+    }
+    Eigen::VectorXd downloadPairVector() {
+        Eigen::VectorXd j(columns);
+        pairVector.download(j.data());
+        return j;
+    }
     /** Room for B (rows x columns, column-major) and the contraction kernels; false if it does not fit. */
     bool allocate(int numRows, int numColumns) {
         rows = numRows;

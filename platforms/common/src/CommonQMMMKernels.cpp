@@ -260,7 +260,8 @@ void CommonCalcQMMMForceKernel::initialize(const System& system, const QMMMForce
     // The tile exclusions: the particle itself, the excluded pairs and the 1-4 pairs (computed separately below), as
     // NonbondedForce builds them from createExceptionsFromBonds() with the same bonds; pairs with an uncharged
     // particle follow the other Forces' exclusions.
-    const vector<vector<int> > exclusionList = tileExclusions(system, chargesOfMMPairs(force), classes, pairsDecidedByOthers);
+    const vector<double> pairCharges = chargesOfMMPairs(force);
+    const vector<vector<int> > exclusionList = tileExclusions(system, pairCharges, classes, pairsDecidedByOthers);
 
     int forceIndex;
     for (forceIndex = 0; forceIndex < system.getNumForces() && &system.getForce(forceIndex) != &force; ++forceIndex)
@@ -278,7 +279,7 @@ void CommonCalcQMMMForceKernel::initialize(const System& system, const QMMMForce
         info->isQM[particle] = true;
     }
     cc.addForce(info);  // the ComputeContext owns it from here on
-    uploadParameters(force);
+    uploadParameters(force, pairCharges);
 
     // The pair term, in OpenMM's tiled nonbonded kernel with exclusion masks.
     QMMMForce::NonbondedMethod method = force.getNonbondedMethod();
@@ -369,8 +370,7 @@ void CommonCalcQMMMForceKernel::initialize(const System& system, const QMMMForce
     }
 }
 
-void CommonCalcQMMMForceKernel::uploadParameters(const QMMMForce& force) {
-    vector<double> q = chargesOfMMPairs(force);
+void CommonCalcQMMMForceKernel::uploadParameters(const QMMMForce& force, vector<double> q) {
     q.resize(cc.getPaddedNumAtoms(), 0.0);
     charges.upload(q, true);
     if (!pairs14.empty()) {
@@ -472,7 +472,7 @@ void CommonCalcQMMMForceKernel::copyParametersToContext(ContextImpl& context, co
     // The QM region first: it is the part that can fail (basis sets), and it changes nothing when it does.
     if (qmRegion)
         qmRegion->setParameters(force);
-    uploadParameters(force);
+    uploadParameters(force, q);
     // Molecules that were identical (and may have been swapped) may no longer be.
     cc.invalidateMolecules(info);
 }

@@ -45,7 +45,8 @@ public:
     QMResults getQMResults() const;
 private:
     class ForceInfo;
-    void uploadParameters(const QMMMForce& force);
+    /// The charges of the pair term (chargesOfMMPairs) and the 1-4 prefactors, to the device.
+    void uploadParameters(const QMMMForce& force, std::vector<double> pairCharges);
     void checkPositionsOnDevice();
     double computeQMRegion(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
     void addHostForces(const std::vector<OpenMM::Vec3>& forces);
