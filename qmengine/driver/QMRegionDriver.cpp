@@ -78,9 +78,10 @@ string QMRegionDriver::findDataDirectory() {
     return "";  // the engine then falls back to the source tree's qmengine/data
 }
 
-QMRegionDriver::QMRegionDriver(const QMMMForce& force, int threads, bool fitOnContextKernel,
+QMRegionDriver::QMRegionDriver(const QMMMForce& force, int threads, bool fitOnContextKernel, bool metricOnContextKernel,
                                shared_ptr<const QM::XCBackendFactory> xcFactory)
-    : embedding(force), threads(threads), fitOnContextKernel(fitOnContextKernel), xcFactory(xcFactory) {
+    : embedding(force), threads(threads), fitOnContextKernel(fitOnContextKernel), metricOnContextKernel(metricOnContextKernel),
+      xcFactory(xcFactory) {
     setParameters(force);
 }
 
@@ -89,14 +90,12 @@ void QMRegionDriver::setParameters(const QMMMForce& force) {
     QM::QMSettings newSettings = settingsOf(force);
     newSettings.threads = threads;
     // Density fitting solves its normal equations (the Coulomb metric) through the plugin's least-squares kernel,
-    // created once in this Context (compute() makes it before the engine runs); otherwise the engine solves them.
-    QM::NormalEquationSolver metricSolver;
-    if (fitOnContextKernel)
-        metricSolver = [this](const Eigen::MatrixXd& A, Eigen::MatrixXd& B) {
-            if (!fitSolver)
-                throw OpenMMException("QMMMForce: the least-squares kernel for density fitting is missing (internal error)");
-            solveMetric(*fitSolver, A, B);
-        };
+    // created once (compute() makes it before the engine runs).
+    QM::NormalEquationSolver metricSolver = [this](const Eigen::MatrixXd& A, Eigen::MatrixXd& B) {
+        if (metricFit == nullptr)
+            throw OpenMMException("QMMMForce: the least-squares kernel for density fitting is missing (internal error)");
+        solveMetric(*metricFit, A, B);
+    };
     unique_ptr<QM::KohnShamLDA> newEngine(new QM::KohnShamLDA(newSettings, xcFactory, metricSolver));
     unique_ptr<DensityExtrapolation> newHistory(new DensityExtrapolation(
         force.getDensityExtrapolation() == QMMMForce::ASPC                      ? DensityExtrapolation::ASPC
@@ -210,20 +209,18 @@ void QMRegionDriver::setNaNForces(vector<Vec3>& forces, const string& why) {
     nanForcesBecause = why;
 }
 
-LeastSquaresSolver& QMRegionDriver::solver(ContextImpl& context) {
-    if (!fitSolver) {
-        if (fitOnContextKernel)
-            fitSolver.reset(new LeastSquaresSolver(context));
-        else {
-            // The CPU platform (double precision, LAPACK) where the Context's own kernel would work in float.
-            Platform* cpu = nullptr;
-            for (int i = 0; i < Platform::getNumPlatforms() && cpu == nullptr; i++)
-                if (Platform::getPlatform(i).getName() == "CPU")
-                    cpu = &Platform::getPlatform(i);
-            fitSolver.reset(new LeastSquaresSolver(cpu != nullptr ? *cpu : Platform::getPlatformByName("Reference")));
-        }
-    }
-    return *fitSolver;
+LeastSquaresSolver* QMRegionDriver::newHostSolver() {
+    for (int i = 0; i < Platform::getNumPlatforms(); i++)
+        if (Platform::getPlatform(i).getName() == "CPU")
+            return new LeastSquaresSolver(Platform::getPlatform(i));
+    return new LeastSquaresSolver(Platform::getPlatformByName("Reference"));
+}
+
+LeastSquaresSolver& QMRegionDriver::fitSolver(ContextImpl& context, bool onContextKernel) {
+    unique_ptr<LeastSquaresSolver>& solver = onContextKernel ? contextSolver : hostSolver;
+    if (!solver)
+        solver.reset(onContextKernel ? new LeastSquaresSolver(context) : newHostSolver());
+    return *solver;
 }
 
 void QMRegionDriver::addSwitchingForces(const QMEmbedding::Placement& placement, const vector<QM::QMAtom>& atoms,
@@ -340,8 +337,7 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
         mm[c] = {{p[0] * BOHR_PER_NM, p[1] * BOHR_PER_NM, p[2] * BOHR_PER_NM}, placement.mmCharges[c]};
     }
     const vector<int>& mmParticles = placement.mmParticles;
-    if (fitOnContextKernel)
-        solver(context);  // the engine's metric solver uses it
+    metricFit = &fitSolver(context, metricOnContextKernel);  // the engine's metric solver uses it
     // MD moves atoms a little each step: the SCF starts from the densities of the previous steps.
     int extrapolated = 0;
     const unique_ptr<QM::DensityGuess> guess = densityHistory->guess(qmPositions, mmParticles, extrapolated);
@@ -405,7 +401,7 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
     results.espCharges.clear();
     const Clock::time_point espStart = Clock::now();
     if (espCharges)
-        results.espCharges = espCharges->compute(solver(context), qmPositions, qmAtomicNumbers, qmCharge, engine->basis(), r.density);
+        results.espCharges = espCharges->compute(fitSolver(context, fitOnContextKernel), qmPositions, qmAtomicNumbers, qmCharge, engine->basis(), r.density);
     results.timings["espCharges"] = since(espStart);
     if (forces) {
         // A force on an imaged position acts on the particle itself.

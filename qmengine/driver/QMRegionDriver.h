@@ -30,13 +30,16 @@ namespace OpenMMDFT {
 class QMRegionDriver {
 public:
     /**
-     * threads: for the engine (0: every hardware thread). fitOnContextKernel: solve the density-fitting
-     * metric and the ESP fit with the Context's least-squares kernel (Reference/CPU, and GPU platforms in
-     * double precision); otherwise the metric is solved by the engine on the host and the ESP fit on the
-     * CPU platform, since the QM accumulations are always double. xcFactory: where the XC work runs
-     * (null: the host's threads; the GPU platforms pass their device back end).
+     * threads: for the engine (0: every hardware thread). fitOnContextKernel: the ESP fit runs on the Context's
+     * least-squares kernel (Reference/CPU, and GPU platforms in double precision), otherwise on the CPU platform's,
+     * since the QM accumulations are always double. metricOnContextKernel: the density-fitting metric's inverse
+     * comes from the Context's least-squares kernel (Reference/CPU), otherwise from the CPU platform's (LAPACK on
+     * the host): on the GPU platforms that runs while the device computes the three-centre integrals, and the
+     * device's general least-squares kernels were measured several times slower than LAPACK for this inverse
+     * (docs/PERFORMANCE.md). xcFactory: where the XC work runs (null: the host's threads; the GPU platforms pass
+     * their device back end).
      */
-    QMRegionDriver(const QMMMForce& force, int threads, bool fitOnContextKernel,
+    QMRegionDriver(const QMMMForce& force, int threads, bool fitOnContextKernel, bool metricOnContextKernel,
                    std::shared_ptr<const QM::XCBackendFactory> xcFactory = nullptr);
     /**
      * Re-read the QM settings and MM charges (updateParametersInContext). All or nothing: everything
@@ -78,7 +81,10 @@ private:
                    std::vector<OpenMM::Vec3>* forces);
     double computeOrThrow(OpenMM::ContextImpl& context, const std::vector<OpenMM::Vec3>& positions,
                           const OpenMM::Vec3* boxVectors, std::vector<OpenMM::Vec3>* forces);
-    LeastSquaresSolver& solver(OpenMM::ContextImpl& context);
+    /** The Context's least-squares kernel, or the CPU platform's (created on first use). */
+    LeastSquaresSolver& fitSolver(OpenMM::ContextImpl& context, bool onContextKernel);
+    /** A least-squares kernel of the CPU platform (the Reference platform's where that is absent). */
+    static LeastSquaresSolver* newHostSolver();
     /** A X = B for the density-fitting metric A (symmetric positive definite) through the least-squares kernel. */
     static void solveMetric(LeastSquaresSolver& fit, const Eigen::MatrixXd& A, Eigen::MatrixXd& B);
     /** The forces of the embedding switching function (QMMMForce::setUseEmbeddingSwitchingFunction), kJ/mol/nm. */
@@ -93,7 +99,7 @@ private:
     static std::vector<int> nonFiniteForces(const std::vector<OpenMM::Vec3>& forces);
     QMEmbedding embedding;
     int threads;
-    bool fitOnContextKernel;
+    bool fitOnContextKernel, metricOnContextKernel;
     std::shared_ptr<const QM::XCBackendFactory> xcFactory;
     int qmCharge;
     bool energyOnly;
@@ -102,7 +108,8 @@ private:
     QM::QMSettings settings;
     std::unique_ptr<QM::KohnShamLDA> engine;
     std::unique_ptr<DensityExtrapolation> densityHistory;  // the SCF's starting density from the previous steps
-    std::unique_ptr<LeastSquaresSolver> fitSolver;  // density-fitting metric and ESP fit (created on first use)
+    std::unique_ptr<LeastSquaresSolver> contextSolver, hostSolver;  // the Context's kernel, the CPU platform's
+    LeastSquaresSolver* metricFit = nullptr;                            // one of them, for the engine's metric solver
     std::unique_ptr<ESPChargeFit> espCharges;       // absent unless an ESP charge method is set
     QMResults results;
     /** The last successful evaluation, reused at the same positions (and parameters: setParameters clears it). */

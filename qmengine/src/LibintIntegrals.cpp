@@ -266,6 +266,35 @@ struct DensityFittedCoulomb::Impl {
 
 
 
+/** The two-centre Coulomb metric (P|Q) in the pure auxiliary basis, transformed shell block by shell block: the
+ *  transformation is block diagonal, and as a dense product its cost (naux^3) would outgrow the integrals themselves. */
+static Eigen::MatrixXd coulombMetric(const BasisSet& aux, const std::vector<libint2::Shell>& auxShells,
+                                     const std::vector<Eigen::MatrixXd>& auxToPure, int threads) {
+    libint2::Engine prototype(libint2::Operator::coulomb, maxNprim(auxShells), maxL(auxShells), 0);
+    prototype.set(libint2::BraKet::xs_xs);
+    prototype.set_precision(0.);
+    const int metricThreads = std::max(1, std::min(threads, aux.numShells()));
+    std::vector<libint2::Engine> engines(metricThreads, prototype);
+    Eigen::MatrixXd metric = Eigen::MatrixXd::Zero(aux.size(), aux.size());
+    // Each row of shell blocks p belongs to one thread; the mirrored block (q, p) is written by it too,
+    // and q <= p never equals another thread's p.
+    parallelFor(aux.numShells(), metricThreads, [&](int p, int t) {
+        libint2::Engine& engine = engines[t];
+        const auto& buf = engine.results();
+        for (int q = 0; q <= p; q++) {
+            engine.compute(auxShells[p], auxShells[q]);
+            if (buf[0] == nullptr)
+                continue;
+            const int np = (int) auxShells[p].size(), nq = (int) auxShells[q].size();
+            const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> > cart(buf[0], np, nq);
+            const Eigen::MatrixXd block = auxToPure[p] * cart * auxToPure[q].transpose();
+            metric.block(aux.offset(p), aux.offset(q), block.rows(), block.cols()) = block;
+            metric.block(aux.offset(q), aux.offset(p), block.cols(), block.rows()) = block.transpose();
+        }
+    });
+    return metric;
+}
+
 DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet& aux, double threshold, int threads,
                                            const NormalEquationSolver& metricSolver,
                                            std::unique_ptr<DensityFittingContractions> contractions)
@@ -273,8 +302,7 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
     Impl& d = *impl_;
     const auto shells = toLibint(basis);
     const auto auxShells = toLibint(aux);
-    // Metric (P|Q), transformed to the pure auxiliary basis shell block by shell block: Taux is block diagonal,
-    // and as a dense product its cost (naux^3) would outgrow the integrals themselves.
+    // Each auxiliary shell's cartesian-to-pure transformation, for the metric and the host's tensor.
     std::vector<Eigen::MatrixXd> auxToPure(aux.numShells());
     for (int p = 0; p < aux.numShells(); p++) {
         const Shell& sh = aux.shells()[p];
@@ -282,35 +310,6 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
     }
     threads = std::max(1, resolveThreads(threads));
     double t = seconds();
-    {
-        libint2::Engine prototype(libint2::Operator::coulomb, maxNprim(auxShells), maxL(auxShells), 0);
-        prototype.set(libint2::BraKet::xs_xs);
-        prototype.set_precision(0.);
-        const int metricThreads = std::max(1, std::min(threads, aux.numShells()));
-        std::vector<libint2::Engine> engines(metricThreads, prototype);
-        d.metric = Eigen::MatrixXd::Zero(aux.size(), aux.size());
-        // Each row of shell blocks p belongs to one thread; the mirrored block (q, p) is written by it too,
-        // and q <= p never equals another thread's p.
-        parallelFor(aux.numShells(), metricThreads, [&](int p, int t) {
-            libint2::Engine& engine = engines[t];
-            const auto& buf = engine.results();
-            for (int q = 0; q <= p; q++) {
-                engine.compute(auxShells[p], auxShells[q]);
-                if (buf[0] == nullptr)
-                    continue;
-                const int np = (int) auxShells[p].size(), nq = (int) auxShells[q].size();
-                const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> > cart(buf[0], np, nq);
-                const Eigen::MatrixXd block = auxToPure[p] * cart * auxToPure[q].transpose();
-                d.metric.block(aux.offset(p), aux.offset(q), block.rows(), block.cols()) = block;
-                d.metric.block(aux.offset(q), aux.offset(p), block.cols(), block.rows()) = block.transpose();
-            }
-        });
-        d.timings["metric"] = seconds() - t;
-        t = seconds();
-        d.solver.reset(new SymmetricPositiveDefiniteSolver(d.metric, metricSolver, threads));
-        d.timings["metricSolver"] = seconds() - t;
-        t = seconds();
-    }
     // Significant shell pairs by Schwarz bound times the largest auxiliary (P|P)^1/2.
     const Eigen::MatrixXd Q = schwarz(shells, threads);
     double auxMax = 0;
@@ -340,14 +339,27 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
                     d.pairs.push_back({o1 + (int) i, o2 + (int) j});
     }
     d.timings["screening"] = seconds() - t;
+    // Where the contractions run may compute B itself (a GPU platform, from the same pairs and screening). It is
+    // started first, so that the device works on it while the host makes the metric and its inverse.
     t = seconds();
-    // Where the contractions run may compute B itself (a GPU platform, from the same pairs and screening).
-    if (contractions && contractions->computeTensor(makeThreeCentreTask(basis, aux, shellPairs, pairStart, (int) d.pairs.size()))) {
+    const bool tensorThere =
+        contractions && contractions->computeTensor(makeThreeCentreTask(basis, aux, shellPairs, pairStart, (int) d.pairs.size()));
+    double tensorSeconds = seconds() - t;
+    t = seconds();
+    d.metric = coulombMetric(aux, auxShells, auxToPure, threads);
+    d.timings["metric"] = seconds() - t;
+    t = seconds();
+    d.solver.reset(new SymmetricPositiveDefiniteSolver(d.metric, metricSolver, threads));
+    d.timings["metricSolver"] = seconds() - t;
+    if (tensorThere) {
+        t = seconds();
+        contractions->finishTensor();
         d.useContractions(std::move(contractions));
         d.deviceIntegrals = true;
-        d.timings["tensor"] = seconds() - t;
+        d.timings["tensor"] = tensorSeconds + seconds() - t;  // the launch and the wait after the host's metric work
         return;
     }
+    t = seconds();
     // B in the pure auxiliary basis (so that the SCF works with the metric directly), each aux shell's
     // cartesian rows transformed as they come from Libint.
     d.B = Eigen::MatrixXd::Zero(aux.size(), (Eigen::Index) d.pairs.size());

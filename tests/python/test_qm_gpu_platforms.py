@@ -163,6 +163,21 @@ def test_matches_reference(case, platform, precision):
         assert results["coulombContractions"] == "device" and results["densityFittingBytes"] > 0
 
 
+@pytest.mark.parametrize("platform", sorted({platform for platform, _ in GPU}))
+def test_metric_inverse_is_kept_on_the_device_in_every_precision(platform):
+    """The density fitting's metric inverse is made on the host (the CPU platform's least-squares kernel, in double
+    precision whatever the Context's) and kept in device memory with the metric in every precision, so the device
+    holds the same bytes in mixed as in double precision; once mixed precision solved the metric on the host."""
+    held = {}
+    for precision in ("double", "mixed"):
+        system, force, positions = CASES["water 6-31G*"]()
+        context, _, _ = evaluate(system, positions, platform, {"Precision": precision})
+        results = force.getQMResults(context)
+        assert results["coulombContractions"] == "device"
+        held[precision] = results["densityFittingBytes"]
+    assert held["mixed"] == held["double"] > 0
+
+
 @pytest.mark.parametrize("platform, precision", GPU[:1])
 def test_energy_only_minimization_and_scf_failure_behave_as_on_reference(platform, precision):
     """The shared driver's rules hold on the GPU platforms too."""

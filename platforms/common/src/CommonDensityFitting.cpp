@@ -108,12 +108,15 @@ public:
         kernel->addArg(boys.taylorTerms);
         kernel->addArg(tensor);
         kernel->execute(numPairs * numAuxShells, 64);
-        // Wait for B (a small download on the same queue) once per geometry, so that the engine's set-up timings
-        // name the phase that spent the time.
+        integralsHere = true;
+        return true;  // B is still being computed: finishTensor() waits for it
+    }
+    void finishTensor() override {
+        // A small download on the same queue, once per geometry, so that the engine's set-up timings name the phase
+        // that spent the time.
+        ContextSelector selector(cc);
         vector<int> wait;
         auxTransformStart.download(wait);
-        integralsHere = true;
-        return true;
     }
     bool addThreeCentreGradient(const Eigen::MatrixXd& D, const Eigen::VectorXd& c, Eigen::MatrixXd& G) override {
         if (!integralsHere)

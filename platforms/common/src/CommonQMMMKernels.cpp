@@ -351,12 +351,13 @@ void CommonCalcQMMMForceKernel::initialize(const System& system, const QMMMForce
     checkPositionsKernel->addArg(nonfiniteFlag);
 
     if (force.getNumQMAtoms() > 0) {
-        // The least-squares kernel of this Context solves the density-fitting metric only in double precision.
+        // The ESP fit takes this Context's least-squares kernel only in double precision; the density-fitting
+        // metric's inverse is made by the CPU platform's (LAPACK) while the device computes the three-centre integrals.
         // The XC work runs on the device (double precision arithmetic, whatever the Context's precision).
         shared_ptr<const QM::XCBackendFactory> xc;
         if (CommonXCBackendFactory::supported(cc))
             xc = make_shared<CommonXCBackendFactory>(cc);
-        qmRegion.reset(new QMRegionDriver(force, 0, cc.getUseDoublePrecision(), xc));
+        qmRegion.reset(new QMRegionDriver(force, 0, cc.getUseDoublePrecision(), false, xc));
         bool doubleForces = cc.getSupportsDoublePrecision();
         map<string, string> forceDefines;
         forceDefines["HOST_FORCE_TYPE"] = doubleForces ? "double" : "float";

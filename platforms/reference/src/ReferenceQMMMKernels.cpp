@@ -27,7 +27,7 @@ void ReferenceCalcQMMMForceKernel::initialize(const System& system, const QMMMFo
         coulomb->setMethod(force.getNonbondedMethod(), force.getCutoffDistance(), force.getReactionFieldDielectric());
     }
     if (force.getNumQMAtoms() > 0)
-        qmRegion.reset(new QMRegionDriver(force, threads, true));
+        qmRegion.reset(new QMRegionDriver(force, threads, true, true));
 }
 
 double ReferenceCalcQMMMForceKernel::execute(ContextImpl& context, bool includeForces, bool includeEnergy, bool includeMM,

@@ -56,6 +56,10 @@ public:
     virtual bool computeTensor(const ThreeCentreTask& task) {
         return false;
     }
+    /// After computeTensor() returned true: wait until B is there. computeTensor() may return while the work goes on
+    /// (a device queue), so that the host makes the metric and its inverse meanwhile.
+    virtual void finishTensor() {
+    }
     /// After computeTensor(): add to G (atoms x 3) the three-centre part of the density-fitted Coulomb gradient,
     /// sum_Q c_Q sum_uv D_uv d(Q|uv), for the cartesian density D and cartesian fit coefficients c. False if
     /// that is not done here (the host computes it).
