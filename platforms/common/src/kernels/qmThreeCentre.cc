@@ -18,12 +18,15 @@
 #define PI_THREE_CENTRE 3.14159265358979323846
 #define HERMITE_COUNT(L) (((L)+1)*((L)+2)*((L)+3)/6)
 #define CART_COUNT(L) (((L)+1)*((L)+2)/2)
-/* Hermite orders: the tensor needs la+lb+lq, the gradient one more (a raised bra or ket). */
-#define MAX_ORDER (2*BASIS_L+AUX_L+1)
+/* Hermite orders: the tensor needs la+lb+lq, the gradient one more (a raised bra or ket). Each kernel's private
+ * arrays are sized for its own orders: they live in slow local memory on a GPU, so every byte counts. */
+#define TENSOR_ORDER (2*BASIS_L+AUX_L)
+#define MAX_ORDER (TENSOR_ORDER+1)
 #define MAX_HERMITE HERMITE_COUNT(MAX_ORDER)
 #define MAX_PAIR_HERMITE HERMITE_COUNT(2*BASIS_L+1)
-/* One direction's E^ij_t for i <= BASIS_L+1, j <= BASIS_L+1. */
+/* One direction's E^ij_t for i <= BASIS_L+1, j <= BASIS_L+1 (the gradient), and for i, j <= BASIS_L (the others). */
 #define MAX_E ((BASIS_L+2)*(BASIS_L+2)*(2*BASIS_L+3))
+#define VALUE_E ((BASIS_L+1)*(BASIS_L+1)*(2*BASIS_L+1))
 
 /** Position of (t, u, v) in the compact order by t+u+v, then t and u descending (the engine's HermiteGaussians.h). */
 DEVICE int hermitePosition(int t, int u, int v) {
@@ -74,7 +77,8 @@ DEVICE void boysFunction(int mMax, double T, GLOBAL const double* RESTRICT table
 /**
  * R_tuv(alpha, PQ) for t+u+v <= L in compact order into R, from F: R^n_000 = (-2 alpha)^n F_n and
  * R^n_(t+1)uv = t R^(n+1)_(t-1)uv + X_PQ R^(n+1)_tuv (likewise in u, v), one layer n at a time; layer n holds the
- * orders <= L-n and is written to R for even n and to other for odd n, so that layer 0 ends in R.
+ * orders <= L-n and is written to R for even n and to other for odd n, so that layer 0 ends in R (other needs
+ * HERMITE_COUNT(L-1) elements).
  */
 DEVICE void hermiteCoulomb(int L, double alpha, double X, double Y, double Z, const double* F, double* R, double* other) {
     for (int n = L; n >= 0; n--) {
@@ -253,10 +257,10 @@ KERNEL void threeCentreTensor(int numPairs, int numAuxShells, int rows, GLOBAL c
                               int boysTaylorTerms, GLOBAL double* RESTRICT B) {
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
     double acc[CART_COUNT(BASIS_L)*CART_COUNT(BASIS_L)*CART_COUNT(AUX_L)];
-    double Ex[MAX_E], Ey[MAX_E], Ez[MAX_E];
-    double single[3*(AUX_L+1)*(AUX_L+1)];
-    double R[MAX_HERMITE], other[MAX_HERMITE], F[MAX_ORDER+1];
-    double cq[HERMITE_COUNT(AUX_L)], W[MAX_PAIR_HERMITE];
+    double Ex[VALUE_E], Ey[VALUE_E], Ez[VALUE_E];
+    double single[(AUX_L+1)*(AUX_L+1)];
+    double R[HERMITE_COUNT(TENSOR_ORDER)], other[HERMITE_COUNT(TENSOR_ORDER-1)+1], F[TENSOR_ORDER+1];
+    double cq[HERMITE_COUNT(AUX_L)], W[HERMITE_COUNT(2*BASIS_L)];
     for (int item = GLOBAL_ID; item < numPairs*numAuxShells; item += GLOBAL_SIZE) {
         const int q = item/numPairs, k = item%numPairs;
         const int s1 = pairFirst[k], s2 = pairSecond[k];
@@ -343,8 +347,8 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
     double Ex[MAX_E], Ey[MAX_E], Ez[MAX_E];
     double DA[3*MAX_PAIR_HERMITE], DB[3*MAX_PAIR_HERMITE];
-    double single[3*(AUX_L+1)*(AUX_L+1)];
-    double R[MAX_HERMITE], other[MAX_HERMITE], F[MAX_ORDER+1];
+    double single[(AUX_L+1)*(AUX_L+1)];
+    double R[MAX_HERMITE], other[HERMITE_COUNT(MAX_ORDER-1)], F[MAX_ORDER+1];
     double cq[HERMITE_COUNT(AUX_L)], W[MAX_PAIR_HERMITE];
     for (int item = GLOBAL_ID; item < numPairs*numGroups; item += GLOBAL_SIZE) {
         const int group = item/numPairs, k = item%numPairs;
@@ -466,8 +470,8 @@ KERNEL void pointChargeMatrix(int numPairs, int numGroups, int blockElements, GL
                               double boysEnd, int boysOrders, int boysTaylorTerms, GLOBAL double* RESTRICT partial) {
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
     double acc[CART_COUNT(BASIS_L)*CART_COUNT(BASIS_L)];
-    double Ex[MAX_E], Ey[MAX_E], Ez[MAX_E];
-    double R[MAX_HERMITE], other[MAX_HERMITE], F[MAX_ORDER+1], W[MAX_PAIR_HERMITE];
+    double Ex[VALUE_E], Ey[VALUE_E], Ez[VALUE_E];
+    double R[HERMITE_COUNT(2*BASIS_L)], other[HERMITE_COUNT(2*BASIS_L-1)+1], F[2*BASIS_L+1], W[HERMITE_COUNT(2*BASIS_L)];
     for (int item = GLOBAL_ID; item < numPairs*numGroups; item += GLOBAL_SIZE) {
         const int group = item/numPairs, k = item%numPairs;
         const int s1 = pairFirst[k], s2 = pairSecond[k];
