@@ -105,9 +105,17 @@ QMEmbedding::QMEmbedding(const QMMMForce& force) {
 void QMEmbedding::setParameters(const QMMMForce& force) {
     // The links themselves follow from the bonds and the QM atoms, which an update may not change; their lengths
     // (setLinkAtomBondLength) may.
+    // Everything that can fail is checked before anything changes: a refused update leaves the embedding as it was.
     const vector<LinkAtomBond> bonds = linkAtomBondsOf(force);
     if (bonds.size() != links.size())
         throw OpenMMException("QMMMForce: the link atoms changed; call reinitialize() instead of updateParametersInContext()");
+    const bool newSwitching = force.getUseEmbeddingSwitchingFunction() && force.getNonbondedMethod() != QMMMForce::NoCutoff;
+    if (newSwitching && !(force.getEmbeddingSwitchingDistance() < force.getCutoffDistance())) {
+        stringstream msg;
+        msg << "QMMMForce: the embedding switching distance (" << force.getEmbeddingSwitchingDistance()
+            << " nm) must be smaller than the cutoff (" << force.getCutoffDistance() << " nm)";
+        throw OpenMMException(msg.str());
+    }
     for (size_t l = 0; l < links.size(); l++)
         links[l].bondLength = bonds[l].bondLength;
     charges.resize(force.getNumParticles());
@@ -148,14 +156,8 @@ void QMEmbedding::setParameters(const QMMMForce& force) {
     method = force.getNonbondedMethod();
     periodic = force.usesPeriodicBoundaryConditions();
     cutoff = force.getCutoffDistance();
-    useSwitching = force.getUseEmbeddingSwitchingFunction() && method != QMMMForce::NoCutoff;
+    useSwitching = newSwitching;
     switchingDistance = force.getEmbeddingSwitchingDistance();
-    if (useSwitching && !(switchingDistance < cutoff)) {
-        stringstream msg;
-        msg << "QMMMForce: the embedding switching distance (" << switchingDistance << " nm) must be smaller than the cutoff ("
-            << cutoff << " nm)";
-        throw OpenMMException(msg.str());
-    }
 }
 
 vector<Vec3> QMEmbedding::wholeMolecule(const Molecule& mol, const vector<Vec3>& positions, const Vec3* box) const {

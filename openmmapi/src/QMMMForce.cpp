@@ -94,8 +94,10 @@ void QMMMForce::setNonbondedMethod(NonbondedMethod method) {
 }
 
 void QMMMForce::setEwaldErrorTolerance(double tolerance) {
-    if (!(tolerance > 0 && tolerance < 1))
-        throw OpenMMException("QMMMForce: the Ewald error tolerance must be between 0 and 1");
+    // The splitting parameter is sqrt(-ln(2 tolerance)) / cutoff (as NonbondedForce's), real only below 1/2.
+    if (!(tolerance > 0 && tolerance < 0.5))
+        throw OpenMMException("QMMMForce: the Ewald error tolerance must be between 0 and 0.5 (the splitting parameter is "
+                              "sqrt(-ln(2 tolerance)) / cutoff)");
     ewaldErrorTolerance = tolerance;
 }
 
@@ -318,11 +320,19 @@ void QMMMForce::getLinkAtomParameters(int index, int& qmParticle, int& mmParticl
     bondLength = links[index].bondLength;
 }
 
+/// The longest link bond length setLinkAtomBondLength takes (nm).
+static const double MAX_LINK_BOND_LENGTH = 0.5;
+
 void QMMMForce::setLinkAtomBondLength(int atomicNumber, double length) {
     if (atomicNumber < 1 || atomicNumber > 118)
         throw OpenMMException("QMMMForce: setLinkAtomBondLength: atomic number " + to_string(atomicNumber) + " is not an element");
-    if (!(length > 0) || !std::isfinite(length))
-        throw OpenMMException("QMMMForce: the link atom bond length must be a positive number of nm");
+    // A link hydrogen caps a bond (X-H bonds are 0.1-0.15 nm); one placed further off is no longer bonded to Q1.
+    if (!(length > 0 && length <= MAX_LINK_BOND_LENGTH)) {
+        std::stringstream msg;
+        msg << "QMMMForce: the link atom bond length must be a positive number of nm, at most " << MAX_LINK_BOND_LENGTH
+            << " (X-H bonds are 0.1-0.15 nm), not " << length;
+        throw OpenMMException(msg.str());
+    }
     linkBondLengths[atomicNumber] = length;
 }
 

@@ -33,9 +33,8 @@ static double smallestBoxWidth(const Vec3& a, const Vec3& b, const Vec3& c) {
     return min(a[0], min(b[1], c[2]));
 }
 
-static void checkCutoffAgainstBox(const QMMMForce& force, const Vec3& a, const Vec3& b, const Vec3& c) {
-    if (!force.usesPeriodicBoundaryConditions())
-        return;
+/** A periodic method's cutoff against the box: the cutoff given, since a Context keeps the one it was created with. */
+static void checkCutoffAgainstBox(double cutoff, const Vec3& a, const Vec3& b, const Vec3& c) {
     for (const Vec3* v : {&a, &b, &c})
         for (int d = 0; d < 3; d++)
             if (!std::isfinite((*v)[d])) {
@@ -44,9 +43,9 @@ static void checkCutoffAgainstBox(const QMMMForce& force, const Vec3& a, const V
                 throw OpenMMException(msg.str());
             }
     double width = smallestBoxWidth(a, b, c);
-    if (force.getCutoffDistance() > 0.5 * width) {
+    if (cutoff > 0.5 * width) {
         stringstream msg;
-        msg << "QMMMForce: the cutoff distance (" << force.getCutoffDistance()
+        msg << "QMMMForce: the cutoff distance (" << cutoff
             << " nm) cannot be larger than half the periodic box width (" << 0.5 * width << " nm)";
         throw OpenMMException(msg.str());
     }
@@ -96,7 +95,7 @@ static void validateQMRegion(const QMMMForce& force) {
     if (force.getNumQMAtoms() == 0)
         return;
     vector<bool> isQM(force.getNumParticles(), false);
-    int electrons = -force.getQMCharge();
+    long long electrons = -(long long) force.getQMCharge();  // a charge near INT_MIN must not overflow the count
     for (auto& atom : qmAtomsOf(force)) {
         if (atom.first >= force.getNumParticles()) {
             stringstream msg;
@@ -110,9 +109,11 @@ static void validateQMRegion(const QMMMForce& force) {
     const vector<LinkAtomBond> links = linkAtomBondsOf(force);
     validateLinkAtoms(force, links);
     electrons += links.size();
-    if (electrons <= 0) {
+    if (electrons <= 0 || electrons > 1000000) {
         stringstream msg;
         msg << "QMMMForce: the QM region has " << electrons << " electrons (QM charge " << force.getQMCharge() << ")";
+        if (electrons > 0)
+            msg << ", more than a QM region can hold";
         throw OpenMMException(msg.str());
     }
     if (electrons % 2 != 0) {
@@ -130,6 +131,35 @@ static void validateQMRegion(const QMMMForce& force) {
  * twice with the MM charges (classically there, quantum mechanically here).
  */
 static void checkQMChargesLeftToThisForce(const QMMMForce& force, const System& system) {
+    // With Ewald the MM-MM Coulomb terms are the NonbondedForce's (OpenMM's PME or Ewald sum): one must be there, with
+    // the MM charges this Force embeds the QM region in; otherwise they would be lost or counted with other charges.
+    const NonbondedForce* ewaldForce = nullptr;
+    for (int f = 0; f < system.getNumForces(); f++) {
+        const NonbondedForce* nonbonded = dynamic_cast<const NonbondedForce*>(&system.getForce(f));
+        if (nonbonded != nullptr && nonbonded->getNumParticles() == force.getNumParticles() &&
+            (nonbonded->getNonbondedMethod() == NonbondedForce::PME || nonbonded->getNonbondedMethod() == NonbondedForce::Ewald ||
+             nonbonded->getNonbondedMethod() == NonbondedForce::LJPME))
+            ewaldForce = nonbonded;
+    }
+    if (ewaldForce == nullptr)
+        throw OpenMMException("QMMMForce (Ewald): the MM-MM Coulomb terms stay in the System's NonbondedForce with this method, "
+                              "but the System has no NonbondedForce with PME, LJPME or Ewald for its particles (with cutoff "
+                              "methods QMMMForce carries them itself: openmmdft.createQMMMSystem chooses)");
+    vector<bool> isQM(force.getNumParticles(), false);
+    for (auto& atom : qmAtomsOf(force))
+        isQM[atom.first] = true;
+    for (int p = 0; p < force.getNumParticles(); p++) {
+        double charge, nonbondedCharge, sigma, epsilon;
+        force.getParticleParameters(p, charge);
+        ewaldForce->getParticleParameters(p, nonbondedCharge, sigma, epsilon);
+        if (!isQM[p] && !(fabs(charge - nonbondedCharge) <= 1e-6 * max(1.0, fabs(charge)))) {
+            stringstream msg;
+            msg << "QMMMForce (Ewald): MM particle " << p << " has charge " << charge << " here but " << nonbondedCharge
+                << " in the System's NonbondedForce, which keeps the MM-MM Coulomb terms with this method: the QM region "
+                << "would be embedded in other charges than the MM ones interact with (openmmdft.createQMMMSystem keeps them equal)";
+            throw OpenMMException(msg.str());
+        }
+    }
     for (int f = 0; f < system.getNumForces(); f++) {
         const NonbondedForce* nonbonded = dynamic_cast<const NonbondedForce*>(&system.getForce(f));
         if (nonbonded == nullptr || nonbonded->getNumParticles() != force.getNumParticles())
@@ -186,7 +216,7 @@ void QMMMForceImpl::validate(const QMMMForce& force, const System& system) {
     if (force.usesPeriodicBoundaryConditions()) {
         Vec3 a, b, c;
         system.getDefaultPeriodicBoxVectors(a, b, c);
-        checkCutoffAgainstBox(force, a, b, c);
+        checkCutoffAgainstBox(force.getCutoffDistance(), a, b, c);
     }
     if (force.getNonbondedMethod() == QMMMForce::Ewald)
         checkQMChargesLeftToThisForce(force, system);
@@ -213,11 +243,12 @@ double QMMMForceImpl::calcForcesAndEnergy(ContextImpl& context, bool includeForc
     const bool includeQM = (groups & (1 << (owner.getQMForceGroup() < 0 ? owner.getForceGroup() : owner.getQMForceGroup()))) != 0;
     if (!includeMM && !includeQM)
         return 0.0;
-    if (owner.usesPeriodicBoundaryConditions()) {
-        // A barostat can shrink the box during a run, so this is checked every evaluation.
+    if (initialMethod == QMMMForce::CutoffPeriodic || initialMethod == QMMMForce::Ewald) {
+        // A barostat can shrink the box during a run, so this is checked every evaluation, with the method and cutoff
+        // this Context has (the Force's may have been changed since, without effect until a reinitialize()).
         Vec3 a, b, c;
         context.getPeriodicBoxVectors(a, b, c);
-        checkCutoffAgainstBox(owner, a, b, c);
+        checkCutoffAgainstBox(initialCutoff, a, b, c);
     }
     CalcQMMMForceKernel& qmmmKernel = kernel.getAs<CalcQMMMForceKernel>();
     double energy = qmmmKernel.execute(context, includeForces, includeEnergy, includeMM, includeQM);

@@ -316,6 +316,33 @@ double QMRegionDriver::compute(ContextImpl& context, const vector<Vec3>& positio
     }
 }
 
+void QMRegionDriver::checkCoordinateMagnitudes(const QMEmbedding::Placement& placement) const {
+    // The engine's integrals take differences of absolute coordinates: at 1e6 nm their rounding reaches 1e-10 nm, and
+    // far beyond it the Gaussian products overflow. Finite positions that far out are named here instead.
+    const double limit = 1e6;  // nm
+    auto tooFar = [&](const Vec3& p) { return !(fabs(p[0]) <= limit && fabs(p[1]) <= limit && fabs(p[2]) <= limit); };
+    const vector<int>& qmParticles = embedding.getQMParticles();
+    for (size_t i = 0; i < placement.qmPositions.size(); i++)
+        if (tooFar(placement.qmPositions[i])) {
+            stringstream msg;
+            msg << "QMMMForce: ";
+            if (i < qmParticles.size())
+                msg << "QM atom " << i << " (particle " << qmParticles[i] << ")";
+            else
+                msg << "link hydrogen " << i - qmParticles.size();
+            msg << " is at " << placement.qmPositions[i] << " nm; the QM region must lie within " << limit
+                << " nm of the origin in each coordinate";
+            throw OpenMMException(msg.str());
+        }
+    for (size_t c = 0; c < placement.mmPositions.size(); c++)
+        if (tooFar(placement.mmPositions[c])) {
+            stringstream msg;
+            msg << "QMMMForce: the MM charge of particle " << placement.mmParticles[c] << " embedding the QM region is at "
+                << placement.mmPositions[c] << " nm; it must lie within " << limit << " nm of the origin in each coordinate";
+            throw OpenMMException(msg.str());
+        }
+}
+
 double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& positions, const Vec3* boxVectors,
                                          vector<Vec3>* forces) {
     typedef chrono::steady_clock Clock;
@@ -323,6 +350,7 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
     const Clock::time_point start = Clock::now();
     const QMEmbedding::Placement placement = embedding.place(positions, boxVectors);
     const double embeddingSeconds = since(start);
+    checkCoordinateMagnitudes(placement);
     // The QM atoms, then the link hydrogens (Placement::qmPositions holds both).
     const vector<Vec3>& qmPositions = placement.qmPositions;
     vector<int> qmAtomicNumbers = embedding.getQMAtomicNumbers();

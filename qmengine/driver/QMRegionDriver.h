@@ -95,6 +95,8 @@ private:
     void addLinkAtomForces(const QMEmbedding::Placement& placement, const Eigen::MatrixXd& gradient,
                            std::vector<OpenMM::Vec3>& forces) const;
     void setNaNForces(std::vector<OpenMM::Vec3>& forces, const std::string& why);
+    /** Throws, naming it, if a QM atom, link hydrogen or embedding MM charge is too far from the origin to compute with. */
+    void checkCoordinateMagnitudes(const QMEmbedding::Placement& placement) const;
     /** The particles whose force has a NaN or infinite component, in order. */
     static std::vector<int> nonFiniteForces(const std::vector<OpenMM::Vec3>& forces);
     QMEmbedding embedding;

@@ -14,6 +14,7 @@ import pytest
 
 import openmmdft
 from finite_differences import assertForcesMatchEnergy
+from pme_partner import addPMENonbondedForce
 from test_qm_region import BASIS_DIR, KJ_PER_HARTREE, NM_PER_BOHR, TIP3P, matchingRKS, pyscfMolecule, watersAround
 
 pyscf = pytest.importorskip("pyscf")
@@ -269,6 +270,7 @@ def test_link_atom_forces_with_ewald_embedding():
     force.setEmbeddingSwitchingDistance(0.35)
     force.setCoulombMethod(openmmdft.QMMMForce.DensityFitting)
     force.setGrid(40, 146)
+    addPMENonbondedForce(system, force)
     context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
     context.setPositions(positions)
     forces = context.getState(getForces=True).getForces(asNumpy=True).value_in_unit(KJ / unit.nanometer)

@@ -19,6 +19,7 @@ import pytest
 
 import openmmdft
 from finite_differences import assertForcesMatchEnergy
+from pme_partner import addPMENonbondedForce
 
 KJ = unit.kilojoule_per_mole
 NM = unit.nanometer
@@ -158,6 +159,8 @@ def ammoniumEnergies(method, cutoffs):
         force.setNonbondedMethod(method)
         force.setCutoffDistance(cutoff)
         system.addForce(force)
+        if method == openmmdft.QMMMForce.Ewald:
+            addPMENonbondedForce(system, force)  # the MM-MM terms, which Ewald leaves to a NonbondedForce
         c = context(system, np.array(coordinates), "CPU")
         c.getState(getEnergy=True)
         energies.append(force.getQMResults(c)["totalEnergy"].value_in_unit(KJ))
@@ -225,6 +228,7 @@ def test_distant_ion_interacts_as_in_pme():
         force.setCutoffDistance(0.8)
         force.setEwaldErrorTolerance(1e-6)
         system.addForce(force)
+        addPMENonbondedForce(system, force)
         c = context(system, np.concatenate([water, ion]))
         c.getState(getEnergy=True)
         r = force.getQMResults(c)

@@ -21,6 +21,7 @@ import openmm.unit as unit
 import pytest
 
 import openmmdft
+from pme_partner import addPMENonbondedForce
 from test_qm_region import addWaters, buildSystem, watersAround
 
 KJ = unit.kilojoule_per_mole
@@ -324,6 +325,7 @@ def test_ewald_embedding_refuses_a_box_it_cannot_sum():
     force.setNonbondedMethod(QMMMForce.Ewald)
     force.setCutoffDistance(0.5)
     system.setDefaultPeriodicBoxVectors(mm.Vec3(2, 0, 0), mm.Vec3(0, 2, 0), mm.Vec3(0, 0, 2))
+    addPMENonbondedForce(system, force)
     context = contextFor(system, positions)
     assert np.isfinite(context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(KJ))
     context.setPeriodicBoxVectors(mm.Vec3(2, 0, 0), mm.Vec3(0, float("nan"), 0), mm.Vec3(0, 0, 2))
@@ -380,3 +382,119 @@ def test_a_second_qmmm_force_is_refused():
     for platform in ("Reference", "CPU"):
         with pytest.raises(mm.OpenMMException, match="holds 2 QMMMForces"):
             mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName(platform))
+
+
+# ---- Seventh sweep (2026-11-27): every option of the Force -----------------------------------------
+
+def test_qm_atom_far_from_the_origin_is_named():
+    """A QM atom at 1e160 nm once crashed the process inside the density fitting, and at 1e20 nm gave a Cholesky
+    error about a least-squares solve the user never called: positions beyond 1e6 nm are named."""
+    system, force, positions = smallSystem()
+    for far in (1e20, 1e160):
+        moved = np.array(positions)
+        moved[1] = (far, 0.0, 0.0)
+        context = contextFor(system, moved)
+        with pytest.raises(mm.OpenMMException, match=r"QM atom 1 \(particle 1\) is at .* must lie within 1e\+06 nm"):
+            context.getState(getEnergy=True)
+
+
+def test_refused_update_leaves_the_context_as_it_was():
+    """A new charge together with a switching distance beyond the cutoff: the update is refused, and the QM embedding
+    once kept the new charge anyway (62 kJ/mol off, the MM pair term still with the old one)."""
+    system, force, positions = buildSystem(watersAround([(0.3, 0.0, 0.0), (-0.05, 0.31, 0.1)]), basis="sto-3g",
+                                           exact=False, grid=(30, 110))
+    force.setNonbondedMethod(QMMMForce.CutoffNonPeriodic)
+    force.setCutoffDistance(0.6)
+    context = contextFor(system, positions)
+    before, _ = energyAndForces(context)
+    force.setParticleParameters(3, -2.0)
+    force.setUseEmbeddingSwitchingFunction(True)
+    force.setEmbeddingSwitchingDistance(0.8)
+    with pytest.raises(mm.OpenMMException, match="switching distance"):
+        force.updateParametersInContext(context)
+    context.setPositions(positions)  # a fresh evaluation, not the reused one
+    assert energyAndForces(context)[0] == pytest.approx(before, abs=1e-6)
+
+
+def test_box_check_uses_the_contexts_cutoff_and_method():
+    """The Force's cutoff and method take effect at reinitialize(); the box check every evaluation once read them from
+    the Force: a larger cutoff set without an update refused a valid box, and NoCutoff switched the check off."""
+    system, force, positions = smallSystem()
+    force.setNonbondedMethod(QMMMForce.CutoffPeriodic)
+    force.setCutoffDistance(0.6)
+    system.setDefaultPeriodicBoxVectors(mm.Vec3(2, 0, 0), mm.Vec3(0, 2, 0), mm.Vec3(0, 0, 2))
+    context = contextFor(system, positions)
+    force.setCutoffDistance(1.5)
+    assert np.isfinite(energyAndForces(context, forces=False)[0])
+    force.setCutoffDistance(0.6)
+    force.setNonbondedMethod(QMMMForce.NoCutoff)
+    context.setPeriodicBoxVectors(mm.Vec3(1, 0, 0), mm.Vec3(0, 1, 0), mm.Vec3(0, 0, 1))
+    with pytest.raises(mm.OpenMMException, match="half the periodic box width"):
+        context.getState(getEnergy=True)
+
+
+def test_previous_density_takes_any_order():
+    """The order is documented as ignored for PreviousDensity; the Context once refused it "for ASPC"."""
+    system, force, positions = smallSystem()
+    force.setDensityExtrapolation(QMMMForce.PreviousDensity, 0)
+    assert np.isfinite(energyAndForces(contextFor(system, positions), forces=False)[0])
+
+
+def test_ewald_tolerance_must_give_a_real_splitting_parameter():
+    force = QMMMForce()
+    force.setEwaldErrorTolerance(0.49)
+    for tolerance in (0.5, 0.75):
+        with pytest.raises(mm.OpenMMException, match="between 0 and 0.5"):
+            force.setEwaldErrorTolerance(tolerance)
+
+
+def test_ewald_needs_a_nonbonded_force_with_the_mm_charges():
+    """Ewald leaves the MM-MM Coulomb terms to a PME NonbondedForce: without one they were silently lost."""
+    system, force, positions = smallSystem()
+    force.setNonbondedMethod(QMMMForce.Ewald)
+    force.setCutoffDistance(0.5)
+    system.setDefaultPeriodicBoxVectors(mm.Vec3(2, 0, 0), mm.Vec3(0, 2, 0), mm.Vec3(0, 0, 2))
+    with pytest.raises(mm.OpenMMException, match="no NonbondedForce with PME"):
+        contextFor(system, positions)
+    nonbonded = addPMENonbondedForce(system, force)
+    charge, sigma, epsilon = nonbonded.getParticleParameters(4)
+    nonbonded.setParticleParameters(4, 2 * charge, sigma, epsilon)
+    with pytest.raises(mm.OpenMMException, match="MM particle 4 has charge 0.417 here but 0.834"):
+        contextFor(system, positions)
+
+
+def test_link_bond_length_is_bounded():
+    force = QMMMForce()
+    force.setLinkAtomBondLength(6, 0.5)
+    for length in (0.51, 10.0, 1e300):
+        with pytest.raises(mm.OpenMMException, match="at most 0.5"):
+            force.setLinkAtomBondLength(6, length)
+
+
+def test_qm_charge_near_int_min_is_refused_without_overflow():
+    system, force, positions = smallSystem()
+    force.setQMCharge(-2147483648)
+    with pytest.raises(mm.OpenMMException, match="2147483658 electrons .* more than a QM region can hold"):
+        contextFor(system, positions)
+
+
+def test_arguments_of_another_dimension_are_refused_and_numpy_scalars_taken():
+    """A Quantity of the wrong dimension was once taken as its bare number (setCutoffDistance(1.2 kJ/mol) gave a
+    1.2 nm cutoff) and numpy scalars were refused; as in OpenMM's own wrappers it is now the other way round."""
+    force = QMMMForce()
+    with pytest.raises(TypeError, match="not compatible with Unit"):
+        force.setCutoffDistance(1.2 * unit.kilojoule_per_mole)
+    with pytest.raises(TypeError, match="not compatible with Unit"):
+        force.addParticle(0.4 * unit.nanometer)
+    with pytest.raises(TypeError, match="plain number, not a Quantity"):
+        force.setSCFConvergence(1e-8 * unit.hartree)
+    force.setCutoffDistance(7 * unit.angstrom)
+    assert force.getCutoffDistance().value_in_unit(unit.nanometer) == pytest.approx(0.7)
+    force.setCutoffDistance(np.float32(0.8))
+    assert force.getCutoffDistance().value_in_unit(unit.nanometer) == pytest.approx(0.8)
+    force.setLinkAtomBondLength(6, 1.1 * unit.angstrom)
+    assert force.getLinkAtomBondLength(6).value_in_unit(unit.nanometer) == pytest.approx(0.11)
+    force.addParticle(np.float64(-0.8))
+    force.addParticle(0.4)
+    assert force.addBond(np.int64(0), np.int64(1)) == 0
+    assert force.addQMAtom(np.int64(0), np.int32(8)) == 0

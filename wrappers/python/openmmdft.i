@@ -331,12 +331,53 @@ QMMMForce.getLinkAtomParameters = _withUnit(QMMMForce.getLinkAtomParameters, lam
 QMMMForce.getLinkAtomBondLength = _withUnit(QMMMForce.getLinkAtomBondLength, lambda d: d * unit.nanometer)
 QMMMForce.getGridGrouping = _withUnit(QMMMForce.getGridGrouping, lambda g: [g[0] * unit.nanometer, g[1]])
 
+# Units on the arguments, checked as OpenMM's wrappers check them: a Quantity must be compatible with the argument's
+# unit and is converted to it (angstrom to nm); a Quantity where a plain number is expected (a count, a scale, a
+# threshold), or one of another dimension, is a TypeError rather than its bare number. numpy scalars count as numbers.
+_ARGUMENT_UNITS = {
+    "addParticle": [unit.elementary_charge],
+    "setParticleParameters": [None, unit.elementary_charge],
+    "setCutoffDistance": [unit.nanometer],
+    "setEmbeddingSwitchingDistance": [unit.nanometer],
+    "setLinkAtomBondLength": [None, unit.nanometer],
+    "setGridGrouping": [unit.nanometer, None],
+}
+
+
+def _plainArgument(value, unitOf, method, position):
+    if unit.is_quantity(value):
+        if unitOf is None:
+            if not value.unit.is_dimensionless():
+                raise TypeError("QMMMForce.%s: argument %d is a plain number, not a Quantity in %s" % (method, position + 1, value.unit))
+            value = value.value_in_unit(unit.dimensionless)
+        elif not value.unit.is_compatible(unitOf):
+            raise TypeError("QMMMForce.%s: argument %d in %s is not compatible with Unit \"%s\"" % (method, position + 1, value.unit, unitOf))
+        else:
+            value = value.value_in_unit(unitOf)
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):
+        value = value.item()  # numpy scalar (int, float or bool) to the Python number
+    return value
+
+
+def _withArgumentUnits(method, units):
+    def wrapped(self, *args):
+        converted = [_plainArgument(a, units[i] if i < len(units) else None, method.__name__, i) for i, a in enumerate(args)]
+        return method(self, *converted)
+    wrapped.__doc__ = method.__doc__
+    wrapped.__name__ = method.__name__
+    return wrapped
+
+
+for _name in [n for n in dir(QMMMForce) if (n.startswith("set") or n.startswith("add")) and callable(getattr(QMMMForce, n))]:
+    setattr(QMMMForce, _name, _withArgumentUnits(getattr(QMMMForce, _name), _ARGUMENT_UNITS.get(_name, [])))
+del _name
+
 
 def _qmResults(self, context):
     """What the last QM computation in ``context`` produced: a dict of energies (kJ/mol
     Quantities), SCF iterations, the number of MM charges in the QM Hamiltonian, orbital
     energies, SCF restarts (attempts that failed before the one that converged), the past densities the SCF's guess combined (extrapolatedDensities), the recycled DIIS directions from the previous steps (recycledDIISPairs), where the XC work ran
-    ("host" or "device") and the bytes of basis values it keeps between SCF iterations, the HOMO-LUMO gap and the ESP charges (e, one per QM atom; empty unless
+    ("host" or "device") and the bytes of basis values it keeps between SCF iterations, the HOMO-LUMO gap and the ESP charges (e, one per QM atom, then one per link hydrogen; empty unless
     setESPChargeMethod chose a method), with the Ewald method its long-range energy and Mulliken charges, and "timings": the wall-clock time of each phase of the computation
     (a dict of second Quantities: "scf.xc", "gradient.total", "total", ...; see QMResults in QMMMForce.h)."""
     r = QMMMForce._getQMResultsRaw(self, context)

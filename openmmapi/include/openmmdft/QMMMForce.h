@@ -59,7 +59,8 @@ struct QMResults {
     /** Bytes of the stored density-fitting three-centre tensor (in device memory when coulombContractions is
      * "device", with the Coulomb metric and its inverse there; 0 with exact Coulomb). */
     double densityFittingBytes = 0;
-    /** ESP charges (e), one per QM atom in QM-atom order; empty when the ESP charge method is NoESPCharges. */
+    /** ESP charges (e), one per QM atom in QM-atom order, then one per link hydrogen (link-atom order); empty when the
+     *  ESP charge method is NoESPCharges. */
     std::vector<double> espCharges;
     /** Wall-clock seconds of the last computation's phases, for finding where a step's time goes: the SCF's
      * "setup.integrals", "setup.grid", "setup.xc", "setup.coulomb", "guess", "scf.coulomb", "scf.xc",
@@ -216,7 +217,8 @@ public:
         return cutoffDistance;
     }
     void setCutoffDistance(double distance);
-    /** The relative error of the Ewald sum (method Ewald), as NonbondedForce::setEwaldErrorTolerance; default 5e-4. */
+    /** The relative error of the Ewald sum (method Ewald), as NonbondedForce::setEwaldErrorTolerance; default 5e-4;
+     *  between 0 and 0.5 (exclusive). */
     void setEwaldErrorTolerance(double tolerance);
     double getEwaldErrorTolerance() const {
         return ewaldErrorTolerance;
@@ -440,7 +442,8 @@ public:
     void getLinkAtomParameters(int index, int& qmParticle, int& mmParticle, double& bondLength) const;
     /**
      * The distance (nm) from a QM atom of this element to its link hydrogen. Defaults: the X-H bond lengths of
-     * C 0.109, N 0.101, O 0.096, Si 0.148, P 0.142, S 0.134 nm; other elements need one to be set.
+     * C 0.109, N 0.101, O 0.096, Si 0.148, P 0.142, S 0.134 nm; other elements need one to be set. At most
+     * 0.5 nm.
      */
     void setLinkAtomBondLength(int atomicNumber, double length);
     /** Throws OpenMMException for an element with no default and none set. */
