@@ -107,7 +107,7 @@ public:
         kernel->addArg(boys.orders);
         kernel->addArg(boys.taylorTerms);
         kernel->addArg(tensor);
-        kernel->execute(numPairs * numAuxShells, 64);
+        kernel->execute(numPairs * numAuxShells, THREE_CENTRE_GROUP_SIZE);
         integralsHere = true;
         return true;  // B is still being computed: finishTensor() waits for it
     }

@@ -70,7 +70,7 @@ bool CommonPointCharges::matrix(const QM::ThreeCentreTask& task, const vector<do
     groups->addArg(boys.orders);
     groups->addArg(boys.taylorTerms);
     groups->addArg(partial);
-    groups->execute(numPairs * numGroups, 64);
+    groups->execute(numPairs * numGroups, THREE_CENTRE_GROUP_SIZE);
     ComputeKernel sum = program->createKernel("sumChargeGroups");
     sum->addArg(elements);
     sum->addArg(numGroups);

@@ -29,7 +29,7 @@ Eigen::MatrixXd OpenMMDFT::runThreeCentreGradient(ComputeProgram program, int nu
     kernel->addArg(density);
     kernel->addArg(coefficients);
     kernel->addArg(gradient);
-    kernel->execute(numPairs * numGroups, 64);
+    kernel->execute(numPairs * numGroups, THREE_CENTRE_GROUP_SIZE);
     vector<long long> fixed;
     gradient.download(fixed);
     Eigen::MatrixXd G((int) fixed.size() / 3, 3);

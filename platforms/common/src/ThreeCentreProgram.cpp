@@ -7,6 +7,7 @@ std::map<std::string, std::string> OpenMMDFT::threeCentreDefines(int basisL, int
     defines["BASIS_L"] = std::to_string(basisL);
     defines["AUX_L"] = std::to_string(auxL);
     defines["POINT_CHARGES"] = pointCharges ? "1" : "0";
+    defines["GROUP_SIZE"] = std::to_string(THREE_CENTRE_GROUP_SIZE);
     char scale[64];
     std::snprintf(scale, sizeof(scale), "%.17e", THREE_CENTRE_GRADIENT_SCALE);
     defines["GRADIENT_SCALE"] = scale;

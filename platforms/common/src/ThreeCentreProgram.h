@@ -12,6 +12,9 @@ namespace OpenMMDFT {
 /// component may reach 5e5 Eh/bohr.
 constexpr double THREE_CENTRE_GRADIENT_SCALE = 17592186044416.0;
 
+/// Work-group size of every launch of the program's integral kernels (their CUDA register bound assumes it).
+constexpr int THREE_CENTRE_GROUP_SIZE = 64;
+
 /**
  * The defines of kernels/qmThreeCentre.cc for orbital shells up to basisL and fitting shells up to auxL; pointCharges
  * compiles the gradient kernel for point charges instead of fitting functions. A compile-time choice: with it as a

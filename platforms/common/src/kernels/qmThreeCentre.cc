@@ -11,11 +11,24 @@
  *
  * Defines from the host: BASIS_L and AUX_L (the largest l of the orbital and fitting bases, which size the private
  * arrays), POINT_CHARGES (1: the gradient kernel takes point charges, not fitting functions) and GRADIENT_SCALE (the
- * fixed-point scale of the gradient sums). The engine's Boys-function table
+ * fixed-point scale of the gradient sums), GROUP_SIZE (the work-group size of the launches). The engine's Boys-function table
  * (BoysFunction.h) comes as a buffer with its step, end, orders per point and Taylor terms.
  */
 
 #define PI_THREE_CENTRE 3.14159265358979323846
+
+/* At most 128 registers per thread on CUDA: work groups of GROUP_SIZE (as the host launches these kernels), 512
+ * threads per multiprocessor. Above 128 the fitting gradient once ran 4.8x slower on an H200 (docs/PERFORMANCE.md), and
+ * small changes can push nvcc's choice past it (the point-charge gradient took 166 without the bound, and the same
+ * private stack with it). */
+#ifndef GROUP_SIZE
+#define GROUP_SIZE 64
+#endif
+#ifdef __CUDA_ARCH__
+#define AT_MOST_128_REGISTERS __launch_bounds__(GROUP_SIZE, 512/GROUP_SIZE)
+#else
+#define AT_MOST_128_REGISTERS
+#endif
 #define HERMITE_COUNT(L) (((L)+1)*((L)+2)*((L)+3)/6)
 #define CART_COUNT(L) (((L)+1)*((L)+2)/2)
 /* Hermite orders: the tensor needs la+lb+lq, the gradient one more (a raised bra or ket). Each kernel's private
@@ -76,31 +89,35 @@ DEVICE void boysFunction(int mMax, double T, GLOBAL const double* RESTRICT table
 
 /**
  * R_tuv(alpha, PQ) for t+u+v <= L in compact order into R, from F: R^n_000 = (-2 alpha)^n F_n and
- * R^n_(t+1)uv = t R^(n+1)_(t-1)uv + X_PQ R^(n+1)_tuv (likewise in u, v), one layer n at a time; layer n holds the
- * orders <= L-n and is written to R for even n and to other for odd n, so that layer 0 ends in R (other needs
- * HERMITE_COUNT(L-1) elements).
+ * R^n_(t+1)uv = t R^(n+1)_(t-1)uv + X_PQ R^(n+1)_tuv (likewise in u, v), one layer n at a time, in place: layer n holds
+ * the orders <= L-n, and an element of order N is made from layer n+1's elements of orders N-1 and N-2, so the orders
+ * are overwritten from the highest down and each is read before it is replaced (one array instead of two layers: the
+ * private arrays live in slow local memory on a GPU).
  */
-DEVICE void hermiteCoulomb(int L, double alpha, double X, double Y, double Z, const double* F, double* R, double* other) {
-    for (int n = L; n >= 0; n--) {
-        double* cur = (n%2 == 0 ? R : other);
-        const double* prev = (n%2 == 0 ? other : R);
-        double scale = 1;
-        for (int i = 0; i < n; i++)
-            scale *= -2*alpha;
-        cur[0] = scale*F[n];
-        for (int N = 1; N <= L-n; N++)
+DEVICE double powerOfMinusTwoAlpha(double alpha, int n) {
+    double scale = 1;
+    for (int i = 0; i < n; i++)
+        scale *= -2*alpha;
+    return scale;
+}
+
+DEVICE void hermiteCoulomb(int L, double alpha, double X, double Y, double Z, const double* F, double* R) {
+    R[0] = powerOfMinusTwoAlpha(alpha, L)*F[L];
+    for (int n = L-1; n >= 0; n--) {
+        for (int N = L-n; N >= 1; N--)
             for (int t = N; t >= 0; t--)
                 for (int u = N-t; u >= 0; u--) {
                     const int v = N-t-u;
                     double value;
                     if (t > 0)
-                        value = X*prev[hermitePosition(t-1, u, v)] + (t > 1 ? (t-1)*prev[hermitePosition(t-2, u, v)] : 0.0);
+                        value = X*R[hermitePosition(t-1, u, v)] + (t > 1 ? (t-1)*R[hermitePosition(t-2, u, v)] : 0.0);
                     else if (u > 0)
-                        value = Y*prev[hermitePosition(0, u-1, v)] + (u > 1 ? (u-1)*prev[hermitePosition(0, u-2, v)] : 0.0);
+                        value = Y*R[hermitePosition(0, u-1, v)] + (u > 1 ? (u-1)*R[hermitePosition(0, u-2, v)] : 0.0);
                     else
-                        value = Z*prev[hermitePosition(0, 0, v-1)] + (v > 1 ? (v-1)*prev[hermitePosition(0, 0, v-2)] : 0.0);
-                    cur[hermitePosition(t, u, v)] = value;
+                        value = Z*R[hermitePosition(0, 0, v-1)] + (v > 1 ? (v-1)*R[hermitePosition(0, 0, v-2)] : 0.0);
+                    R[hermitePosition(t, u, v)] = value;
                 }
+        R[0] = powerOfMinusTwoAlpha(alpha, n)*F[n];
     }
 }
 
@@ -243,7 +260,7 @@ DEVICE void derivativeSums(const double* DA, const double* DB, int count, int d,
  * functions transformed by their shell's matrix (to real solid harmonics where pure), the pair's cartesian functions
  * (i, j) i-major from pairColumn, with i >= j when the two shells are one.
  */
-KERNEL void threeCentreTensor(int numPairs, int numAuxShells, int rows, GLOBAL const int* RESTRICT pairFirst,
+KERNEL AT_MOST_128_REGISTERS void threeCentreTensor(int numPairs, int numAuxShells, int rows, GLOBAL const int* RESTRICT pairFirst,
                               GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT pairColumn,
                               GLOBAL const int* RESTRICT shellL, GLOBAL const int* RESTRICT shellPrimStart,
                               GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const double* RESTRICT shellCenter,
@@ -259,7 +276,7 @@ KERNEL void threeCentreTensor(int numPairs, int numAuxShells, int rows, GLOBAL c
     double acc[CART_COUNT(BASIS_L)*CART_COUNT(BASIS_L)*CART_COUNT(AUX_L)];
     double Ex[VALUE_E], Ey[VALUE_E], Ez[VALUE_E];
     double single[(AUX_L+1)*(AUX_L+1)];
-    double R[HERMITE_COUNT(TENSOR_ORDER)], other[HERMITE_COUNT(TENSOR_ORDER-1)+1], F[TENSOR_ORDER+1];
+    double R[HERMITE_COUNT(TENSOR_ORDER)], F[TENSOR_ORDER+1];
     double cq[HERMITE_COUNT(AUX_L)], W[HERMITE_COUNT(2*BASIS_L)];
     for (int item = GLOBAL_ID; item < numPairs*numAuxShells; item += GLOBAL_SIZE) {
         const int q = item/numPairs, k = item%numPairs;
@@ -282,7 +299,7 @@ KERNEL void threeCentreTensor(int numPairs, int numAuxShells, int rows, GLOBAL c
                 for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
                     const double g = auxExponent[pq], alpha = p*g/(p+g);
                     boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
-                    hermiteCoulomb(L, alpha, X, Y, Z, F, R, other);
+                    hermiteCoulomb(L, alpha, X, Y, Z, F, R);
                     singleGaussianExpansion(lq, g, single);
                     const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g))*cab*auxCoefficient[pq];
                     for (int c = 0; c < nq; c++) {
@@ -330,7 +347,7 @@ KERNEL void threeCentreTensor(int numPairs, int numAuxShells, int rows, GLOBAL c
  * shells" are point charges (l = 0, one primitive whose coefficient is 1, c = the charge's weight), each its own centre
  * auxAtom[q]: the derivative of sum_uv D_uv sum_C c_C <u|1/|r-C||v>.
  */
-KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL const int* RESTRICT pairFirst,
+KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL const int* RESTRICT pairFirst,
                                 GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT shellL,
                                 GLOBAL const int* RESTRICT shellAtom, GLOBAL const int* RESTRICT shellPrimStart,
                                 GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const int* RESTRICT shellCartesianOffset,
@@ -348,7 +365,7 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
     double Ex[MAX_E], Ey[MAX_E], Ez[MAX_E];
     double DA[3*MAX_PAIR_HERMITE], DB[3*MAX_PAIR_HERMITE];
     double single[(AUX_L+1)*(AUX_L+1)];
-    double R[MAX_HERMITE], other[HERMITE_COUNT(MAX_ORDER-1)], F[MAX_ORDER+1];
+    double R[MAX_HERMITE], F[MAX_ORDER+1];
     double cq[HERMITE_COUNT(AUX_L)], W[MAX_PAIR_HERMITE];
     for (int item = GLOBAL_ID; item < numPairs*numGroups; item += GLOBAL_SIZE) {
         const int group = item/numPairs, k = item%numPairs;
@@ -406,7 +423,7 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
                 for (int q = firstAux; q < lastAux; q++) {
                     const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
                     boysFunction(pairOrder, p*(X*X+Y*Y+Z*Z), boysTable, boys, F);
-                    hermiteCoulomb(pairOrder, p, X, Y, Z, F, R, other);
+                    hermiteCoulomb(pairOrder, p, X, Y, Z, F, R);
                     const double w = 2*PI_THREE_CENTRE/p*auxCoefficient[auxPrimStart[q]]*coefficients[auxCartesianOffset[q]];
                     for (int d = 0; d < 3; d++) {
                         double sa, sb;
@@ -430,7 +447,7 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
                         for (int c = 0; c < nq; c++)
                             addFittingHermite(lq, c, coefficients[auxCartesianOffset[q]+c], single, cq);
                         boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
-                        hermiteCoulomb(L, alpha, X, Y, Z, F, R, other);
+                        hermiteCoulomb(L, alpha, X, Y, Z, F, R);
                         contractWithFitting(pairOrder, lq, cq, R, W);
                         for (int d = 0; d < 3; d++) {
                             double sa, sb;
@@ -460,7 +477,7 @@ KERNEL void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL con
  * Work item (group of charges, pair): its cartesian block (i, j) i-major goes to
  * partial[group*blockElements + blockStart[pair] + i*nb + j]; sumChargeGroups() adds the groups in order.
  */
-KERNEL void pointChargeMatrix(int numPairs, int numGroups, int blockElements, GLOBAL const int* RESTRICT pairFirst,
+KERNEL AT_MOST_128_REGISTERS void pointChargeMatrix(int numPairs, int numGroups, int blockElements, GLOBAL const int* RESTRICT pairFirst,
                               GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT blockStart,
                               GLOBAL const int* RESTRICT shellL, GLOBAL const int* RESTRICT shellPrimStart,
                               GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const double* RESTRICT shellCenter,
@@ -471,7 +488,7 @@ KERNEL void pointChargeMatrix(int numPairs, int numGroups, int blockElements, GL
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
     double acc[CART_COUNT(BASIS_L)*CART_COUNT(BASIS_L)];
     double Ex[VALUE_E], Ey[VALUE_E], Ez[VALUE_E];
-    double R[HERMITE_COUNT(2*BASIS_L)], other[HERMITE_COUNT(2*BASIS_L-1)+1], F[2*BASIS_L+1], W[HERMITE_COUNT(2*BASIS_L)];
+    double R[HERMITE_COUNT(2*BASIS_L)], F[2*BASIS_L+1], W[HERMITE_COUNT(2*BASIS_L)];
     for (int item = GLOBAL_ID; item < numPairs*numGroups; item += GLOBAL_SIZE) {
         const int group = item/numPairs, k = item%numPairs;
         const int s1 = pairFirst[k], s2 = pairSecond[k];
@@ -494,7 +511,7 @@ KERNEL void pointChargeMatrix(int numPairs, int numGroups, int blockElements, GL
                 for (int c = groupChargeStart[group]; c < groupChargeStart[group+1]; c++) {
                     const double X = P[0]-chargeCenter[3*c], Y = P[1]-chargeCenter[3*c+1], Z = P[2]-chargeCenter[3*c+2];
                     boysFunction(L, p*(X*X+Y*Y+Z*Z), boysTable, boys, F);
-                    hermiteCoulomb(L, p, X, Y, Z, F, R, other);
+                    hermiteCoulomb(L, p, X, Y, Z, F, R);
                     const double w = chargeWeight[c];
                     for (int n = 0; n < count; n++)
                         W[n] += w*R[n];
