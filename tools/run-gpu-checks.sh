@@ -8,7 +8,8 @@
 #   (TESTS="TestCudaQMMMForce" runs one test program; SIZES=none skips the least-squares benchmark; INVERSE_SIZES=1700
 #   times the density fitting's metric inverse with its phases, INVERSE_SIZES=none skips it; BLAS_THREADS_AB=4 times an
 #   n = 24 CUDA step again with OpenBLAS on 4 threads, for the host's diagonalization; RESPONSE_AB=1 times an n = 24 CUDA
-#   step again without the SCF's Coulomb-response step, whose Coulomb builds are device contractions)
+#   step again without the SCF's Coulomb-response step, whose Coulomb builds are device contractions; PROFILE=1 runs
+#   Nsight Compute, where present, on the three-centre and point-charge kernels of an n = 8 step)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 work=/tmp/openmmdft-device
@@ -64,5 +65,20 @@ if [ -n "${RESPONSE_AB:-}" ]; then
     timeout "${QM_LIMIT:-300}" "$work/bin/BenchQMRegion" --sizes 24 --platforms CUDA:double --steps 2 --warmup 6 \
         --coulomb-response 0 > "$out/bench-qm-noresponse.log" 2>&1 || status=1
     grep -E "^\| 24|phases" "$out/bench-qm-noresponse.log" | tee -a "$out/summary.txt"
+fi
+if [ -n "${PROFILE:-}" ]; then
+    # Nsight Compute on the integral kernels of one n = 8 CUDA step, where the machine has it and lets it read the
+    # counters: achieved occupancy, local-memory traffic (their private arrays) and throughput, to choose between a
+    # per-class kernel and the generic one (docs/PERFORMANCE.md).
+    ncu=$(command -v ncu || find /usr/local /opt -name ncu -type f 2>/dev/null | head -1)
+    if [ -n "$ncu" ]; then
+        timeout "${PROFILE_LIMIT:-240}" "$ncu" --kernel-name regex:"threeCentre|pointCharge" --launch-count 4 \
+            --section SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis --section LaunchStats \
+            "$work/bin/BenchQMRegion" --sizes 8 --platforms CUDA:double --steps 1 --warmup 1 > "$out/ncu-integrals.log" 2>&1 || status=1
+        grep -E "threeCentre|pointCharge|^ +Duration|Achieved Occupancy|Registers Per|Local|Memory Throughput|DRAM Throughput|Compute \(SM\)|ERR" \
+            "$out/ncu-integrals.log" | head -80 | tee -a "$out/summary.txt"
+    else
+        echo "run-gpu-checks.sh: PROFILE: ncu not found on this machine" | tee -a "$out/summary.txt"
+    fi
 fi
 exit $status

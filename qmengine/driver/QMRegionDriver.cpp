@@ -78,9 +78,9 @@ string QMRegionDriver::findDataDirectory() {
     return "";  // the engine then falls back to the source tree's qmengine/data
 }
 
-QMRegionDriver::QMRegionDriver(const QMMMForce& force, int threads, bool fitOnContextKernel, bool metricOnContextKernel,
+QMRegionDriver::QMRegionDriver(const QMMMForce& force, int threads, bool espOnContextKernel, bool metricOnContextKernel,
                                shared_ptr<const QM::XCBackendFactory> xcFactory)
-    : embedding(force), threads(threads), fitOnContextKernel(fitOnContextKernel), metricOnContextKernel(metricOnContextKernel),
+    : embedding(force), threads(threads), espOnContextKernel(espOnContextKernel), metricOnContextKernel(metricOnContextKernel),
       xcFactory(xcFactory) {
     setParameters(force);
 }
@@ -429,7 +429,7 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
     results.espCharges.clear();
     const Clock::time_point espStart = Clock::now();
     if (espCharges)
-        results.espCharges = espCharges->compute(fitSolver(context, fitOnContextKernel), qmPositions, qmAtomicNumbers, qmCharge, engine->basis(), r.density);
+        results.espCharges = espCharges->compute(fitSolver(context, espOnContextKernel), qmPositions, qmAtomicNumbers, qmCharge, engine->basis(), r.density);
     results.timings["espCharges"] = since(espStart);
     if (forces) {
         // A force on an imaged position acts on the particle itself.

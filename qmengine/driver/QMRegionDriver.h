@@ -30,7 +30,7 @@ namespace OpenMMDFT {
 class QMRegionDriver {
 public:
     /**
-     * threads: for the engine (0: every hardware thread). fitOnContextKernel: the ESP fit runs on the Context's
+     * threads: for the engine (0: every hardware thread). espOnContextKernel: the ESP fit runs on the Context's
      * least-squares kernel (Reference/CPU, and GPU platforms in double precision), otherwise on the CPU platform's,
      * since the QM accumulations are always double. metricOnContextKernel: the density-fitting metric's inverse
      * comes from the Context's least-squares kernel (Reference/CPU), otherwise from the CPU platform's (LAPACK on
@@ -39,7 +39,7 @@ public:
      * (docs/PERFORMANCE.md). xcFactory: where the XC work runs (null: the host's threads; the GPU platforms pass
      * their device back end).
      */
-    QMRegionDriver(const QMMMForce& force, int threads, bool fitOnContextKernel, bool metricOnContextKernel,
+    QMRegionDriver(const QMMMForce& force, int threads, bool espOnContextKernel, bool metricOnContextKernel,
                    std::shared_ptr<const QM::XCBackendFactory> xcFactory = nullptr);
     /**
      * Re-read the QM settings and MM charges (updateParametersInContext). All or nothing: everything
@@ -101,7 +101,7 @@ private:
     static std::vector<int> nonFiniteForces(const std::vector<OpenMM::Vec3>& forces);
     QMEmbedding embedding;
     int threads;
-    bool fitOnContextKernel, metricOnContextKernel;
+    bool espOnContextKernel, metricOnContextKernel;
     std::shared_ptr<const QM::XCBackendFactory> xcFactory;
     int qmCharge;
     bool energyOnly;
