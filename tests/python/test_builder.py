@@ -178,6 +178,12 @@ def test_accepts_indices_and_refuses_bad_input():
         openmmdft.createQMMMSystem(topology, built, range(6))
     with pytest.raises(ValueError, match="QM atom index -1 is out of range"):
         openmmdft.createQMMMSystem(topology, system, [-1])
+    # A QM hydrogen whose heavy atom is MM: once a link atom of length 0 nm and an error about link bond lengths later.
+    with pytest.raises(ValueError, match="link atom caps a bond from a heavy QM atom"):
+        openmmdft.createQMMMSystem(topology, system, [5])
+    # A QM charge unlike the force field's (methanol: 0 e) is most often a slip: a warning, not an error.
+    with pytest.warns(UserWarning, match="QM atoms carry 0.00 e in the force field, but qmCharge is 2"):
+        openmmdft.createQMMMSystem(topology, system, range(6), qmCharge=2)
 
 
 def test_pme_system_keeps_its_coulomb_terms_and_zeroes_the_qm_charges():
@@ -335,3 +341,46 @@ def test_exclusions_the_bonds_do_not_give_are_refused():
             nonbonded.setExceptionParameters(e, p1, p2, q1 * q2, sigma, epsilon)
     with pytest.raises(ValueError, match="particles 1-2: exception charge product .*2 bonds apart"):
         openmmdft.replaceCoulomb(mm.XmlSerializer.clone(system), topology)
+
+
+def charmmWaters():
+    """Three waters in CHARMM36, whose force field keeps Lennard-Jones in a CustomNonbondedForce (NBFIX)."""
+    topology = app.Topology()
+    chain = topology.addChain()
+    positions = []
+    for k, centre in enumerate([(0.0, 0.0, 0.0), (0.28, 0.0, 0.0), (0.0, 0.3, 0.1)]):
+        residue = topology.addResidue("HOH", chain)
+        atoms = [topology.addAtom(name, app.element.Element.getByAtomicNumber(z), residue) for name, z, _, _ in WATER]
+        topology.addBond(atoms[0], atoms[1])
+        topology.addBond(atoms[0], atoms[2])
+        positions += [np.array(xyz) + centre for _, _, xyz, _ in WATER]
+    system = app.ForceField("charmm36.xml", "charmm36/water.xml").createSystem(topology, nonbondedMethod=app.NoCutoff,
+                                                                               rigidWater=False)
+    return topology, system, np.array(positions)
+
+
+def groupEnergy(system, positions, group):
+    context = mm.Context(system, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("Reference"))
+    context.setPositions(positions)
+    return context.getState(getEnergy=True, groups={group}).getPotentialEnergy().value_in_unit(KJ)
+
+
+def test_custom_nonbonded_lennard_jones_leaves_out_the_qm_pairs():
+    """CHARMM36 keeps Lennard-Jones in a CustomNonbondedForce: the builder once removed it between QM atoms only from
+    the NonbondedForce (whose epsilons are 0 there), so two QM waters kept +5 kJ/mol of Lennard-Jones with each other,
+    and the CPU platform refused the System for its unequal exclusions. The custom force's energy must drop by exactly
+    its QM-QM part, and the System must run on the CPU platform."""
+    topology, system, positions = charmmWaters()
+    custom = [f for f in system.getForces() if isinstance(f, mm.CustomNonbondedForce)]
+    assert len(custom) == 1
+    custom[0].setForceGroup(5)
+    qm = list(range(6))
+    onlyQM = mm.XmlSerializer.clone(system)
+    [f for f in onlyQM.getForces() if isinstance(f, mm.CustomNonbondedForce)][0].addInteractionGroup(qm, qm)
+    qmPairs = groupEnergy(onlyQM, positions, 5)
+    assert abs(qmPairs) > 1.0  # the two QM waters do interact through it
+    built = openmmdft.createQMMMSystem(topology, system, qm, **SETTINGS)
+    assert groupEnergy(built, positions, 5) == pytest.approx(groupEnergy(system, positions, 5) - qmPairs, abs=1e-9)
+    context = mm.Context(built, mm.VerletIntegrator(0.001), mm.Platform.getPlatformByName("CPU"))
+    context.setPositions(positions)
+    assert np.isfinite(context.getState(getEnergy=True).getPotentialEnergy().value_in_unit(KJ))

@@ -2,9 +2,11 @@
 
 import logging
 import operator
+import warnings
 
 import openmm as mm
 import openmm.app as app
+import openmm.unit as unit
 
 from .core import QMMMForce
 from .mm import replaceCoulomb
@@ -97,6 +99,9 @@ def _checkCutBonds(topology, qm):
     for inside, outside in cut:
         where = "the bond between QM atom %d (%s %s) and MM atom %d (%s %s) crosses the QM/MM boundary" % (
             inside.index, inside.residue.name, inside.name, outside.index, outside.residue.name, outside.name)
+        if inside.element is not None and inside.element.atomic_number == 1:
+            raise ValueError("createQMMMSystem: %s, but a link atom caps a bond from a heavy QM atom: put the MM atom "
+                             "into the QM region too, or leave the hydrogen out of it" % where)
         if mmNeighbours.get(outside.index, 0) == 0:
             raise ValueError("createQMMMSystem: %s, but the MM atom has no other MM neighbour to take its boundary "
                              "charge: put it into the QM region" % where)
@@ -133,7 +138,10 @@ def createQMMMSystem(topology, system, qmAtoms, qmCharge=0, basisSet="6-31G*", r
     within the cutoff plus the Ewald remainder (docs/QMMM-MD.md).
 
     Raises ValueError for a cut bond whose MM atom has no other MM neighbour (put it into the QM region: e.g. a
-    hydrogen left out) or more than one QM neighbour, and for QM atoms that are virtual sites.
+    hydrogen left out) or more than one QM neighbour, or whose QM atom is a hydrogen, and for QM atoms that are
+    virtual sites. Warns (UserWarning) when ``qmCharge`` differs by 0.5 e or more from the QM atoms' force-field
+    charges. A CustomNonbondedForce (CHARMM36's Lennard-Jones) gets the QM pairs as exclusions, as the
+    NonbondedForce does.
     """
     if topology.getNumAtoms() != system.getNumParticles():
         raise ValueError("createQMMMSystem: the Topology has %d atoms but the System %d particles"
@@ -194,6 +202,15 @@ def createQMMMSystem(topology, system, qmAtoms, qmCharge=0, basisSet="6-31G*", r
     for k, i in enumerate(qmList):
         for j in qmList[k + 1:]:
             nb.addException(i, j, 0.0, 1.0, 0.0, True)
+    # Force fields that keep Lennard-Jones in a CustomNonbondedForce (CHARMM36's, with NBFIX) must leave the QM pairs
+    # out there too; the exclusions then also stay those of the NonbondedForce, as OpenMM's CPU and GPU platforms require.
+    for custom in copy.getForces():
+        if isinstance(custom, mm.CustomNonbondedForce):
+            excluded = {tuple(sorted(custom.getExclusionParticles(e))) for e in range(custom.getNumExclusions())}
+            for k, i in enumerate(qmList):
+                for j in qmList[k + 1:]:
+                    if (i, j) not in excluded:
+                        custom.addExclusion(i, j)
     if force.getNonbondedMethod() == QMMMForce.Ewald:
         # PME/Ewald: the NonbondedForce keeps the MM-MM Coulomb terms; the QM atoms' electrostatics are QMMMForce's.
         for i in qmList:
@@ -205,6 +222,13 @@ def createQMMMSystem(topology, system, qmAtoms, qmCharge=0, basisSet="6-31G*", r
                 nb.setExceptionParameters(e, p1, p2, 0.0, sigma, epsilon)
     for i in sorted(qm):
         force.addQMAtom(i, atoms[i].element.atomic_number)
+    # A QM charge far from what the force field gives the QM atoms is most often a slip (the SCF of a region with the
+    # wrong charge tends not to converge, and its error cannot say why): warn, since it may also be meant. A QM
+    # water's virtual site counts with its water.
+    fieldCharge = sum(nonbonded[0].getParticleParameters(i)[0].value_in_unit(unit.elementary_charge) for i in qmAll)
+    if abs(fieldCharge - qmCharge) >= 0.5:
+        warnings.warn("createQMMMSystem: the QM atoms carry %.2f e in the force field, but qmCharge is %d; check the "
+                      "QM region's charge" % (fieldCharge, qmCharge), stacklevel=2)
     force.setQMCharge(qmCharge)
     force.setBasisSet(basisSet)
     for k in range(force.getNumLinkAtoms()):
