@@ -24,7 +24,6 @@ vector<Vec3> positionsAt(long long step) {
     return {Vec3(0.001 * step, 0, 0), Vec3(0.1, 0.0005 * step, 0)};
 }
 
-const vector<int> MM_PARTICLES = {3, 4, 5};
 
 } // namespace
 
@@ -54,10 +53,10 @@ TEST(DensityExtrapolation, ContinuesALinearTrajectoryExactly) {
     for (int order = 1; order <= 6; order++) {
         DensityExtrapolation history(DensityExtrapolation::ASPC, order);
         int used = -1;
-        EXPECT_EQ(nullptr, history.guess(positionsAt(10), MM_PARTICLES, used));
+        EXPECT_EQ(nullptr, history.guess(positionsAt(10), used));
         EXPECT_EQ(0, used);
         for (long long step = 10; step < 20; step++) {
-            unique_ptr<QM::DensityGuess> guess = history.guess(positionsAt(step), MM_PARTICLES, used);
+            unique_ptr<QM::DensityGuess> guess = history.guess(positionsAt(step), used);
             if (step > 10) {
                 ASSERT_NE(nullptr, guess);
                 EXPECT_EQ(min<int>(step - 10, order + 1), used);
@@ -65,7 +64,7 @@ TEST(DensityExtrapolation, ContinuesALinearTrajectoryExactly) {
                 const Eigen::MatrixXd expected = linearDensity(used == 1 ? step - 1 : step);
                 EXPECT_LT((guess->density - expected).cwiseAbs().maxCoeff(), 1e-12) << "order " << order << " step " << step;
             }
-            history.record(positionsAt(step), MM_PARTICLES, linearDensity(step));
+            history.record(positionsAt(step), linearDensity(step));
         }
     }
 }
@@ -92,7 +91,7 @@ TEST(DensityExtrapolation, PolynomialExtrapolationIsExactForPolynomialsOfItsOrde
             DensityExtrapolation history(DensityExtrapolation::Polynomial, order);
             int used = -1;
             for (long long step = 10; step < 20; step++) {
-                unique_ptr<QM::DensityGuess> guess = history.guess(positionsAt(step), MM_PARTICLES, used);
+                unique_ptr<QM::DensityGuess> guess = history.guess(positionsAt(step), used);
                 if (step - 10 > order) {
                     ASSERT_NE(nullptr, guess);
                     EXPECT_EQ(order + 1, used);
@@ -102,7 +101,7 @@ TEST(DensityExtrapolation, PolynomialExtrapolationIsExactForPolynomialsOfItsOrde
                     else
                         EXPECT_GT(error, 1e-6) << "order " << order << " step " << step;
                 }
-                history.record(positionsAt(step), MM_PARTICLES, density(step, degree));
+                history.record(positionsAt(step), density(step, degree));
             }
         }
 }
@@ -111,8 +110,8 @@ TEST(DensityExtrapolation, PreviousDensityUsesTheLastOne) {
     DensityExtrapolation history(DensityExtrapolation::PreviousDensity, 3);
     int used;
     for (long long step = 0; step < 4; step++)
-        history.record(positionsAt(step), MM_PARTICLES, linearDensity(step));
-    unique_ptr<QM::DensityGuess> guess = history.guess(positionsAt(4), MM_PARTICLES, used);
+        history.record(positionsAt(step), linearDensity(step));
+    unique_ptr<QM::DensityGuess> guess = history.guess(positionsAt(4), used);
     EXPECT_EQ(1, used);
     EXPECT_LT((guess->density - linearDensity(3)).cwiseAbs().maxCoeff(), 1e-15);
 }
@@ -122,45 +121,43 @@ TEST(DensityExtrapolation, RestartsWhenTheTrajectoryIsBroken) {
         auto filled = [method]() {
             unique_ptr<DensityExtrapolation> history(new DensityExtrapolation(method, 3));
             for (long long step = 0; step < 4; step++)
-                history->record(positionsAt(step), MM_PARTICLES, linearDensity(step));
+                history->record(positionsAt(step), linearDensity(step));
             return history;
         };
         int used;
         // The next step extrapolates from all four.
-        EXPECT_NE(nullptr, filled()->guess(positionsAt(4), MM_PARTICLES, used));
+        EXPECT_NE(nullptr, filled()->guess(positionsAt(4), used));
         EXPECT_EQ(4, used);
         // Not a continuation: the last density alone.
-        filled()->guess(positionsAt(9), MM_PARTICLES, used);  // setPositions to another geometry
+        filled()->guess(positionsAt(9), used);  // setPositions to another geometry
         EXPECT_EQ(1, used);
-        filled()->guess(positionsAt(8), MM_PARTICLES, used);  // five steps at once (unequal spacing)
+        filled()->guess(positionsAt(8), used);  // five steps at once (unequal spacing)
         EXPECT_EQ(1, used);
-        filled()->guess(positionsAt(0), MM_PARTICLES, used);  // back to an earlier state (a loaded checkpoint)
+        filled()->guess(positionsAt(0), used);  // back to an earlier state (a loaded checkpoint)
         EXPECT_EQ(1, used);
-        filled()->guess(positionsAt(4), {3, 4}, used);  // another set of embedded MM charges
-        EXPECT_EQ(1, used);
-        filled()->guess(positionsAt(3), MM_PARTICLES, used);  // the newest point again: its own density
+        filled()->guess(positionsAt(3), used);  // the newest point again: its own density
         EXPECT_EQ(1, used);
         vector<Vec3> far = positionsAt(4);
         far[1][2] += 2 * DensityExtrapolation::MAX_STEP_DISPLACEMENT;
-        filled()->guess(far, MM_PARTICLES, used);  // a jump no MD step makes
+        filled()->guess(far, used);  // a jump no MD step makes
         EXPECT_EQ(1, used);
 
         // Recording such an evaluation starts a new history from it.
         unique_ptr<DensityExtrapolation> history = filled();
-        history->record(positionsAt(9), MM_PARTICLES, linearDensity(9));
-        unique_ptr<QM::DensityGuess> guess = history->guess(positionsAt(10), MM_PARTICLES, used);
+        history->record(positionsAt(9), linearDensity(9));
+        unique_ptr<QM::DensityGuess> guess = history->guess(positionsAt(10), used);
         EXPECT_EQ(1, used);
         EXPECT_LT((guess->density - linearDensity(9)).cwiseAbs().maxCoeff(), 1e-15);
 
         // Evaluating the newest point again (getState between steps) keeps the history.
         history = filled();
-        history->record(positionsAt(3), MM_PARTICLES, linearDensity(3));
-        history->guess(positionsAt(4), MM_PARTICLES, used);
+        history->record(positionsAt(3), linearDensity(3));
+        history->guess(positionsAt(4), used);
         EXPECT_EQ(4, used);
 
         history = filled();
         history->clear();
-        EXPECT_EQ(nullptr, history->guess(positionsAt(4), MM_PARTICLES, used));
+        EXPECT_EQ(nullptr, history->guess(positionsAt(4), used));
     }
 }
 
@@ -182,25 +179,25 @@ TEST(DensityExtrapolation, XLBOMDFollowsTheDensity) {
         int used;
         for (long long step = 0; step < 12; step++) {
             if (step > 0) {
-                unique_ptr<QM::DensityGuess> guess = still.guess(positionsAt(step), MM_PARTICLES, used);
+                unique_ptr<QM::DensityGuess> guess = still.guess(positionsAt(step), used);
                 EXPECT_LT((guess->density - linearDensity(0)).cwiseAbs().maxCoeff(), 1e-13) << "K " << K;
                 EXPECT_EQ(K, used);
             }
-            still.record(positionsAt(step), MM_PARTICLES, linearDensity(0));
+            still.record(positionsAt(step), linearDensity(0));
         }
         DensityExtrapolation moving(DensityExtrapolation::XLBOMD, K);
         double worst = 0;
         for (long long step = 0; step < 40; step++) {
             if (step > 0) {
-                unique_ptr<QM::DensityGuess> guess = moving.guess(positionsAt(step), MM_PARTICLES, used);
+                unique_ptr<QM::DensityGuess> guess = moving.guess(positionsAt(step), used);
                 worst = max(worst, (guess->density - linearDensity(step)).cwiseAbs().maxCoeff());
             }
-            moving.record(positionsAt(step), MM_PARTICLES, linearDensity(step));
+            moving.record(positionsAt(step), linearDensity(step));
         }
         const double oneStep = (linearDensity(1) - linearDensity(0)).cwiseAbs().maxCoeff();
         EXPECT_LT(worst, 2 * oneStep) << "K " << K;
         // A broken trajectory restarts it from the newest density.
-        unique_ptr<QM::DensityGuess> guess = moving.guess(positionsAt(100), MM_PARTICLES, used);
+        unique_ptr<QM::DensityGuess> guess = moving.guess(positionsAt(100), used);
         EXPECT_EQ(1, used);
         EXPECT_LT((guess->density - linearDensity(39)).cwiseAbs().maxCoeff(), 1e-15);
     }
@@ -208,27 +205,26 @@ TEST(DensityExtrapolation, XLBOMDFollowsTheDensity) {
 
 TEST(DensityExtrapolation, CarriesTheSCFSubspaceAlongTheTrajectoryOnly) {
     // The DIIS pairs of the newest SCF go with the guess while the trajectory continues, and at the same point
-    // again; a jump, other MM charges or clear() leave them out (they describe another geometry).
+    // again; a jump or clear() leave them out (they describe another geometry).
     const vector<QM::SharedMatrix> focks = {std::make_shared<const Eigen::MatrixXd>(Eigen::MatrixXd::Identity(2, 2))},
                                    errors = {std::make_shared<const Eigen::MatrixXd>(2 * Eigen::MatrixXd::Identity(2, 2))};
     for (DensityExtrapolation::Method method : {DensityExtrapolation::PreviousDensity, DensityExtrapolation::ASPC, DensityExtrapolation::XLBOMD,
                                                 DensityExtrapolation::Polynomial}) {
         DensityExtrapolation history(method, 3);
         for (long long step = 0; step < 4; step++)
-            history.record(positionsAt(step), MM_PARTICLES, linearDensity(step), focks, errors);
+            history.record(positionsAt(step), linearDensity(step), focks, errors);
         int used;
-        unique_ptr<QM::DensityGuess> next = history.guess(positionsAt(4), MM_PARTICLES, used);
+        unique_ptr<QM::DensityGuess> next = history.guess(positionsAt(4), used);
         ASSERT_EQ(1u, next->fockChanges.size()) << method;
         EXPECT_EQ(2.0, (*next->errorChanges[0])(1, 1));
         EXPECT_EQ(focks[0].get(), next->fockChanges[0].get()) << method;  // shared with the history, not copied
-        EXPECT_EQ(1u, history.guess(positionsAt(3), MM_PARTICLES, used)->fockChanges.size()) << method;
+        EXPECT_EQ(1u, history.guess(positionsAt(3), used)->fockChanges.size()) << method;
         vector<Vec3> far = positionsAt(4);
         far[1][2] += 2 * DensityExtrapolation::MAX_STEP_DISPLACEMENT;
-        EXPECT_TRUE(history.guess(far, MM_PARTICLES, used)->fockChanges.empty()) << method;
-        EXPECT_TRUE(history.guess(positionsAt(4), {3, 4}, used)->fockChanges.empty()) << method;
+        EXPECT_TRUE(history.guess(far, used)->fockChanges.empty()) << method;
         // A record without pairs (recycling off) hands none on.
-        history.record(positionsAt(4), MM_PARTICLES, linearDensity(4));
-        EXPECT_TRUE(history.guess(positionsAt(5), MM_PARTICLES, used)->fockChanges.empty()) << method;
+        history.record(positionsAt(4), linearDensity(4));
+        EXPECT_TRUE(history.guess(positionsAt(5), used)->fockChanges.empty()) << method;
     }
 }
 
@@ -241,28 +237,28 @@ TEST(DensityExtrapolation, TakesTheTrajectoryUpAgainAfterAnExcursion) {
     for (DensityExtrapolation::Method method : {DensityExtrapolation::ASPC, DensityExtrapolation::Polynomial, DensityExtrapolation::XLBOMD}) {
         DensityExtrapolation history(method, 3);
         for (long long step = 0; step < 6; step++)
-            history.record(positionsAt(step), MM_PARTICLES, linearDensity(step), focks, errors);
+            history.record(positionsAt(step), linearDensity(step), focks, errors);
         int used, usedBefore;
-        const Eigen::MatrixXd before = history.guess(positionsAt(6), MM_PARTICLES, usedBefore)->density;
+        const Eigen::MatrixXd before = history.guess(positionsAt(6), usedBefore)->density;
         for (int excursion = 0; excursion < 2; excursion++) {
             vector<Vec3> trial = positionsAt(5);
             for (Vec3& x : trial)
                 x *= 1.01;  // the barostat scales the coordinates
             trial[1][2] += 0.01;
-            EXPECT_EQ(1, [&] { history.guess(trial, MM_PARTICLES, used); return used; }()) << method;
-            history.record(trial, MM_PARTICLES, 2 * linearDensity(5));  // a different density there, no pairs
-            unique_ptr<QM::DensityGuess> resumed = history.guess(positionsAt(6), MM_PARTICLES, used);
+            EXPECT_EQ(1, [&] { history.guess(trial, used); return used; }()) << method;
+            history.record(trial, 2 * linearDensity(5));  // a different density there, no pairs
+            unique_ptr<QM::DensityGuess> resumed = history.guess(positionsAt(6), used);
             EXPECT_EQ(usedBefore, used) << method;
             EXPECT_EQ(0.0, (resumed->density - before).cwiseAbs().maxCoeff()) << method;
             EXPECT_EQ(1u, resumed->fockChanges.size()) << method;
         }
         // Going on from there records onto the resumed trajectory.
-        history.record(positionsAt(6), MM_PARTICLES, linearDensity(6), focks, errors);
+        history.record(positionsAt(6), linearDensity(6), focks, errors);
         if (method != DensityExtrapolation::XLBOMD)
-            EXPECT_LT((history.guess(positionsAt(7), MM_PARTICLES, used)->density - linearDensity(7)).cwiseAbs().maxCoeff(), 1e-12)
+            EXPECT_LT((history.guess(positionsAt(7), used)->density - linearDensity(7)).cwiseAbs().maxCoeff(), 1e-12)
                 << method;
         // clear() forgets the trajectory set aside too.
         history.clear();
-        EXPECT_EQ(nullptr, history.guess(positionsAt(7), MM_PARTICLES, used));
+        EXPECT_EQ(nullptr, history.guess(positionsAt(7), used));
     }
 }

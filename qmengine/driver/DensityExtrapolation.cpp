@@ -76,19 +76,19 @@ double DensityExtrapolation::largestMove(const vector<Vec3>& a, const vector<Vec
     return largest;
 }
 
-bool DensityExtrapolation::Trajectory::atNewestPoint(const vector<Vec3>& qmPositions, const vector<int>& mmParticles) const {
-    return !history.empty() && mmParticles == this->mmParticles && largestMove(qmPositions, history.front().qmPositions) == 0;
+bool DensityExtrapolation::Trajectory::atNewestPoint(const vector<Vec3>& qmPositions) const {
+    return !history.empty() && largestMove(qmPositions, history.front().qmPositions) == 0;
 }
 
-bool DensityExtrapolation::resumesSetAside(const vector<Vec3>& qmPositions, const vector<int>& mmParticles) const {
+bool DensityExtrapolation::resumesSetAside(const vector<Vec3>& qmPositions) const {
     // A one-entry history (the excursion itself) accepts any small move as its continuation; the longer trajectory
     // set aside wins when the positions continue it too.
-    return !current.atNewestPoint(qmPositions, mmParticles) && setAside.continues(qmPositions, mmParticles) &&
-           (!current.continues(qmPositions, mmParticles) || setAside.history.size() > current.history.size());
+    return !current.atNewestPoint(qmPositions) && setAside.continues(qmPositions) &&
+           (!current.continues(qmPositions) || setAside.history.size() > current.history.size());
 }
 
-bool DensityExtrapolation::Trajectory::continues(const vector<Vec3>& qmPositions, const vector<int>& mmParticles) const {
-    if (history.empty() || mmParticles != this->mmParticles)
+bool DensityExtrapolation::Trajectory::continues(const vector<Vec3>& qmPositions) const {
+    if (history.empty())
         return false;
     const double move = largestMove(qmPositions, history.front().qmPositions);
     if (move == 0 || move > MAX_STEP_DISPLACEMENT)
@@ -120,16 +120,15 @@ bool DensityExtrapolation::Trajectory::continues(const vector<Vec3>& qmPositions
     return true;
 }
 
-unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(const vector<Vec3>& qmPositions, const vector<int>& mmParticles,
-                                                          int& used) const {
+unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(const vector<Vec3>& qmPositions, int& used) const {
     used = 0;
     // Back on the trajectory an evaluation off it set aside, the guess continues that one (record() takes it up).
-    const Trajectory& t = resumesSetAside(qmPositions, mmParticles) ? setAside : current;
+    const Trajectory& t = resumesSetAside(qmPositions) ? setAside : current;
     if (t.history.empty())
         return nullptr;
     used = 1;
-    const bool samePoint = t.atNewestPoint(qmPositions, mmParticles);
-    const bool continuing = t.continues(qmPositions, mmParticles);
+    const bool samePoint = t.atNewestPoint(qmPositions);
+    const bool continuing = t.continues(qmPositions);
     unique_ptr<QM::DensityGuess> g(new QM::DensityGuess);
     if (method == PreviousDensity || !continuing)
         g->density = t.history.front().density;
@@ -153,13 +152,13 @@ unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(const vector<Vec3>& qmP
     return g;
 }
 
-void DensityExtrapolation::record(const vector<Vec3>& qmPositions, const vector<int>& mmParticles, const Eigen::MatrixXd& density,
+void DensityExtrapolation::record(const vector<Vec3>& qmPositions, const Eigen::MatrixXd& density,
                                   vector<QM::SharedMatrix> fockChanges, vector<QM::SharedMatrix> errorChanges,
                                   vector<QM::SharedMatrix> coulombChanges) {
-    if (resumesSetAside(qmPositions, mmParticles))
+    if (resumesSetAside(qmPositions))
         std::swap(current, setAside);  // back on the trajectory; the excursion is set aside in its place
-    const bool samePoint = current.atNewestPoint(qmPositions, mmParticles);
-    if (!samePoint && !current.continues(qmPositions, mmParticles)) {
+    const bool samePoint = current.atNewestPoint(qmPositions);
+    if (!samePoint && !current.continues(qmPositions)) {
         // Off the trajectory: keep it aside (a barostat's trial may be rejected), and start a new one here.
         if (!current.history.empty())
             setAside = std::move(current);
@@ -176,7 +175,6 @@ void DensityExtrapolation::record(const vector<Vec3>& qmPositions, const vector<
         return;
     }
     t.history.push_front({qmPositions, density});
-    t.mmParticles = mmParticles;
     while ((int) t.history.size() > (method == ASPC || method == Polynomial ? order + 1 : 3))  // three positions to recognise the trajectory
         t.history.pop_back();
     if (method == XLBOMD) {

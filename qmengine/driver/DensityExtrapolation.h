@@ -33,12 +33,15 @@ namespace OpenMMDFT {
  * energy-conserving shadow dynamics with a single SCF step.
  *
  * The history holds only densities of one continuous trajectory, recognised from the QM positions alone
- * (integrators count steps differently, and a QM force group may be evaluated once per outer step): the
- * same embedded MM particles, QM atoms that moved less than MAX_STEP_DISPLACEMENT between entries, and,
- * with two entries or more, that are near where the linear continuation of the last two puts them (within
- * twice the last step, or four times its last change). Anything else (setPositions, a loaded checkpoint, a molecule entering the cutoff,
- * updateParametersInContext via clear()) restarts it from the newest density. An evaluation at the
- * positions of the newest entry is the same point again and starts from its density.
+ * (integrators count steps differently, and a QM force group may be evaluated once per outer step): QM atoms
+ * that moved less than MAX_STEP_DISPLACEMENT between entries, and, with two entries or more, that are near where
+ * the linear continuation of the last two puts them (within twice the last step, or four times its last change).
+ * Anything else (setPositions, a loaded checkpoint, updateParametersInContext via clear()) restarts it from the
+ * newest density. An evaluation at the positions of the newest entry is the same point again and starts from its
+ * density. MM molecules entering or leaving the cutoff do not break the trajectory: their charges are a one-electron
+ * term of the Fock matrix, so the past densities stay good guesses (continuous ones with the embedding switching
+ * function), and the DIIS pairs, differences of Fock matrices at one geometry, do not contain it at all. (Treating
+ * such a change as a break cost a water in a TIP3P box at a 0.8 nm cutoff a quarter of its histories.)
  *
  * Along the trajectory (and at the same point again) the guess also carries the newest SCF's DIIS pairs
  * (QMResult::fockChanges, errorChanges), which the next SCF recycles (QMSettings::recycledSubspace).
@@ -59,16 +62,15 @@ public:
     DensityExtrapolation(Method method, int order);
     void clear();
     /**
-     * The starting density for an evaluation at these QM positions (nm) with these embedded MM particles, or
+     * The starting density for an evaluation at these QM positions (nm), or
      * null when there is no history; `used` is set to the number of past densities it combines (0: none).
      */
-    std::unique_ptr<QM::DensityGuess> guess(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles,
-                                            int& used) const;
+    std::unique_ptr<QM::DensityGuess> guess(const std::vector<OpenMM::Vec3>& qmPositions, int& used) const;
     /**
      * Record the converged density of an evaluation, and the DIIS pairs its SCF hands on (QMResult::fockChanges,
      * errorChanges, coulombChanges), which the next guess carries while the trajectory continues (whatever the method).
      */
-    void record(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles, const Eigen::MatrixXd& density,
+    void record(const std::vector<OpenMM::Vec3>& qmPositions, const Eigen::MatrixXd& density,
                 std::vector<QM::SharedMatrix> fockChanges = {}, std::vector<QM::SharedMatrix> errorChanges = {},
                 std::vector<QM::SharedMatrix> coulombChanges = {});
     /** Kolafa's coefficients B_1..B_n for n past densities. */
@@ -81,20 +83,19 @@ private:
         std::vector<OpenMM::Vec3> qmPositions;
         Eigen::MatrixXd density;
     };
-    /** One trajectory's state: its past densities, the XLBOMD auxiliary densities, its embedded MM particles, and
-     *  its newest SCF's DIIS pairs for the next one. */
+    /** One trajectory's state: its past densities, the XLBOMD auxiliary densities, and its newest SCF's DIIS pairs
+     *  for the next one. */
     struct Trajectory {
         std::deque<Entry> history;  // newest first
         std::deque<Eigen::MatrixXd> auxiliary;  // XLBOMD: P(t+dt) (the next guess), P(t), ..., newest first
-        std::vector<int> mmParticles;
         std::vector<QM::SharedMatrix> subspaceFocks, subspaceErrors, subspaceCoulombs;  // shared with the guesses, not copied
-        /** Whether an evaluation at this geometry is the newest recorded point again (same positions and MM charges). */
-        bool atNewestPoint(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles) const;
+        /** Whether an evaluation at this geometry is the newest recorded point again (the same QM positions). */
+        bool atNewestPoint(const std::vector<OpenMM::Vec3>& qmPositions) const;
         /** Whether an evaluation at this geometry continues the recorded trajectory (a step further). */
-        bool continues(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles) const;
+        bool continues(const std::vector<OpenMM::Vec3>& qmPositions) const;
     };
     /** Whether an evaluation here goes back to the trajectory set aside rather than on with the current one. */
-    bool resumesSetAside(const std::vector<OpenMM::Vec3>& qmPositions, const std::vector<int>& mmParticles) const;
+    bool resumesSetAside(const std::vector<OpenMM::Vec3>& qmPositions) const;
     static double largestMove(const std::vector<OpenMM::Vec3>& a, const std::vector<OpenMM::Vec3>& b);
     Method method;
     int order;

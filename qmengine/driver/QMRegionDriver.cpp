@@ -368,7 +368,7 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
     metricFit = &fitSolver(context, metricOnContextKernel);  // the engine's metric solver uses it
     // MD moves atoms a little each step: the SCF starts from the densities of the previous steps.
     int extrapolated = 0;
-    const unique_ptr<QM::DensityGuess> guess = densityHistory->guess(qmPositions, mmParticles, extrapolated);
+    const unique_ptr<QM::DensityGuess> guess = densityHistory->guess(qmPositions, extrapolated);
     // Ewald: the periodic MM charges beyond the explicit ones, and the QM region's images, at the Mulliken level.
     unique_ptr<EwaldLongRange> longRange;
     vector<EwaldLongRange::Charge> periodicCharges;
@@ -398,7 +398,7 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
         longRangeTerms = longRange->terms(qmBohr, periodicCharges, explicitCharges);
     }
     QM::QMResult r = engine->compute(atoms, qmCharge, mm, guess.get(), longRange ? &longRangeTerms : nullptr);
-    densityHistory->record(qmPositions, mmParticles, r.density, std::move(r.fockChanges), std::move(r.errorChanges),
+    densityHistory->record(qmPositions, r.density, std::move(r.fockChanges), std::move(r.errorChanges),
                            std::move(r.coulombChanges));
     results.extrapolatedDensities = extrapolated;
     results.recycledDIISPairs = r.recycledPairs;

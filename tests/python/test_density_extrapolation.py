@@ -149,3 +149,29 @@ def test_history_restarts_where_the_trajectory_breaks():
     force.updateParametersInContext(context)
     integrator.step(1)
     assert force.getQMResults(context)["extrapolatedDensities"] == 0
+
+
+def test_history_continues_when_a_molecule_enters_the_cutoff():
+    """An MM water crossing the cutoff changes the embedding, not the trajectory: the extrapolation and the recycled
+    DIIS pairs go on (once such a step restarted both, a quarter of the steps of a water in a TIP3P box at 0.8 nm)."""
+    from test_qm_region import buildSystem, watersAround
+    system, force, positions = buildSystem(watersAround([(0.29, 0.0, 0.0), (0.0, 0.765, 0.0)]), exact=False,
+                                           energyOnly=False, grid=(30, 110), method=QMMMForce.CutoffNonPeriodic,
+                                           cutoff=0.6)
+    force.setSCFConvergence(1e-8)
+    integrator = mm.VerletIntegrator(0.0005)
+    context = mm.Context(system, integrator, mm.Platform.getPlatformByName("Reference"))
+    context.setPositions(positions)
+    velocities = np.zeros((system.getNumParticles(), 3))
+    velocities[6:9] = (0.0, -12.0, 0.0)  # the far water comes in, 0.006 nm per step
+    context.setVelocities(velocities)
+    charges, used, pairs = [], [], []
+    for _ in range(8):
+        integrator.step(1)
+        r = force.getQMResults(context)
+        charges.append(r["numMMCharges"])
+        used.append(r["extrapolatedDensities"])
+        pairs.append(r["recycledDIISPairs"])
+    entered = [k for k in range(1, 8) if charges[k] != charges[k - 1]]
+    assert len(entered) == 1 and charges[entered[0]] > charges[entered[0] - 1], charges  # the test's premise
+    assert used[entered[0]] == min(entered[0], 4) and pairs[entered[0]] > 0, (used, pairs, entered)
