@@ -153,7 +153,15 @@ struct KohnShamLDA::System {
         t = seconds();
         if (densityFitting) {
             // The auxiliary basis follows the orbital basis's angular convention (as PySCF does).
-            aux = BasisSet(auxDef, atoms, basis.pure(), 6);
+            try {
+                aux = BasisSet(auxDef, atoms, basis.pure(), largestFittingShellL());
+            }
+            catch (const OpenMM::OpenMMException& e) {
+                // Say why here: energies alone would work, the first forces would not.
+                throw OpenMM::OpenMMException(std::string(e.what()) + " for the auxiliary basis (the density fitting's "
+                                              "gradient raises each fitting shell's l by one, and this Libint2 goes to l = " +
+                                              std::to_string(largestFittingShellL() + 1) + ")");
+            }
             fitted.reset(new DensityFittedCoulomb(basis, aux, s.integralThreshold, s.threads, metricSolver,
                                                   xcFactory.densityFittingContractions()));
             for (const auto& part : fitted->timings())

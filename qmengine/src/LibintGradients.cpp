@@ -211,6 +211,10 @@ Eigen::MatrixXd densityFittingThreeCentreGradientLibint(const BasisSet& basis, c
     return gradient;
 }
 
+int largestFittingShellL() {
+    return LIBINT_MAX_AM - 1;
+}
+
 Eigen::MatrixXd densityFittingMetricGradient(const BasisSet& auxiliary, const Eigen::VectorXd& c, int numAtoms, int threads) {
     // -1/2 sum_PQ c_P c_Q d(P|Q) = -sum_{P on A} sum_Q c_P c_Q (d_A P|Q) (both centres are basis centres).
     ensureLibintInitialized();

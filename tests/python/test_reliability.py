@@ -498,3 +498,19 @@ def test_arguments_of_another_dimension_are_refused_and_numpy_scalars_taken():
     force.addParticle(0.4)
     assert force.addBond(np.int64(0), np.int64(1)) == 0
     assert force.addQMAtom(np.int64(0), np.int32(8)) == 0
+
+
+def test_auxiliary_shell_beyond_the_gradients_reach_is_named(tmp_path):
+    """An h shell (l = 5) in a user's auxiliary basis once gave energies and then, at the first forces, Libint's
+    "Engine::lmax_exceeded": the density fitting's metric gradient raises each fitting shell's l by one. Such a basis
+    is refused, naming the shell and the reason."""
+    from test_qm_region import BASIS_DIR
+    text = open(os.path.join(BASIS_DIR, "def2-universal-jfit.nw")).read()
+    anchor = "O    G\n      1.3931000             -0.0016533\n"
+    assert anchor in text
+    path = tmp_path / "with-h.nw"
+    path.write_text(text.replace(anchor, anchor + "O    H\n      1.1000000              1.0000000\n"))
+    system, force, positions = smallSystem()
+    force.setAuxiliaryBasisSet(str(path))
+    with pytest.raises(mm.OpenMMException, match=r"l = 5 for O; the largest supported is 4 for the auxiliary basis"):
+        contextFor(system, positions).getState(getEnergy=True)

@@ -41,6 +41,9 @@ Eigen::MatrixXd densityFittingThreeCentreGradient(const BasisSet& basis, const B
                                                   const Eigen::VectorXd& c, int numAtoms, double threshold, int threads = 1);
 /// Its metric part, -1/2 sum_PQ c_P c_Q d(P|Q).
 Eigen::MatrixXd densityFittingMetricGradient(const BasisSet& auxiliary, const Eigen::VectorXd& c, int numAtoms, int threads = 1);
+/// The largest l of a fitting shell whose metric gradient this build can compute: densityFittingMetricGradient raises
+/// each fitting shell's l by one, within the largest l of the Libint2 library it is built with.
+int largestFittingShellL();
 
 /// d/dR of the exact Coulomb energy E_J = 1/2 sum_{uvls} D_uv D_ls (uv|ls), from Libint2's four-centre first
 /// derivatives over the unique shell quartets (Schwarz bound times the largest density element below threshold
