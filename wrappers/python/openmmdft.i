@@ -354,8 +354,8 @@ def _plainArgument(value, unitOf, method, position):
             raise TypeError("QMMMForce.%s: argument %d in %s is not compatible with Unit \"%s\"" % (method, position + 1, value.unit, unitOf))
         else:
             value = value.value_in_unit(unitOf)
-    if type(value).__module__ == "numpy" and hasattr(value, "item"):
-        value = value.item()  # numpy scalar (int, float or bool) to the Python number
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
+        value = value.item()  # numpy scalar (int, float or bool) to the Python number; arrays pass as they are
     return value
 
 
