@@ -289,15 +289,20 @@ double QMRegionDriver::compute(ContextImpl& context, const vector<Vec3>& positio
         return last.energy;
     }
     last.valid = false;
+    // An energy alone (a reporter's getState under an integrator whose kinetic energy needs no forces, such as
+    // LangevinMiddleIntegrator) is followed by the next step's forces at the same positions: they are computed now, so
+    // that the step reuses this evaluation instead of repeating the set-up and the SCF. Energy-only mode has none.
+    const bool withForces = forces != nullptr || !energyOnly;
     try {
         vector<Vec3> added;
-        if (forces)
-            added.assign(forces->size(), Vec3());
-        double energy = computeOrThrow(context, positions, boxVectors, forces ? &added : nullptr);
+        if (withForces)
+            added.assign(forces ? forces->size() : positions.size(), Vec3());
+        double energy = computeOrThrow(context, positions, boxVectors, withForces ? &added : nullptr);
         last.forces.clear();
         for (size_t i = 0; i < added.size(); i++)
             if (added[i] != Vec3()) {
-                (*forces)[i] += added[i];
+                if (forces)
+                    (*forces)[i] += added[i];
                 last.forces.emplace_back((int) i, added[i]);
             }
         last.positions = positions;
@@ -305,7 +310,7 @@ double QMRegionDriver::compute(ContextImpl& context, const vector<Vec3>& positio
         for (int k = 0; k < 3 && boxVectors != nullptr; k++)
             last.box[k] = boxVectors[k];
         last.energy = energy;
-        last.hasForces = forces != nullptr;
+        last.hasForces = withForces;
         last.valid = true;
         computed = true;
         return energy;
