@@ -127,18 +127,32 @@ static void validateQMRegion(const QMMMForce& force) {
 }
 
 /**
- * With Ewald the MM-MM Coulomb terms stay in the System's NonbondedForce, so a QM atom charged there would interact
- * twice with the MM charges (classically there, quantum mechanically here).
+ * With Ewald the MM-MM Coulomb terms stay in the System's NonbondedForce (OpenMM's PME or Ewald sum): one must be there,
+ * with the MM charges this Force embeds the QM region in (otherwise they would be lost or counted with other charges),
+ * and a QM atom charged in any NonbondedForce would interact twice with the MM charges (classically there, quantum
+ * mechanically here).
  */
 static void checkQMChargesLeftToThisForce(const QMMMForce& force, const System& system) {
-    // With Ewald the MM-MM Coulomb terms are the NonbondedForce's (OpenMM's PME or Ewald sum): one must be there, with
-    // the MM charges this Force embeds the QM region in; otherwise they would be lost or counted with other charges.
+    const vector<pair<int, int> > qmAtoms = qmAtomsOf(force);
     const NonbondedForce* ewaldForce = nullptr;
     for (int f = 0; f < system.getNumForces(); f++) {
         const NonbondedForce* nonbonded = dynamic_cast<const NonbondedForce*>(&system.getForce(f));
-        if (nonbonded != nullptr && nonbonded->getNumParticles() == force.getNumParticles() &&
-            (nonbonded->getNonbondedMethod() == NonbondedForce::PME || nonbonded->getNonbondedMethod() == NonbondedForce::Ewald ||
-             nonbonded->getNonbondedMethod() == NonbondedForce::LJPME))
+        if (nonbonded == nullptr || nonbonded->getNumParticles() != force.getNumParticles())
+            continue;
+        for (auto& atom : qmAtoms) {
+            double charge, sigma, epsilon;
+            nonbonded->getParticleParameters(atom.first, charge, sigma, epsilon);
+            if (charge != 0) {
+                stringstream msg;
+                msg << "QMMMForce (Ewald): QM atom " << atom.first << " has charge " << charge << " in the System's "
+                    << "NonbondedForce, which keeps the MM-MM Coulomb terms with this method; the QM region's electrostatics "
+                    << "are this Force's, so set the QM atoms' NonbondedForce charges and the charge products of their "
+                    << "exceptions to zero (openmmdft.createQMMMSystem does)";
+                throw OpenMMException(msg.str());
+            }
+        }
+        const NonbondedForce::NonbondedMethod method = nonbonded->getNonbondedMethod();
+        if (method == NonbondedForce::PME || method == NonbondedForce::Ewald || method == NonbondedForce::LJPME)
             ewaldForce = nonbonded;
     }
     if (ewaldForce == nullptr)
@@ -146,7 +160,7 @@ static void checkQMChargesLeftToThisForce(const QMMMForce& force, const System& 
                               "but the System has no NonbondedForce with PME, LJPME or Ewald for its particles (with cutoff "
                               "methods QMMMForce carries them itself: openmmdft.createQMMMSystem chooses)");
     vector<bool> isQM(force.getNumParticles(), false);
-    for (auto& atom : qmAtomsOf(force))
+    for (auto& atom : qmAtoms)
         isQM[atom.first] = true;
     for (int p = 0; p < force.getNumParticles(); p++) {
         double charge, nonbondedCharge, sigma, epsilon;
@@ -158,23 +172,6 @@ static void checkQMChargesLeftToThisForce(const QMMMForce& force, const System& 
                 << " in the System's NonbondedForce, which keeps the MM-MM Coulomb terms with this method: the QM region "
                 << "would be embedded in other charges than the MM ones interact with (openmmdft.createQMMMSystem keeps them equal)";
             throw OpenMMException(msg.str());
-        }
-    }
-    for (int f = 0; f < system.getNumForces(); f++) {
-        const NonbondedForce* nonbonded = dynamic_cast<const NonbondedForce*>(&system.getForce(f));
-        if (nonbonded == nullptr || nonbonded->getNumParticles() != force.getNumParticles())
-            continue;
-        for (auto& atom : qmAtomsOf(force)) {
-            double charge, sigma, epsilon;
-            nonbonded->getParticleParameters(atom.first, charge, sigma, epsilon);
-            if (charge != 0) {
-                stringstream msg;
-                msg << "QMMMForce (Ewald): QM atom " << atom.first << " has charge " << charge << " in the System's "
-                    << "NonbondedForce, which keeps the MM-MM Coulomb terms with this method; the QM region's electrostatics "
-                    << "are this Force's, so set the QM atoms' NonbondedForce charges and the charge products of their "
-                    << "exceptions to zero (openmmdft.createQMMMSystem does)";
-                throw OpenMMException(msg.str());
-            }
         }
     }
 }

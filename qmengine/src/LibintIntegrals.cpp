@@ -344,7 +344,7 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
     t = seconds();
     const bool tensorThere =
         contractions && contractions->computeTensor(makeThreeCentreTask(basis, aux, shellPairs, pairStart, (int) d.pairs.size()));
-    double tensorSeconds = seconds() - t;
+    const double tensorSeconds = seconds() - t;
     t = seconds();
     d.metric = coulombMetric(aux, auxShells, auxToPure, threads);
     d.timings["metric"] = seconds() - t;

@@ -10,6 +10,7 @@ import pytest
 
 import openmmdft
 from test_qm_forces import mdSystem
+from test_qm_region import buildSystem, watersAround
 
 KJ = unit.kilojoule_per_mole
 QMMMForce = openmmdft.QMMMForce
@@ -154,7 +155,6 @@ def test_history_restarts_where_the_trajectory_breaks():
 def test_history_continues_when_a_molecule_enters_the_cutoff():
     """An MM water crossing the cutoff changes the embedding, not the trajectory: the extrapolation and the recycled
     DIIS pairs go on (once such a step restarted both, a quarter of the steps of a water in a TIP3P box at 0.8 nm)."""
-    from test_qm_region import buildSystem, watersAround
     system, force, positions = buildSystem(watersAround([(0.29, 0.0, 0.0), (0.0, 0.765, 0.0)]), exact=False,
                                            energyOnly=False, grid=(30, 110), method=QMMMForce.CutoffNonPeriodic,
                                            cutoff=0.6)

@@ -199,18 +199,17 @@ def createQMMMSystem(topology, system, qmAtoms, qmCharge=0, basisSet="6-31G*", r
     # every QM pair.
     qmAll = qm | qmSites
     qmList = sorted(qmAll)
-    for k, i in enumerate(qmList):
-        for j in qmList[k + 1:]:
-            nb.addException(i, j, 0.0, 1.0, 0.0, True)
+    qmPairs = [(i, j) for k, i in enumerate(qmList) for j in qmList[k + 1:]]
+    for i, j in qmPairs:
+        nb.addException(i, j, 0.0, 1.0, 0.0, True)
     # Force fields that keep Lennard-Jones in a CustomNonbondedForce (CHARMM36's, with NBFIX) must leave the QM pairs
     # out there too; the exclusions then also stay those of the NonbondedForce, as OpenMM's CPU and GPU platforms require.
     for custom in copy.getForces():
         if isinstance(custom, mm.CustomNonbondedForce):
             excluded = {tuple(sorted(custom.getExclusionParticles(e))) for e in range(custom.getNumExclusions())}
-            for k, i in enumerate(qmList):
-                for j in qmList[k + 1:]:
-                    if (i, j) not in excluded:
-                        custom.addExclusion(i, j)
+            for pair in qmPairs:
+                if pair not in excluded:
+                    custom.addExclusion(*pair)
     if force.getNonbondedMethod() == QMMMForce.Ewald:
         # PME/Ewald: the NonbondedForce keeps the MM-MM Coulomb terms; the QM atoms' electrostatics are QMMMForce's.
         for i in qmList:
