@@ -527,6 +527,70 @@ TEST(LeastSquares, InverseOfGivenMatrixByDpotri) {
 }
 
 /*
+ * The inverse of a given symmetric positive definite matrix as its own call (the density fitting's metric), on
+ * Reference and CPU: LAPACK on one copy, equal to the solve with the identity as right-hand sides (the same
+ * scaling, dpotrf and dpotri, so to the last bit), scaled exactly for a matrix near the end of the double range, and
+ * clear errors for what it cannot invert.
+ */
+TEST(LeastSquares, InverseOfSymmetricPositiveDefiniteMatrix) {
+    const int n = 90;
+    std::mt19937_64 rng(21);
+    std::normal_distribution<double> g;
+    std::vector<double> A((size_t) 2 * n * n), G((size_t) n * n, 0.0), identity((size_t) n * n, 0.0);
+    for (double& v : A)
+        v = g(rng);
+    for (int k = 0; k < 2 * n; k++)
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                G[(size_t) i * n + j] += A[(size_t) k * n + i] * A[(size_t) k * n + j] / (2 * n);
+    for (int i = 0; i < n; i++)
+        identity[(size_t) i * n + i] = 1.0;
+    OpenMMDFT::LeastSquaresOptions cholesky;
+    cholesky.method = OpenMMDFT::LeastSquaresMethod::Cholesky;
+    for (const char* name : {"Reference", "CPU"}) {
+        SCOPED_TRACE(name);
+        OpenMMDFT::LeastSquaresSolver solver(::platform(name));
+        const OpenMMDFT::LeastSquaresResult inverse = solver.invertSymmetricPositiveDefinite(n, G, cholesky);
+        OpenMMDFT::LeastSquaresOptions normal = cholesky;
+        normal.normalEquationsGiven = true;
+        const OpenMMDFT::LeastSquaresResult solved = solver.solve(n, n, n, G, identity, normal);
+        EXPECT_EQ(inverse.x, solved.x);
+        EXPECT_EQ(inverse.conditionEstimate, solved.conditionEstimate);
+        EXPECT_TRUE(inverse.residualNorms.empty());
+        // G G^-1 = I to rounding times the condition number.
+        double worst = 0;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                double sum = 0;
+                for (int k = 0; k < n; k++)
+                    sum += G[(size_t) i * n + k] * inverse.x[(size_t) k * n + j];
+                worst = std::max(worst, std::fabs(sum - (i == j ? 1.0 : 0.0)));
+            }
+        EXPECT_LE(worst, 1e-14 * inverse.conditionEstimate);
+        // 2^-1000 G: its inverse 2^1000 G^-1, exactly.
+        std::vector<double> tiny(G);
+        for (double& v : tiny)
+            v = std::ldexp(v, -1000);
+        const std::vector<double> large = solver.invertSymmetricPositiveDefinite(n, tiny, cholesky).x;
+        for (size_t k = 0; k < large.size(); k++)
+            ASSERT_EQ(large[k], std::ldexp(inverse.x[k], 1000));
+        // What it cannot invert, named.
+        std::vector<double> asymmetric(G), indefinite(G), nan(G);
+        asymmetric[3 * n + 5] += 0.1;
+        indefinite[0] = -1.0;
+        nan[7] = NAN;
+        EXPECT_ERROR_CONTAINS(solver.invertSymmetricPositiveDefinite(n, asymmetric, cholesky), "must be symmetric");
+        EXPECT_ERROR_CONTAINS(solver.invertSymmetricPositiveDefinite(n, indefinite, cholesky), "not positive definite");
+        EXPECT_ERROR_CONTAINS(solver.invertSymmetricPositiveDefinite(n, nan, cholesky), "NaN");
+        EXPECT_ERROR_CONTAINS(solver.invertSymmetricPositiveDefinite(n, std::vector<double>((size_t) n * n, 0.0), cholesky), "zero");
+        EXPECT_ERROR_CONTAINS(solver.invertSymmetricPositiveDefinite(n, std::vector<double>(10), cholesky), "n*n");
+        OpenMMDFT::LeastSquaresOptions gauss;
+        gauss.method = OpenMMDFT::LeastSquaresMethod::Gauss;
+        EXPECT_ERROR_CONTAINS(solver.invertSymmetricPositiveDefinite(n, G, gauss), "Cholesky");
+    }
+}
+
+/*
  * Problems near the ends of the double range. A^T A of an A scaled by 1e300 overflows, of one scaled by 1e-300
  * underflows, and the squares of the residual leave the range in both, although the least-squares problem itself
  * is as well-conditioned as the unscaled one. Every method, constrained or not, must return the solution of the

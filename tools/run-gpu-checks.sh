@@ -8,7 +8,8 @@
 #   (TESTS="TestCudaQMMMForce" runs one test program; SIZES=none skips the least-squares benchmark; INVERSE_SIZES=1700
 #   times the density fitting's metric inverse with its phases, INVERSE_SIZES=none skips it; BLAS_THREADS_AB=4 times an
 #   n = 24 CUDA step again with OpenBLAS on 4 threads, for the host's diagonalization; RESPONSE_AB=1 times an n = 24 CUDA
-#   step again without the SCF's Coulomb-response step, whose Coulomb builds are device contractions; PROFILE=1 runs
+#   step again without the SCF's Coulomb-response step, whose Coulomb builds are device contractions; METRIC_THREADS_AB="1 4 16"
+#   times the density fitting's metric inverse on the host (the CPU platform's kernel) per OpenBLAS thread count; PROFILE=1 runs
 #   Nsight Compute, where present, on the three-centre and point-charge kernels of an n = 8 step)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +53,16 @@ if [ "${INVERSE_SIZES:-1700}" != "none" ]; then
         --precisions double --repeat 3 > "$out/bench-metric-inverse.log" 2>&1 || status=1
     grep -v WARNING "$out/bench-metric-inverse.log"
 fi
+if [ -n "${METRIC_THREADS_AB:-}" ]; then
+    # The density fitting's metric inverse as the GPU path computes it (the CPU platform's least-squares kernel: LAPACK
+    # through OpenBLAS, n = 1704 for 24 QM waters) under each listed OpenBLAS thread count: it took 0.30 s of an n = 24
+    # CUDA step on the H200's host against 0.10 s on a 2-core VM.
+    for threads in $METRIC_THREADS_AB; do
+        echo "metric inverse, OPENBLAS_NUM_THREADS=$threads:" | tee -a "$out/summary.txt"
+        OPENBLAS_NUM_THREADS="$threads" timeout "${LS_LIMIT:-240}" "$work/bin/BenchLeastSquares" --metric-inverse --sizes 1704 \
+            --platforms CPU --repeat 3 2>&1 | grep -v WARNING | tee -a "$out/summary.txt" || status=1
+    done
+fi
 if [ -n "${BLAS_THREADS_AB:-}" ]; then
     # The host's LAPACK with fewer OpenBLAS threads (read once by the engine: OPENBLAS_NUM_THREADS): dsyevd for 24 QM
     # waters (432 basis functions) took 24 ms per SCF iteration on the H200's 16-core host against 14 ms on 2 cores.
@@ -72,7 +83,7 @@ if [ -n "${PROFILE:-}" ]; then
     # per-class kernel and the generic one (docs/PERFORMANCE.md).
     ncu=$(command -v ncu || find /usr/local /opt -name ncu -type f 2>/dev/null | head -1)
     if [ -n "$ncu" ]; then
-        timeout "${PROFILE_LIMIT:-240}" "$ncu" --kernel-name regex:"threeCentre|pointCharge" --launch-count 4 \
+        timeout "${PROFILE_LIMIT:-240}" "$ncu" --kernel-name regex:"threeCentre|pointCharge" --launch-count "${PROFILE_LAUNCHES:-4}" \
             --section SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis --section LaunchStats \
             "$work/bin/BenchQMRegion" --sizes 8 --platforms CUDA:double --steps 1 --warmup 1 > "$out/ncu-integrals.log" 2>&1 || status=1
         grep -E "threeCentre|pointCharge|^ +Duration|Achieved Occupancy|Registers Per|Local|Memory Throughput|DRAM Throughput|Compute \(SM\)|ERR" \

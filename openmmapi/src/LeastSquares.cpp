@@ -50,7 +50,7 @@ void checkFinite(const char* name, const double* v, int rows, int cols) {
 }
 
 /* A given normal matrix must be symmetric to rounding, relative to its largest element (tiny elements may differ in relative terms). */
-void checkSymmetric(const vector<double>& A, int n) {
+void checkSymmetric(const vector<double>& A, int n, const char* what = "with normalEquationsGiven, A") {
     double scale = 0;
     for (double v : A)
         scale = max(scale, std::fabs(v));
@@ -61,7 +61,7 @@ void checkSymmetric(const vector<double>& A, int n) {
                 for (int j = j0; j < min(i, j0 + B); j++)
                     if (!(std::fabs(A[(size_t) i * n + j] - A[(size_t) j * n + i]) <= 1e-12 * scale)) {
                         stringstream msg;
-                        msg << "with normalEquationsGiven, A must be symmetric (A[" << i << "][" << j << "] != A[" << j << "][" << i << "])";
+                        msg << what << " must be symmetric ([" << i << "][" << j << "] != [" << j << "][" << i << "])";
                         throw OpenMMException(fail(msg.str()));
                     }
 }
@@ -395,6 +395,62 @@ LeastSquaresResult LeastSquaresSolver::solveConstrained(int m, int n, int nrhs, 
         stringstream msg;
         msg << "the condition estimate is not finite (" << result.conditionEstimate
             << "): the platform kernel failed to detect a singular or overflowing problem";
+        throw OpenMMException(fail(msg.str()));
+    }
+    return result;
+}
+
+void SolveLeastSquaresKernel::invertSymmetricPositiveDefinite(int n, const double* G, const LeastSquaresOptions& options,
+                                                              LeastSquaresResult& result) {
+    vector<double> identity((size_t) n * n, 0.0);
+    for (int i = 0; i < n; i++)
+        identity[(size_t) i * n + i] = 1.0;
+    LeastSquaresProblem problem;
+    problem.m = problem.n = problem.nrhs = n;
+    problem.A = G;
+    problem.b = identity.data();
+    LeastSquaresOptions normal = options;
+    normal.normalEquationsGiven = true;
+    solve(problem, normal, result);
+}
+
+LeastSquaresResult LeastSquaresSolver::invertSymmetricPositiveDefinite(int n, const vector<double>& G, const LeastSquaresOptions& options) {
+    if (n < 1) {
+        stringstream msg;
+        msg << "the matrix to invert must have at least one row (got n = " << n << ")";
+        throw OpenMMException(fail(msg.str()));
+    }
+    if (options.method != LeastSquaresMethod::Cholesky)
+        throw OpenMMException(fail("the inverse of a symmetric positive definite matrix is computed by Cholesky, not " +
+                                   leastSquaresMethodName(options.method)));
+    if (!(options.rankTolerance >= 0) || !std::isfinite(options.rankTolerance))
+        throw OpenMMException(fail("rankTolerance must be a finite number >= 0"));
+    checkSize("G", G.size(), (size_t) n * n, "n*n");
+    checkFinite("G", G.data(), n, n);
+    checkSymmetric(G, n, "the matrix to invert");
+    // G' = 2^-e G with its largest element in [1/2, 1), and G^-1 = 2^-e G'^-1: exact, as solve() scales.
+    int e = 0;
+    if (!magnitudeExponent(G.data(), G.size(), e))
+        throw OpenMMException(fail("the matrix to invert is zero, so not positive definite"));
+    const vector<double> scaled = timesPowerOfTwo(G.data(), G.size(), -e);
+    LeastSquaresResult result;
+    result.n = result.nrhs = n;
+    result.method = LeastSquaresMethod::Cholesky;
+    result.platformName = platformName;
+    result.rank = n;
+    kernel->getAs<SolveLeastSquaresKernel>().invertSymmetricPositiveDefinite(n, scaled.data(), options, result);
+    if (result.x.size() != (size_t) n * n)
+        throw OpenMMException(fail("internal error: the kernel returned an inverse of the wrong size"));
+    result.residualNorms.clear();  // not computed: the right-hand sides are implied
+    checkResultFinite("the inverse is", result.x, n, "the platform kernel returned NaN or Inf for the scaled problem (overflow?)");
+    scaleInPlace(result.x, -e);
+    stringstream beyond;
+    beyond << "its magnitude is 2^" << -e << " times a finite value, beyond the double range (overflow)";
+    checkResultFinite("the inverse is", result.x, n, beyond.str());
+    if (!std::isfinite(result.conditionEstimate)) {
+        stringstream msg;
+        msg << "the condition estimate is not finite (" << result.conditionEstimate
+            << "): the platform kernel failed to detect a singular or overflowing matrix";
         throw OpenMMException(fail(msg.str()));
     }
     return result;

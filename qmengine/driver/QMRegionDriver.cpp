@@ -181,12 +181,18 @@ double QMRegionDriver::execute(ContextImpl& context, const vector<Vec3>& positio
 void QMRegionDriver::solveMetric(LeastSquaresSolver& fit, const Eigen::MatrixXd& A, Eigen::MatrixXd& B) {
     const int n = A.rows(), nrhs = B.cols();
     // The metric is symmetric up to rounding; symmetrize so column-major and row-major agree exactly.
-    Eigen::MatrixXd symmetric = 0.5 * (A + A.transpose());
-    vector<double> a(symmetric.data(), symmetric.data() + (size_t) n * n);
-    Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rowMajorB = B;
-    vector<double> b(rowMajorB.data(), rowMajorB.data() + (size_t) n * nrhs);
+    vector<double> a((size_t) n * n);
+    Eigen::Map<Eigen::MatrixXd>(a.data(), n, n) = 0.5 * (A + A.transpose());
     LeastSquaresOptions options;
     options.method = LeastSquaresMethod::Cholesky;
+    if (B.isIdentity(0.0)) {
+        // The inverse (what the density fitting asks for), without the passes over the identity as right-hand sides.
+        const LeastSquaresResult inverse = fit.invertSymmetricPositiveDefinite(n, a, options);
+        B = Eigen::Map<const Eigen::MatrixXd>(inverse.x.data(), n, n);  // symmetric: either layout
+        return;
+    }
+    Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rowMajorB = B;
+    vector<double> b(rowMajorB.data(), rowMajorB.data() + (size_t) n * nrhs);
     options.normalEquationsGiven = true;
     options.computeResidualNorms = false;
     LeastSquaresResult x = fit.solve(n, n, nrhs, a, b, options);

@@ -193,6 +193,15 @@ public:
     LeastSquaresResult solveConstrained(int m, int n, int nrhs, const std::vector<double>& A, const std::vector<double>& b,
                                         int p, const std::vector<double>& C, const std::vector<double>& d,
                                         const LeastSquaresOptions& options = LeastSquaresOptions());
+    /**
+     * The inverse of a given n x n symmetric positive definite matrix G (row-major, which for a symmetric matrix is
+     * column-major too), by Cholesky: what the density fitting asks of its Coulomb metric. The same checks, scaling
+     * and result as solve() with normalEquationsGiven, method Cholesky and the identity as the n right-hand sides
+     * (options.method must be Cholesky), without that path's passes over an n x n right-hand side: on a host those
+     * copies cost several times LAPACK's own time for n ~ 1700. result.x holds G^-1.
+     */
+    LeastSquaresResult invertSymmetricPositiveDefinite(int n, const std::vector<double>& G,
+                                                       const LeastSquaresOptions& options = LeastSquaresOptions());
     /** The name of the platform the solver runs on. */
     std::string getPlatformName() const;
 private:

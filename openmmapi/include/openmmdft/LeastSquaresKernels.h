@@ -40,6 +40,11 @@ public:
     virtual void initialize() = 0;
     /** Solve one problem. */
     virtual void solve(const LeastSquaresProblem& problem, const LeastSquaresOptions& options, LeastSquaresResult& result) = 0;
+    /**
+     * result.x = G^-1 for a validated, scaled symmetric positive definite G (n x n), and its condition estimate. By
+     * default the solve of G X = I (normalEquationsGiven, Cholesky); a platform may invert directly.
+     */
+    virtual void invertSymmetricPositiveDefinite(int n, const double* G, const LeastSquaresOptions& options, LeastSquaresResult& result);
 };
 
 } // namespace OpenMMDFT

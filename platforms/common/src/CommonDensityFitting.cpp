@@ -19,8 +19,41 @@ namespace {
 /// The largest l of the orbital and fitting shells the integral kernels take (their private arrays grow with both).
 const int MAX_BASIS_L = 3, MAX_AUX_L = 5;
 
-/// Fewer gradient work items than this (shell pairs x atoms) split the atoms' fitting shells into one group each.
-const double MIN_GRADIENT_ITEMS = 65536;
+/// Gradient work items (shell pairs x groups of fitting shells) to aim at: several times the threads a GPU of 132
+/// multiprocessors holds at once at 128 registers (132 x 512). Fewer, and the last work groups run alone: 8 QM
+/// waters grouped by atom gave 566 work groups of 128 for 528 places, and an H200 ran the kernel at 13% occupancy.
+const double TARGET_GRADIENT_ITEMS = 262144;
+
+/**
+ * The gradient kernel's groups of fitting shells (consecutive shells of one atom, whose pair derivative densities are
+ * formed once per group): an atom's shells together where that gives TARGET_GRADIENT_ITEMS with numPairs, else split
+ * into smaller runs, down to one shell each. start[g] is group g's first shell (then the number of shells); atom[g]
+ * its atom.
+ */
+void fittingShellGroups(const vector<int>& shellAtom, int numPairs, vector<int>& start, vector<int>& atom) {
+    const int numShells = (int) shellAtom.size();
+    int numAtoms = 0, mostShells = 0;
+    for (int s = 0, run = 0; s < numShells; s++) {
+        run = (s > 0 && shellAtom[s] == shellAtom[s - 1]) ? run + 1 : 1;
+        mostShells = max(mostShells, run);
+        numAtoms += (run == 1);
+    }
+    // The largest run length that still reaches the target (groups of at most that many shells).
+    const double groupsWanted = ceil(TARGET_GRADIENT_ITEMS / max(numPairs, 1));
+    int runLength = mostShells;
+    while (runLength > 1 && numAtoms * ceil((double) mostShells / runLength) < groupsWanted)
+        runLength--;
+    start.clear();
+    atom.clear();
+    for (int s = 0, run = 0; s < numShells; s++) {
+        run = (s > 0 && shellAtom[s] == shellAtom[s - 1]) ? run + 1 : 1;
+        if ((run - 1) % runLength == 0) {
+            start.push_back(s);
+            atom.push_back(shellAtom[s]);
+        }
+    }
+    start.push_back(numShells);
+}
 
 /**
  * The density-fitting contractions on the device: B in device memory for the geometry (up to
@@ -77,20 +110,12 @@ public:
         uploadVector(cc, boysTable, task.boysTable, "qmBoysTable");
         boys = BoysParameters::of(task);
         numAuxShells = (int) task.aux.l.size();
-        // The gradient's work items are (shell pair, group of fitting shells on one atom). A group is an atom's shells
-        // (the pair's derivative Hermite densities are then formed once per atom), unless that leaves too few items
-        // to fill a GPU (a few QM atoms): then every fitting shell is a group of its own.
+        // The gradient's work items are (shell pair, group of fitting shells on one atom).
         numAtoms = 0;
         for (int s = 0; s < numAuxShells; s++)
             numAtoms = max(numAtoms, task.aux.atom[s] + 1);
-        const bool byAtom = (double) numPairs * numAtoms >= MIN_GRADIENT_ITEMS;
         vector<int> groupStart, groupAtom;
-        for (int s = 0; s < numAuxShells; s++)
-            if (s == 0 || !byAtom || task.aux.atom[s] != task.aux.atom[s - 1]) {
-                groupStart.push_back(s);
-                groupAtom.push_back(task.aux.atom[s]);
-            }
-        groupStart.push_back(numAuxShells);
+        fittingShellGroups(task.aux.atom, numPairs, groupStart, groupAtom);
         numGroups = (int) groupAtom.size();
         uploadVector(cc, auxGroupShellStart, groupStart, "qmDFAuxGroupShellStart");
         uploadVector(cc, auxGroupAtom, groupAtom, "qmDFAuxGroupAtom");
@@ -107,7 +132,9 @@ public:
         kernel->addArg(boys.orders);
         kernel->addArg(boys.taylorTerms);
         kernel->addArg(tensor);
-        kernel->execute(numPairs * numAuxShells, THREE_CENTRE_GROUP_SIZE);
+        initializeWorkCounter(cc, tensorCounter);  // a member: the launch runs on while the host goes on
+        kernel->addArg(tensorCounter);
+        launchIntegralKernel(cc, kernel, (long long) numPairs * numAuxShells, tensorCounter);
         integralsHere = true;
         return true;  // B is still being computed: finishTensor() waits for it
     }
@@ -130,7 +157,7 @@ public:
         const int gradientAtoms = max(numAtoms, (int) G.rows());
         uploadVector(cc, gradientArray, vector<long long>(3 * gradientAtoms, 0), "qmDFGradient");
         // Fitting functions (not point charges), their atoms the gradient's first rows.
-        const Eigen::MatrixXd total = runThreeCentreGradient(integrals, numPairs, numGroups, nbf, pairFirst, pairSecond, basis,
+        const Eigen::MatrixXd total = runThreeCentreGradient(cc, integrals, numPairs, numGroups, nbf, pairFirst, pairSecond, basis,
                                                              auxGroupShellStart, auxGroupAtom, 0, aux, boysTable, boys,
                                                              densityArray, coefficientArray, gradientArray);
         G += total.topRows(G.rows());
@@ -287,6 +314,7 @@ private:
     DeviceShells basis, aux;
     ComputeArray pairFirst, pairSecond, pairColumn, auxTransform, auxTransformStart, auxGroupShellStart, auxGroupAtom, boysTable;
     ComputeArray densityArray, coefficientArray, gradientArray;
+    ComputeArray tensorCounter;  // the tensor kernel's work items handed out
 };
 
 

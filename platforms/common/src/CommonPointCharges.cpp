@@ -3,6 +3,7 @@
 #include "DeviceShellTables.h"
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 using namespace OpenMM;
@@ -13,10 +14,35 @@ namespace {
 
 /// The largest orbital l the kernels take.
 const int MAX_BASIS_L = 3;
-/// Charges per work item of the gradient: the pair's derivative Hermite densities are formed once for them.
-const int CHARGES_PER_ITEM = 16;
-/// Charges per group of the matrix: each group's blocks take one slot of the partial sums (groups x matrix blocks).
-const int MATRIX_CHARGES_PER_GROUP = 128;
+/// Work items (shell pairs x groups of charges) the matrix kernel aims at: several times the threads a GPU of 132
+/// multiprocessors holds at once at 128 registers (132 x 512), so that items of unequal cost even out. With a fixed
+/// 128 charges per group, 8 QM waters gave a few thousand items, and an H200 ran the kernel at 2.5% occupancy.
+const double TARGET_MATRIX_ITEMS = 262144;
+/// The same for the gradient kernel, whose items first form their pair's derivative Hermite densities, a cost that
+/// more charges per item share: about one full GPU of items.
+const double TARGET_GRADIENT_ITEMS = 65536;
+/// Charges per work item of the gradient at most: the pair's derivative Hermite densities are formed once for them.
+const int MAX_CHARGES_PER_ITEM = 16;
+/// Charges per group of the matrix at most; each group's blocks take one slot of the partial sums (groups x matrix
+/// blocks), which hold at most MAX_PARTIAL_ELEMENTS doubles.
+const int MAX_MATRIX_CHARGES_PER_GROUP = 128;
+const double MAX_PARTIAL_ELEMENTS = 4194304;
+
+/// Charges per group: enough groups for target work items, no more groups than slots, between 1 and most charges.
+int chargesPerGroup(int numCharges, int numPairs, double target, double slots, int most) {
+    const double forItems = std::ceil((double) numCharges * numPairs / target);
+    const double forSlots = std::ceil(numCharges / std::max(slots, 1.0));
+    return (int) std::min<double>(most, std::max({1.0, forItems, forSlots}));
+}
+
+/// The first charge of each group of size charges per group, then numCharges.
+std::vector<int> groupStarts(int numCharges, int perGroup) {
+    std::vector<int> start;
+    for (int c = 0; c < numCharges; c += perGroup)
+        start.push_back(c);
+    start.push_back(numCharges);
+    return start;
+}
 
 } // namespace
 
@@ -38,11 +64,10 @@ bool CommonPointCharges::matrix(const QM::ThreeCentreTask& task, const vector<do
         blockStart[k] = elements;
         elements += cartesianCount(task.basis.l[task.pairFirst[k]]) * cartesianCount(task.basis.l[task.pairSecond[k]]);
     }
-    vector<int> groupStart;
-    for (int c = 0; c < numCharges; c += MATRIX_CHARGES_PER_GROUP)
-        groupStart.push_back(c);
-    const int numGroups = (int) groupStart.size();
-    groupStart.push_back(numCharges);
+    const vector<int> groupStart =
+        groupStarts(numCharges, chargesPerGroup(numCharges, numPairs, TARGET_MATRIX_ITEMS, MAX_PARTIAL_ELEMENTS / elements,
+                                                    MAX_MATRIX_CHARGES_PER_GROUP));
+    const int numGroups = (int) groupStart.size() - 1;
     ContextSelector selector(cc);
     ComputeProgram program = integralProgram(task.basis.maxL, 0, true);
     DeviceShells basis;
@@ -70,7 +95,10 @@ bool CommonPointCharges::matrix(const QM::ThreeCentreTask& task, const vector<do
     groups->addArg(boys.orders);
     groups->addArg(boys.taylorTerms);
     groups->addArg(partial);
-    groups->execute(numPairs * numGroups, THREE_CENTRE_GROUP_SIZE);
+    ComputeArray counter;
+    initializeWorkCounter(cc, counter);
+    groups->addArg(counter);
+    launchIntegralKernel(cc, groups, (long long) numPairs * numGroups, counter);
     ComputeKernel sum = program->createKernel("sumChargeGroups");
     sum->addArg(elements);
     sum->addArg(numGroups);
@@ -106,13 +134,10 @@ bool CommonPointCharges::addGradient(const QM::ThreeCentreTask& task, const vect
     DeviceShells basis, charges;
     basis.upload(cc, task.basis, 0);
     charges.upload(cc, task.aux, numCharges);
-    vector<int> groupStart, groupAtom;
-    for (int c = 0; c < numCharges; c += CHARGES_PER_ITEM) {
-        groupStart.push_back(c);
-        groupAtom.push_back(0);  // unused: every charge is its own centre
-    }
-    groupStart.push_back(numCharges);
-    const int numGroups = (int) groupAtom.size();
+    const vector<int> groupStart = groupStarts(numCharges, chargesPerGroup(numCharges, numPairs, TARGET_GRADIENT_ITEMS, numCharges,
+                                                                          MAX_CHARGES_PER_ITEM));
+    const int numGroups = (int) groupStart.size() - 1;
+    const vector<int> groupAtom(numGroups, 0);  // unused: every charge is its own centre
     ComputeArray pairFirst, pairSecond, groupShellStart, groupAtomArray, boysTable, density, coefficients, gradient;
     uploadVector(cc, pairFirst, task.pairFirst, "qmChargePairFirst");
     uploadVector(cc, pairSecond, task.pairSecond, "qmChargePairSecond");
@@ -123,7 +148,7 @@ bool CommonPointCharges::addGradient(const QM::ThreeCentreTask& task, const vect
     uploadVector(cc, coefficients, weights, "qmChargeWeights");
     uploadVector(cc, gradient, vector<long long>(3 * (numAtoms + numCharges), 0), "qmChargeGradient");
     // Point charges, each its own centre in the rows after the atoms'.
-    const Eigen::MatrixXd total = runThreeCentreGradient(program, numPairs, numGroups, (int) D.rows(), pairFirst, pairSecond, basis,
+    const Eigen::MatrixXd total = runThreeCentreGradient(cc, program, numPairs, numGroups, (int) D.rows(), pairFirst, pairSecond, basis,
                                                          groupShellStart, groupAtomArray, numAtoms, charges, boysTable,
                                                          BoysParameters::of(task), density, coefficients, gradient);
     atomGradient += total.topRows(numAtoms);

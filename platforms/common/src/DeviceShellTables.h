@@ -6,6 +6,7 @@
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ComputeArray.h"
 #include "openmm/common/ComputeContext.h"
+#include "openmm/common/ComputeKernel.h"
 #include "openmm/common/ComputeProgram.h"
 #include <Eigen/Dense>
 #include <algorithm>
@@ -45,6 +46,16 @@ struct DeviceShells {
     }
 };
 
+/**
+ * Launches one of kernels/qmThreeCentre.cc's integral kernels over items work items, which its work groups take from
+ * counter (the kernel's last argument, one long long; zeroed here, on the same queue, so that the launch stays
+ * asynchronous). OpenMM caps the number of work groups; the kernels loop until every item is taken.
+ */
+void launchIntegralKernel(OpenMM::ComputeContext& cc, OpenMM::ComputeKernel& kernel, long long items, OpenMM::ComputeArray& counter);
+
+/** Allocates a work-item counter for launchIntegralKernel, if not yet allocated. */
+void initializeWorkCounter(OpenMM::ComputeContext& cc, OpenMM::ComputeArray& counter);
+
 /** The engine's Boys table as the kernels take it: step, end, values per point, Taylor terms (the values go up apart). */
 struct BoysParameters {
     double step = 0, end = 0;
@@ -65,7 +76,7 @@ struct BoysParameters {
  * result is gradient row r (atoms first, then, in a program compiled for point charges, the charges from
  * centreOffset).
  */
-Eigen::MatrixXd runThreeCentreGradient(OpenMM::ComputeProgram program, int numPairs, int numGroups, int nbf,
+Eigen::MatrixXd runThreeCentreGradient(OpenMM::ComputeContext& cc, OpenMM::ComputeProgram program, int numPairs, int numGroups, int nbf,
                                        OpenMM::ComputeArray& pairFirst, OpenMM::ComputeArray& pairSecond, DeviceShells& basis,
                                        OpenMM::ComputeArray& groupShellStart, OpenMM::ComputeArray& groupAtom, int centreOffset,
                                        DeviceShells& fitting, OpenMM::ComputeArray& boysTable, const BoysParameters& boys,

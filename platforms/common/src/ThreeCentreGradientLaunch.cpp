@@ -1,12 +1,26 @@
-// The launch of the three-centre gradient kernel (DeviceShellTables.h).
+// The launches of the integral kernels and of the three-centre gradient kernel (DeviceShellTables.h).
 #include "DeviceShellTables.h"
 #include "ThreeCentreProgram.h"
 #include "openmm/common/ComputeKernel.h"
+#include <algorithm>
 
 using namespace OpenMM;
 using namespace std;
 
-Eigen::MatrixXd OpenMMDFT::runThreeCentreGradient(ComputeProgram program, int numPairs, int numGroups, int nbf, ComputeArray& pairFirst,
+void OpenMMDFT::initializeWorkCounter(ComputeContext& cc, ComputeArray& counter) {
+    if (!counter.isInitialized())
+        counter.initialize<long long>(cc, 1, "qmIntegralWorkCounter");
+}
+
+void OpenMMDFT::launchIntegralKernel(ComputeContext& cc, ComputeKernel& kernel, long long items, ComputeArray& counter) {
+    if (items <= 0)
+        return;
+    cc.clearBuffer(counter);
+    // At least one work item per item up to OpenMM's cap on work groups (execute takes an int).
+    kernel->execute((int) std::min<long long>(items, 1LL << 30), THREE_CENTRE_GROUP_SIZE);
+}
+
+Eigen::MatrixXd OpenMMDFT::runThreeCentreGradient(ComputeContext& cc, ComputeProgram program, int numPairs, int numGroups, int nbf, ComputeArray& pairFirst,
                                                   ComputeArray& pairSecond, DeviceShells& basis, ComputeArray& groupShellStart,
                                                   ComputeArray& groupAtom, int centreOffset, DeviceShells& fitting,
                                                   ComputeArray& boysTable, const BoysParameters& boys, ComputeArray& density,
@@ -29,7 +43,10 @@ Eigen::MatrixXd OpenMMDFT::runThreeCentreGradient(ComputeProgram program, int nu
     kernel->addArg(density);
     kernel->addArg(coefficients);
     kernel->addArg(gradient);
-    kernel->execute(numPairs * numGroups, THREE_CENTRE_GROUP_SIZE);
+    ComputeArray counter;
+    initializeWorkCounter(cc, counter);
+    kernel->addArg(counter);
+    launchIntegralKernel(cc, kernel, (long long) numPairs * numGroups, counter);
     vector<long long> fixed;
     gradient.download(fixed);
     Eigen::MatrixXd G((int) fixed.size() / 3, 3);

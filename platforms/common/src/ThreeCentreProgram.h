@@ -12,8 +12,10 @@ namespace OpenMMDFT {
 /// component may reach 5e5 Eh/bohr.
 constexpr double THREE_CENTRE_GRADIENT_SCALE = 17592186044416.0;
 
-/// Work-group size of every launch of the program's integral kernels (their CUDA register bound assumes it).
-constexpr int THREE_CENTRE_GROUP_SIZE = 64;
+/// Work-group size of every launch of the program's integral kernels (their CUDA register bound assumes it): 128, so
+/// that the work groups OpenMM launches (6 per multiprocessor on CUDA) fill the 512 threads a multiprocessor holds at
+/// 128 registers (64: 384).
+constexpr int THREE_CENTRE_GROUP_SIZE = 128;
 
 /**
  * The defines of kernels/qmThreeCentre.cc for orbital shells up to basisL and fitting shells up to auxL; pointCharges

@@ -338,6 +338,11 @@ inline void testManyRightHandSides(LeastSquaresSolver& solver, const string& pre
         for (int j = 0; j < n; j++)
             almostReference[(size_t) i * n + j] = columnMajor[i + (size_t) j * n];
     EXPECT_LE(relativeError(solver.solve(n, n, n, G, almost, o).x, almostReference), tolerance(precision, n, 5.0, true));
+    // The inverse as its own call: the same solve, so the same bits as the identity's.
+    const LeastSquaresResult inverse = solver.invertSymmetricPositiveDefinite(n, G, o);
+    EXPECT_EQ(inverse.x, solver.solve(n, n, n, G, identity, o).x);
+    EXPECT_LE(relativeError(inverse.x, reference), tolerance(precision, n, 5.0, true));
+    EXPECT_GT(inverse.conditionEstimate, 1.0);
 }
 
 /**

@@ -168,15 +168,15 @@ inline void testDeviceXCMatchesHost(const std::shared_ptr<const XCBackendFactory
  * Libint2's on the host, through DensityFittedCoulomb: the Coulomb matrix and fit coefficients of a density with
  * every element nonzero, its fitted Coulomb energy, and the gradient of that energy, for water dimer plus methanol (d shells,
  * and g fitting functions on O and C) in DZVP, and in def2-TZVP (f shells), spherical and cartesian, and for eight
- * waters (the gradient's work items grouped by atom). Bounds: 1e-10
+ * waters (the gradient's work items take runs of an atom's fitting shells). Bounds: 1e-10
  * of the largest element of J, 1e-11 relative in the energy, 1e-9 Eh/bohr (the same integrals by another recursion).
  */
 inline void testDeviceDensityFittingMatchesLibint(const std::shared_ptr<const XCBackendFactory>& factory, const std::string& basisName,
                                                   bool pure, bool eightWaters = false) {
     std::vector<QMAtom> atoms = waterDimer();
     if (eightWaters) {
-        // Four dimers on a square: enough shell pairs x atoms that the gradient's work items take an atom's fitting
-        // shells together (the small systems take them one by one).
+        // Four dimers on a square: enough shell pairs that the gradient's work items take runs of several fitting
+        // shells of one atom (the small systems take them one by one).
         for (int k = 1; k < 4; k++)
             for (QMAtom atom : waterDimer()) {
                 atom.xyz[1] += 6.0 * (k % 2);
@@ -222,9 +222,11 @@ inline void testDeviceDensityFittingMatchesLibint(const std::shared_ptr<const XC
     EXPECT_LT((Jdi - Jh).cwiseAbs().maxCoeff(), 1e-10 * Jh.cwiseAbs().maxCoeff()) << basisName << " Coulomb matrix, solved on the device";
     EXPECT_LT((Jhi - Jh).cwiseAbs().maxCoeff(), 1e-10 * Jh.cwiseAbs().maxCoeff()) << basisName << " Coulomb matrix, host inverse";
     // The coefficients carry the metric's condition number: the host's own two solvers (Cholesky, the refined explicit
-    // inverse) differ by about 3e-8 of the largest here, the device's and the host's refined inverse by 1e-9.
+    // inverse) differ by about 3e-8 of the largest here, the device's and the host's refined inverse by 1e-9 on PoCL and
+    // 2e-8 on an H200 (CUDA's fused multiply-adds in the tensor, amplified by the condition number). The bound is
+    // the host solvers' own spread; the Coulomb matrix and the gradient above are the tight checks.
     const Eigen::VectorXd& ch = hostInverse.fitCoefficients();
-    EXPECT_LT((deviceInverse.fitCoefficients() - ch).cwiseAbs().maxCoeff(), 1e-8 * ch.cwiseAbs().maxCoeff()) << basisName;
+    EXPECT_LT((deviceInverse.fitCoefficients() - ch).cwiseAbs().maxCoeff(), 1e-7 * ch.cwiseAbs().maxCoeff()) << basisName;
     EXPECT_GT(deviceInverse.storedBytes(), device.storedBytes());  // the metric and its inverse are held there too
     const Eigen::MatrixXd gdi = deviceInverse.gradient(D, numAtoms, threshold, 2);
     EXPECT_LT((gdi - gh).cwiseAbs().maxCoeff(), 1e-9) << basisName << " gradient with the coefficients from the device";

@@ -603,6 +603,22 @@ void solveGaussSeidel(const LeastSquaresProblem& pr, const LeastSquaresOptions& 
 
 } // namespace
 
+void ReferenceSolveLeastSquaresKernel::invertSymmetricPositiveDefinite(int n, const double* G, const LeastSquaresOptions& options,
+                                                                       LeastSquaresResult& result) {
+    result.precision = "double";
+    result.rank = n;
+    result.rankDeficient = false;
+    result.iterations = 0;
+    Mat M(n, n);
+    std::copy(G, G + (size_t) n * n, M.v.begin());
+    choleskyFactor(M, n, options, result, "the matrix to invert");
+    int info;
+    dpotri_("U", &n, M.data(), &n, &info, 1);
+    lapackCheck(info, "dpotri");
+    symmetrize(M);
+    result.x = std::move(M.v);
+}
+
 void ReferenceSolveLeastSquaresKernel::solve(const LeastSquaresProblem& problem, const LeastSquaresOptions& options,
                                              LeastSquaresResult& result) {
     result.precision = "double";

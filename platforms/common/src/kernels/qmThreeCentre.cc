@@ -6,8 +6,10 @@
  *   (Lambda_tuv(p) | Lambda_tau,nu,phi(g)) = (-1)^(tau+nu+phi) 2 pi^(5/2) / (p g sqrt(p+g)) R_(t+tau,u+nu,v+phi)(alpha, P-Q).
  * Double precision and atomic units throughout. One work item per (shell pair, fitting shell) for the tensor and
  * per (shell pair, group of fitting shells on one atom) for the gradient, consecutive items taking consecutive pairs
- * (the host sorts them into classes of equal angular momenta) with one fitting shell or group; OpenMM caps the number
- * of work groups, so both loop with a grid stride.
+ * (the host sorts them into classes of equal angular momenta) with one fitting shell or group. Work groups take their
+ * items GROUP_SIZE at a time from a counter (nextChunk) rather than by a fixed grid stride: OpenMM launches more work
+ * groups than fit on a GPU at once at these kernels' register count, and with a fixed share each the groups that
+ * started late ran their shares on a nearly idle GPU.
  *
  * Defines from the host: BASIS_L and AUX_L (the largest l of the orbital and fitting bases, which size the private
  * arrays), POINT_CHARGES (1: the gradient kernel takes point charges, not fitting functions) and GRADIENT_SCALE (the
@@ -29,6 +31,16 @@
 #else
 #define AT_MOST_128_REGISTERS
 #endif
+/** The first of the next GROUP_SIZE work items for the calling work group (every item of the group must call it):
+ * counter holds how many items have been handed out, zero before the launch. */
+DEVICE mm_long nextChunk(GLOBAL mm_ulong* RESTRICT counter, LOCAL_ARG mm_long* chunk) {
+    SYNC_THREADS;  // every item has read the previous chunk
+    if (LOCAL_ID == 0)
+        chunk[0] = (mm_long) ATOMIC_ADD(counter, (mm_ulong) GROUP_SIZE);
+    SYNC_THREADS;
+    return chunk[0];
+}
+
 #define HERMITE_COUNT(L) (((L)+1)*((L)+2)*((L)+3)/6)
 #define CART_COUNT(L) (((L)+1)*((L)+2)/2)
 /* Hermite orders: the tensor needs la+lb+lq, the gradient one more (a raised bra or ket). Each kernel's private
@@ -271,15 +283,20 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreTensor(int numPairs, int numAuxShel
                               GLOBAL const double* RESTRICT auxExponent, GLOBAL const double* RESTRICT auxCoefficient,
                               GLOBAL const double* RESTRICT auxTransform, GLOBAL const int* RESTRICT auxTransformStart,
                               GLOBAL const double* RESTRICT boysTable, double boysStep, double boysEnd, int boysOrders,
-                              int boysTaylorTerms, GLOBAL double* RESTRICT B) {
+                              int boysTaylorTerms, GLOBAL double* RESTRICT B, GLOBAL mm_ulong* RESTRICT counter) {
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
+    LOCAL mm_long chunk[1];
     double acc[CART_COUNT(BASIS_L)*CART_COUNT(BASIS_L)*CART_COUNT(AUX_L)];
     double Ex[VALUE_E], Ey[VALUE_E], Ez[VALUE_E];
     double single[(AUX_L+1)*(AUX_L+1)];
     double R[HERMITE_COUNT(TENSOR_ORDER)], F[TENSOR_ORDER+1];
     double cq[HERMITE_COUNT(AUX_L)], W[HERMITE_COUNT(2*BASIS_L)];
-    for (int item = GLOBAL_ID; item < numPairs*numAuxShells; item += GLOBAL_SIZE) {
-        const int q = item/numPairs, k = item%numPairs;
+    const mm_long numItems = (mm_long) numPairs*numAuxShells;
+    for (mm_long first = nextChunk(counter, chunk); first < numItems; first = nextChunk(counter, chunk)) {
+        const mm_long item = first+LOCAL_ID;
+        if (item >= numItems)
+            continue;
+        const int q = (int) (item/numPairs), k = (int) (item%numPairs);
         const int s1 = pairFirst[k], s2 = pairSecond[k];
         const int la = shellL[s1], lb = shellL[s2], lq = auxL[q];
         const int na = CART_COUNT(la), nb = CART_COUNT(lb), nq = CART_COUNT(lq);
@@ -360,15 +377,20 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(int numPairs, int numGroup
                                 GLOBAL const double* RESTRICT auxCenter, GLOBAL const double* RESTRICT auxExponent,
                                 GLOBAL const double* RESTRICT auxCoefficient, GLOBAL const double* RESTRICT boysTable,
                                 double boysStep, double boysEnd, int boysOrders, int boysTaylorTerms, GLOBAL const double* RESTRICT density, GLOBAL const double* RESTRICT coefficients,
-                                GLOBAL mm_ulong* RESTRICT gradient) {
+                                GLOBAL mm_ulong* RESTRICT gradient, GLOBAL mm_ulong* RESTRICT counter) {
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
+    LOCAL mm_long chunk[1];
     double Ex[MAX_E], Ey[MAX_E], Ez[MAX_E];
     double DA[3*MAX_PAIR_HERMITE], DB[3*MAX_PAIR_HERMITE];
     double single[(AUX_L+1)*(AUX_L+1)];
     double R[MAX_HERMITE], F[MAX_ORDER+1];
     double cq[HERMITE_COUNT(AUX_L)], W[MAX_PAIR_HERMITE];
-    for (int item = GLOBAL_ID; item < numPairs*numGroups; item += GLOBAL_SIZE) {
-        const int group = item/numPairs, k = item%numPairs;
+    const mm_long numItems = (mm_long) numPairs*numGroups;
+    for (mm_long first = nextChunk(counter, chunk); first < numItems; first = nextChunk(counter, chunk)) {
+        const mm_long item = first+LOCAL_ID;
+        if (item >= numItems)
+            continue;
+        const int group = (int) (item/numPairs), k = (int) (item%numPairs);
         const int firstAux = auxGroupShellStart[group], lastAux = auxGroupShellStart[group+1], atom = auxGroupAtom[group];
         const int s1 = pairFirst[k], s2 = pairSecond[k];
         const int la = shellL[s1], lb = shellL[s2];
@@ -484,13 +506,19 @@ KERNEL AT_MOST_128_REGISTERS void pointChargeMatrix(int numPairs, int numGroups,
                               GLOBAL const double* RESTRICT primExponent, GLOBAL const double* RESTRICT primCoefficient,
                               GLOBAL const int* RESTRICT groupChargeStart, GLOBAL const double* RESTRICT chargeCenter,
                               GLOBAL const double* RESTRICT chargeWeight, GLOBAL const double* RESTRICT boysTable, double boysStep,
-                              double boysEnd, int boysOrders, int boysTaylorTerms, GLOBAL double* RESTRICT partial) {
+                              double boysEnd, int boysOrders, int boysTaylorTerms, GLOBAL double* RESTRICT partial,
+                              GLOBAL mm_ulong* RESTRICT counter) {
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
+    LOCAL mm_long chunk[1];
     double acc[CART_COUNT(BASIS_L)*CART_COUNT(BASIS_L)];
     double Ex[VALUE_E], Ey[VALUE_E], Ez[VALUE_E];
     double R[HERMITE_COUNT(2*BASIS_L)], F[2*BASIS_L+1], W[HERMITE_COUNT(2*BASIS_L)];
-    for (int item = GLOBAL_ID; item < numPairs*numGroups; item += GLOBAL_SIZE) {
-        const int group = item/numPairs, k = item%numPairs;
+    const mm_long numItems = (mm_long) numPairs*numGroups;
+    for (mm_long first = nextChunk(counter, chunk); first < numItems; first = nextChunk(counter, chunk)) {
+        const mm_long item = first+LOCAL_ID;
+        if (item >= numItems)
+            continue;
+        const int group = (int) (item/numPairs), k = (int) (item%numPairs);
         const int s1 = pairFirst[k], s2 = pairSecond[k];
         const int la = shellL[s1], lb = shellL[s2];
         const int na = CART_COUNT(la), nb = CART_COUNT(lb), L = la+lb, T = la+lb+1, count = HERMITE_COUNT(la+lb);
