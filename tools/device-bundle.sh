@@ -34,8 +34,9 @@ cp -L "$cudaPlugin" "$openmmLib/plugins/libOpenMMCUDA.so" "$openmmLib/plugins/li
 # Every shared library the programs and plugins need, except the C runtime (the machine's is newer) and CUDA's own
 # libraries (hundreds of MB; run-gpu-checks.sh takes the machine's).
 skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libstdc\+\+|libgcc_s|libcuda\.so|libcufft|libnvrtc|libcudart|libcublas|libcusolver|libcusparse|libnvJitLink)'
+# The build folder first: an installed openmm-dft in OpenMM's library folder (pip install) may be older than the build.
 for file in "$stage"/bin/* "$stage"/plugins/*; do
-    LD_LIBRARY_PATH="$openmmLib:$build:${LD_LIBRARY_PATH:-}" ldd "$file" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}'
+    LD_LIBRARY_PATH="$build:$openmmLib:${LD_LIBRARY_PATH:-}" ldd "$file" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}'
 done | sort -u | while read -r name path; do
     if ! [[ $name =~ $skip ]]; then
         cp -L "$path" "$stage/lib/$name"

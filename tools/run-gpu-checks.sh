@@ -10,7 +10,8 @@
 #   n = 24 CUDA step again with OpenBLAS on 4 threads, for the host's diagonalization; RESPONSE_AB=1 times an n = 24 CUDA
 #   step again without the SCF's Coulomb-response step, whose Coulomb builds are device contractions; METRIC_THREADS_AB="1 4 16"
 #   times the density fitting's metric inverse on the host (the CPU platform's kernel) per OpenBLAS thread count; PROFILE=1 runs
-#   Nsight Compute, where present, on the three-centre and point-charge kernels of an n = 8 step)
+#   Nsight Compute, where present, on the three-centre and point-charge kernels of an n = 8 step; PROFILE_STEP=24 times
+#   every kernel of an n = 24 step under it and prints per-kernel totals)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 work=/tmp/openmmdft-device
@@ -39,6 +40,11 @@ for test in ${TESTS:-TestCudaXCBackend TestCudaQMMMForce TestCudaLeastSquares}; 
     [ $rc -eq 0 ] || status=1
     echo "$test: exit $rc, $(grep -c '^\[       OK' "$out/$test.log") passed, $(grep -c '^\[  SKIPPED' "$out/$test.log") skipped, $(grep -c '^\[  FAILED  \] .*\.' "$out/$test.log") failed" | tee -a "$out/summary.txt"
     grep '^\[  FAILED  \] .*\.' "$out/$test.log" | head -20
+    # Nothing passed: the CUDA platform or the plugin did not load (every case skips); say why and count it as a failure.
+    if [ "$(grep -c '^\[       OK' "$out/$test.log")" -eq 0 ]; then
+        status=1
+        grep -m3 -iE "error|skipped because|unavailable" "$out/$test.log"
+    fi
 done
 timeout "${QM_LIMIT:-300}" "$work/bin/BenchQMRegion" --sizes "${QM_SIZES:-1,4,8}" --platforms "${QM_PLATFORMS:-CPU,CUDA:double,CUDA:mixed}" \
     --steps "${QM_STEPS:-3}" --warmup "${QM_WARMUP:-1}" --markdown "$out/bench-qm.md" 2>&1 | tee "$out/bench-qm.log" || status=1
@@ -90,6 +96,19 @@ if [ -n "${PROFILE:-}" ]; then
             "$out/ncu-integrals.log" | head -80 | tee -a "$out/summary.txt"
     else
         echo "run-gpu-checks.sh: PROFILE: ncu not found on this machine" | tee -a "$out/summary.txt"
+    fi
+fi
+if [ -n "${PROFILE_STEP:-}" ]; then
+    # Every kernel of one untimed and one timed MD step of PROFILE_STEP QM waters under Nsight Compute at the GPU's
+    # own clocks, reduced to per-kernel totals (tools/summarize-ncu.py): where the step's device time goes.
+    ncu=$(command -v ncu || find /usr/local /opt -name ncu -type f 2>/dev/null | head -1)
+    if [ -n "$ncu" ]; then
+        timeout "${PROFILE_LIMIT:-240}" "$ncu" --clock-control none --csv --print-units base --log-file "$out/ncu-step.csv" \
+            --metrics gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size \
+            "$work/bin/BenchQMRegion" --sizes "$PROFILE_STEP" --platforms CUDA:double --steps 1 --warmup 0 > "$out/ncu-step-bench.log" 2>&1 || status=1
+        python3 tools/summarize-ncu.py "$out/ncu-step.csv" 25 2>&1 | tee -a "$out/summary.txt"
+    else
+        echo "run-gpu-checks.sh: PROFILE_STEP: ncu not found on this machine" | tee -a "$out/summary.txt"
     fi
 fi
 exit $status

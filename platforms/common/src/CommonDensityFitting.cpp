@@ -111,9 +111,11 @@ public:
         boys = BoysParameters::of(task);
         numAuxShells = (int) task.aux.l.size();
         // The gradient's work items are (shell pair, group of fitting shells on one atom).
-        numAtoms = 0;
+        numAtoms = 0;  // rows of the gradient: every atom with orbital or fitting shells
         for (int s = 0; s < numAuxShells; s++)
             numAtoms = max(numAtoms, task.aux.atom[s] + 1);
+        for (int atom : task.basis.atom)
+            numAtoms = max(numAtoms, atom + 1);
         vector<int> groupStart, groupAtom;
         fittingShellGroups(task.aux.atom, numPairs, groupStart, groupAtom);
         numGroups = (int) groupAtom.size();
@@ -145,7 +147,7 @@ public:
         vector<int> wait;
         auxTransformStart.download(wait);
     }
-    bool addThreeCentreGradient(const Eigen::MatrixXd& D, const Eigen::VectorXd& c, Eigen::MatrixXd& G) override {
+    bool startThreeCentreGradient(const Eigen::MatrixXd& D, const Eigen::VectorXd& c) override {
         if (!integralsHere)
             return false;
         ContextSelector selector(cc);
@@ -154,14 +156,22 @@ public:
         const vector<double> coefficients(c.data(), c.data() + c.size());
         uploadVector(cc, densityArray, density, "qmDFGradientDensity");
         uploadVector(cc, coefficientArray, coefficients, "qmDFGradientCoefficients");
-        const int gradientAtoms = max(numAtoms, (int) G.rows());
-        uploadVector(cc, gradientArray, vector<long long>(3 * gradientAtoms, 0), "qmDFGradient");
-        // Fitting functions (not point charges), their atoms the gradient's first rows.
-        const Eigen::MatrixXd total = runThreeCentreGradient(cc, integrals, numPairs, numGroups, nbf, pairFirst, pairSecond, basis,
-                                                             auxGroupShellStart, auxGroupAtom, 0, aux, boysTable, boys,
-                                                             densityArray, coefficientArray, gradientArray);
-        G += total.topRows(G.rows());
+        // One row per atom of the fitting functions (not point charges), which are the gradient's first rows.
+        uploadVector(cc, gradientArray, vector<long long>(3 * numAtoms, 0), "qmDFGradient");
+        launchThreeCentreGradient(cc, integrals, numPairs, numGroups, nbf, pairFirst, pairSecond, basis, auxGroupShellStart,
+                                  auxGroupAtom, 0, aux, boysTable, boys, densityArray, coefficientArray, gradientArray,
+                                  gradientCounter);
+        gradientStarted = true;
         return true;
+    }
+    void finishThreeCentreGradient(Eigen::MatrixXd& G) override {
+        if (!gradientStarted)
+            throw OpenMMException("QM: finishThreeCentreGradient() without a started gradient (internal error)");
+        ContextSelector selector(cc);
+        const Eigen::MatrixXd total = readThreeCentreGradient(gradientArray);
+        gradientStarted = false;
+        const int rows = (int) min<Eigen::Index>(total.rows(), G.rows());
+        G.topRows(rows) += total.topRows(rows);
     }
     Eigen::VectorXd fit(const Eigen::VectorXd& pairDensity) override {
         ContextSelector selector(cc);
@@ -314,7 +324,8 @@ private:
     DeviceShells basis, aux;
     ComputeArray pairFirst, pairSecond, pairColumn, auxTransform, auxTransformStart, auxGroupShellStart, auxGroupAtom, boysTable;
     ComputeArray densityArray, coefficientArray, gradientArray;
-    ComputeArray tensorCounter;  // the tensor kernel's work items handed out
+    ComputeArray tensorCounter, gradientCounter;  // the kernels' work items handed out
+    bool gradientStarted = false;
 };
 
 

@@ -148,9 +148,11 @@ bool CommonPointCharges::addGradient(const QM::ThreeCentreTask& task, const vect
     uploadVector(cc, coefficients, weights, "qmChargeWeights");
     uploadVector(cc, gradient, vector<long long>(3 * (numAtoms + numCharges), 0), "qmChargeGradient");
     // Point charges, each its own centre in the rows after the atoms'.
-    const Eigen::MatrixXd total = runThreeCentreGradient(cc, program, numPairs, numGroups, (int) D.rows(), pairFirst, pairSecond, basis,
-                                                         groupShellStart, groupAtomArray, numAtoms, charges, boysTable,
-                                                         BoysParameters::of(task), density, coefficients, gradient);
+    ComputeArray counter;
+    launchThreeCentreGradient(cc, program, numPairs, numGroups, (int) D.rows(), pairFirst, pairSecond, basis, groupShellStart,
+                              groupAtomArray, numAtoms, charges, boysTable, BoysParameters::of(task), density, coefficients, gradient,
+                              counter);
+    const Eigen::MatrixXd total = readThreeCentreGradient(gradient);
     atomGradient += total.topRows(numAtoms);
     chargeGradient += total.bottomRows(numCharges);
     return true;

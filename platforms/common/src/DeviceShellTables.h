@@ -71,16 +71,22 @@ struct BoysParameters {
 };
 
 /**
- * Runs threeCentreGradient of program over numPairs x numGroups work items (the kernel's comment gives the meaning of
- * every input) into gradient, which must hold zeros, and returns its fixed-point sums as gradients: row r of the
- * result is gradient row r (atoms first, then, in a program compiled for point charges, the charges from
- * centreOffset).
+ * Launches threeCentreGradient of program over numPairs x numGroups work items (the kernel's comment gives the meaning
+ * of every input) into gradient, which must hold zeros, taking the items from counter (initializeWorkCounter); every
+ * array must outlive the launch. readThreeCentreGradient() waits for it.
  */
-Eigen::MatrixXd runThreeCentreGradient(OpenMM::ComputeContext& cc, OpenMM::ComputeProgram program, int numPairs, int numGroups, int nbf,
-                                       OpenMM::ComputeArray& pairFirst, OpenMM::ComputeArray& pairSecond, DeviceShells& basis,
-                                       OpenMM::ComputeArray& groupShellStart, OpenMM::ComputeArray& groupAtom, int centreOffset,
-                                       DeviceShells& fitting, OpenMM::ComputeArray& boysTable, const BoysParameters& boys,
-                                       OpenMM::ComputeArray& density, OpenMM::ComputeArray& coefficients, OpenMM::ComputeArray& gradient);
+void launchThreeCentreGradient(OpenMM::ComputeContext& cc, OpenMM::ComputeProgram program, int numPairs, int numGroups, int nbf,
+                               OpenMM::ComputeArray& pairFirst, OpenMM::ComputeArray& pairSecond, DeviceShells& basis,
+                               OpenMM::ComputeArray& groupShellStart, OpenMM::ComputeArray& groupAtom, int centreOffset,
+                               DeviceShells& fitting, OpenMM::ComputeArray& boysTable, const BoysParameters& boys,
+                               OpenMM::ComputeArray& density, OpenMM::ComputeArray& coefficients, OpenMM::ComputeArray& gradient,
+                               OpenMM::ComputeArray& counter);
+
+/**
+ * The fixed-point sums of a launched three-centre gradient as gradients: row r of the result is gradient row r (atoms
+ * first, then, in a program compiled for point charges, the charges from centreOffset).
+ */
+Eigen::MatrixXd readThreeCentreGradient(OpenMM::ComputeArray& gradient);
 
 } // namespace OpenMMDFT
 

@@ -20,11 +20,11 @@ void OpenMMDFT::launchIntegralKernel(ComputeContext& cc, ComputeKernel& kernel, 
     kernel->execute((int) std::min<long long>(items, 1LL << 30), THREE_CENTRE_GROUP_SIZE);
 }
 
-Eigen::MatrixXd OpenMMDFT::runThreeCentreGradient(ComputeContext& cc, ComputeProgram program, int numPairs, int numGroups, int nbf, ComputeArray& pairFirst,
+void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram program, int numPairs, int numGroups, int nbf, ComputeArray& pairFirst,
                                                   ComputeArray& pairSecond, DeviceShells& basis, ComputeArray& groupShellStart,
                                                   ComputeArray& groupAtom, int centreOffset, DeviceShells& fitting,
                                                   ComputeArray& boysTable, const BoysParameters& boys, ComputeArray& density,
-                                                  ComputeArray& coefficients, ComputeArray& gradient) {
+                                                  ComputeArray& coefficients, ComputeArray& gradient, ComputeArray& counter) {
     ComputeKernel kernel = program->createKernel("threeCentreGradient");
     kernel->addArg(numPairs);
     kernel->addArg(numGroups);
@@ -43,10 +43,12 @@ Eigen::MatrixXd OpenMMDFT::runThreeCentreGradient(ComputeContext& cc, ComputePro
     kernel->addArg(density);
     kernel->addArg(coefficients);
     kernel->addArg(gradient);
-    ComputeArray counter;
     initializeWorkCounter(cc, counter);
     kernel->addArg(counter);
     launchIntegralKernel(cc, kernel, (long long) numPairs * numGroups, counter);
+}
+
+Eigen::MatrixXd OpenMMDFT::readThreeCentreGradient(ComputeArray& gradient) {
     vector<long long> fixed;
     gradient.download(fixed);
     Eigen::MatrixXd G((int) fixed.size() / 3, 3);

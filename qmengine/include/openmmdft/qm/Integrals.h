@@ -60,12 +60,14 @@ public:
     /// (a device queue), so that the host makes the metric and its inverse meanwhile.
     virtual void finishTensor() {
     }
-    /// After computeTensor(): add to G (atoms x 3) the three-centre part of the density-fitted Coulomb gradient,
+    /// After computeTensor(): start the three-centre part of the density-fitted Coulomb gradient,
     /// sum_Q c_Q sum_uv D_uv d(Q|uv), for the cartesian density D and cartesian fit coefficients c. False if
-    /// that is not done here (the host computes it).
-    virtual bool addThreeCentreGradient(const Eigen::MatrixXd& cartesianDensity, const Eigen::VectorXd& cartesianCoefficients,
-                                        Eigen::MatrixXd& G) {
+    /// that is not done here (the host computes it). It may return while the work goes on (a device queue), so that
+    /// the host computes the metric's part meanwhile; finishThreeCentreGradient() then adds it to G (atoms x 3).
+    virtual bool startThreeCentreGradient(const Eigen::MatrixXd& cartesianDensity, const Eigen::VectorXd& cartesianCoefficients) {
         return false;
+    }
+    virtual void finishThreeCentreGradient(Eigen::MatrixXd& G) {
     }
     /// B d (one entry per auxiliary function).
     virtual Eigen::VectorXd fit(const Eigen::VectorXd& pairDensity) = 0;
