@@ -529,8 +529,8 @@ TEST(LeastSquares, InverseOfGivenMatrixByDpotri) {
 /*
  * The inverse of a given symmetric positive definite matrix as its own call (the density fitting's metric), on
  * Reference and CPU: LAPACK on one copy, equal to the solve with the identity as right-hand sides (the same
- * scaling, dpotrf and dpotri, so to the last bit), scaled exactly for a matrix near the end of the double range, and
- * clear errors for what it cannot invert.
+ * scaling, dpotrf and dpotri, so to the last bit while the inverse stays clear of subnormal numbers, as here), scaled
+ * exactly for a matrix near the end of the double range, and clear errors for what it cannot invert.
  */
 TEST(LeastSquares, InverseOfSymmetricPositiveDefiniteMatrix) {
     const int n = 90;
@@ -581,6 +581,9 @@ TEST(LeastSquares, InverseOfSymmetricPositiveDefiniteMatrix) {
         nan[7] = NAN;
         EXPECT_ERROR_CONTAINS(solver.invertSymmetricPositiveDefinite(n, asymmetric, cholesky), "must be symmetric");
         EXPECT_ERROR_CONTAINS(solver.invertSymmetricPositiveDefinite(n, indefinite, cholesky), "not positive definite");
+        EXPECT_EQ(errorMessage([&]() { solver.invertSymmetricPositiveDefinite(n, indefinite, cholesky); }).find("QR"), string::npos);
+        // Without options: a Cholesky inverse (the default options' method is QR, which an inverse does not take).
+        EXPECT_EQ(solver.invertSymmetricPositiveDefinite(n, G).x, inverse.x);
         EXPECT_ERROR_CONTAINS(solver.invertSymmetricPositiveDefinite(n, nan, cholesky), "NaN");
         EXPECT_ERROR_CONTAINS(solver.invertSymmetricPositiveDefinite(n, std::vector<double>((size_t) n * n, 0.0), cholesky), "zero");
         EXPECT_ERROR_CONTAINS(solver.invertSymmetricPositiveDefinite(n, std::vector<double>(10), cholesky), "n*n");

@@ -50,10 +50,11 @@ void checkFinite(const char* name, const double* v, int rows, int cols) {
 }
 
 /* A given normal matrix must be symmetric to rounding, relative to its largest element (tiny elements may differ in relative terms). */
-void checkSymmetric(const vector<double>& A, int n, const char* what = "with normalEquationsGiven, A") {
-    double scale = 0;
-    for (double v : A)
-        scale = max(scale, std::fabs(v));
+void checkSymmetric(const vector<double>& A, int n, const char* what = "with normalEquationsGiven, A", double largest = -1) {
+    double scale = largest;  // max |A|, unless the caller has it
+    if (scale < 0)
+        for (double v : A)
+            scale = max(scale, std::fabs(v));
     const int B = 64;  // tiles, so that the transposed reads stay in cache
     for (int i0 = 0; i0 < n; i0 += B)
         for (int j0 = 0; j0 <= i0; j0 += B)
@@ -400,18 +401,35 @@ LeastSquaresResult LeastSquaresSolver::solveConstrained(int m, int n, int nrhs, 
     return result;
 }
 
-void SolveLeastSquaresKernel::invertSymmetricPositiveDefinite(int n, const double* G, const LeastSquaresOptions& options,
+void SolveLeastSquaresKernel::invertSymmetricPositiveDefinite(int n, vector<double>& G, const LeastSquaresOptions& options,
                                                               LeastSquaresResult& result) {
     vector<double> identity((size_t) n * n, 0.0);
     for (int i = 0; i < n; i++)
         identity[(size_t) i * n + i] = 1.0;
     LeastSquaresProblem problem;
     problem.m = problem.n = problem.nrhs = n;
-    problem.A = G;
+    problem.A = G.data();
     problem.b = identity.data();
     LeastSquaresOptions normal = options;
     normal.normalEquationsGiven = true;
-    solve(problem, normal, result);
+    normal.computeResidualNorms = false;
+    try {
+        solve(problem, normal, result);
+    }
+    catch (const OpenMMException& e) {
+        // The solve speaks of A^T A and advises QR, which an inverse does not take: name the matrix instead.
+        string why = e.what();
+        const string advice = "; use method QR";
+        if (why.size() >= advice.size() && why.compare(why.size() - advice.size(), advice.size(), advice) == 0)
+            why.erase(why.size() - advice.size());
+        throw OpenMMException("the matrix to invert is not positive definite or too ill-conditioned for its inverse (" + why + ")");
+    }
+}
+
+LeastSquaresResult LeastSquaresSolver::invertSymmetricPositiveDefinite(int n, const vector<double>& G) {
+    LeastSquaresOptions cholesky;
+    cholesky.method = LeastSquaresMethod::Cholesky;
+    return invertSymmetricPositiveDefinite(n, G, cholesky);
 }
 
 LeastSquaresResult LeastSquaresSolver::invertSymmetricPositiveDefinite(int n, const vector<double>& G, const LeastSquaresOptions& options) {
@@ -426,27 +444,47 @@ LeastSquaresResult LeastSquaresSolver::invertSymmetricPositiveDefinite(int n, co
     if (!(options.rankTolerance >= 0) || !std::isfinite(options.rankTolerance))
         throw OpenMMException(fail("rankTolerance must be a finite number >= 0"));
     checkSize("G", G.size(), (size_t) n * n, "n*n");
-    checkFinite("G", G.data(), n, n);
-    checkSymmetric(G, n, "the matrix to invert");
-    // G' = 2^-e G with its largest element in [1/2, 1), and G^-1 = 2^-e G'^-1: exact, as solve() scales.
-    int e = 0;
-    if (!magnitudeExponent(G.data(), G.size(), e))
+    // One pass for finiteness and the largest element (this serves matrices of millions of elements).
+    double largest = 0;
+    bool finite = true;
+    for (double v : G) {
+        finite = finite && std::isfinite(v);
+        largest = max(largest, std::fabs(v));
+    }
+    if (!finite)
+        checkFinite("G", G.data(), n, n);  // names the element
+    checkSymmetric(G, n, "the matrix to invert", largest);
+    if (largest == 0)
         throw OpenMMException(fail("the matrix to invert is zero, so not positive definite"));
-    const vector<double> scaled = timesPowerOfTwo(G.data(), G.size(), -e);
+    // G' = 2^-e G with its largest element in [1/2, 1), and G^-1 = 2^-e G'^-1: exact, as solve() scales.
+    int e;
+    std::frexp(largest, &e);
+    vector<double> scaled = timesPowerOfTwo(G.data(), G.size(), -e);
     LeastSquaresResult result;
     result.n = result.nrhs = n;
     result.method = LeastSquaresMethod::Cholesky;
     result.platformName = platformName;
     result.rank = n;
-    kernel->getAs<SolveLeastSquaresKernel>().invertSymmetricPositiveDefinite(n, scaled.data(), options, result);
+    kernel->getAs<SolveLeastSquaresKernel>().invertSymmetricPositiveDefinite(n, scaled, options, result);
     if (result.x.size() != (size_t) n * n)
         throw OpenMMException(fail("internal error: the kernel returned an inverse of the wrong size"));
     result.residualNorms.clear();  // not computed: the right-hand sides are implied
-    checkResultFinite("the inverse is", result.x, n, "the platform kernel returned NaN or Inf for the scaled problem (overflow?)");
-    scaleInPlace(result.x, -e);
-    stringstream beyond;
-    beyond << "its magnitude is 2^" << -e << " times a finite value, beyond the double range (overflow)";
-    checkResultFinite("the inverse is", result.x, n, beyond.str());
+    // Back to G's scale and checked in one pass: a non-finite element is the kernel's, or beyond the double range.
+    const double factor = std::ldexp(1.0, -e);  // a normal double for these e: the product rounds as ldexp does
+    const bool exactFactor = (e >= -1023 && e <= 1022);
+    for (size_t i = 0; i < result.x.size(); i++) {
+        const double scaledValue = result.x[i];
+        result.x[i] = exactFactor ? scaledValue * factor : std::ldexp(scaledValue, -e);
+        if (!std::isfinite(result.x[i])) {
+            stringstream msg;
+            msg << "the inverse is not finite (" << result.x[i] << " at (" << i / n << ", " << i % n << ")): ";
+            if (!std::isfinite(scaledValue))
+                msg << "the platform kernel returned NaN or Inf for the scaled problem (overflow?)";
+            else
+                msg << "its magnitude is 2^" << -e << " times a finite value, beyond the double range (overflow)";
+            throw OpenMMException(fail(msg.str()));
+        }
+    }
     if (!std::isfinite(result.conditionEstimate)) {
         stringstream msg;
         msg << "the condition estimate is not finite (" << result.conditionEstimate

@@ -1,4 +1,5 @@
 #include "openmmdft/QMMMForce.h"
+#include "openmmdft/internal/DensityExtrapolationOrder.h"
 #include "openmmdft/internal/QMMMForceImpl.h"
 #include "openmmdft/internal/LinkAtoms.h"
 #include "openmm/OpenMMException.h"
@@ -244,15 +245,19 @@ void QMMMForce::setBasisFunctionStorage(BasisFunctionStorage storage) {
     basisFunctionStorage = storage;
 }
 
+void OpenMMDFT::checkDensityExtrapolationOrder(QMMMForce::DensityExtrapolation method, int order) {
+    if (method == QMMMForce::XLBOMD ? (order < 3 || order > 7) : method != QMMMForce::PreviousDensity && (order < 1 || order > 6))
+        throw OpenMMException("QMMMForce: the density extrapolation order must be between " +
+                              std::string(method == QMMMForce::XLBOMD ? "3 and 7 for XLBOMD"
+                                          : method == QMMMForce::ASPC ? "1 and 6 for ASPC"
+                                                                      : "1 and 6 for PolynomialExtrapolation") +
+                              ", not " + std::to_string(order));
+}
+
 void QMMMForce::setDensityExtrapolation(DensityExtrapolation method, int order) {
     if (method != PreviousDensity && method != ASPC && method != XLBOMD && method != PolynomialExtrapolation)
         throw OpenMMException("QMMMForce: unknown density extrapolation method");
-    // PreviousDensity uses no order (any is accepted and kept).
-    if (method == XLBOMD ? (order < 3 || order > 7) : method != PreviousDensity && (order < 1 || order > 6))
-        throw OpenMMException("QMMMForce: the density extrapolation order must be between " +
-                              std::string(method == XLBOMD ? "3 and 7 for XLBOMD" : method == ASPC ? "1 and 6 for ASPC"
-                                                                                                   : "1 and 6 for PolynomialExtrapolation") +
-                              ", not " + std::to_string(order));
+    checkDensityExtrapolationOrder(method, order);  // PreviousDensity accepts and keeps any order
     densityExtrapolation = method;
     densityExtrapolationOrder = order;
 }

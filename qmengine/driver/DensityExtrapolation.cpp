@@ -1,4 +1,5 @@
 #include "DensityExtrapolation.h"
+#include "openmmdft/internal/DensityExtrapolationOrder.h"
 #include "openmm/OpenMMException.h"
 #include <algorithm>
 #include <cmath>
@@ -30,11 +31,11 @@ const XLBOMDCoefficients& xlbomdCoefficients(int K) {
 } // namespace
 
 DensityExtrapolation::DensityExtrapolation(Method method, int order) : method(method), order(order) {
-    // PreviousDensity uses no order (QMMMForce accepts and keeps any).
-    if (method == XLBOMD ? (order < 3 || order > 7) : method != PreviousDensity && (order < 1 || order > 6))
-        throw OpenMMException("QMMMForce: the density extrapolation order must be between " + string(method == XLBOMD ? "3 and 7" : "1 and 6") +
-                              " for " + (method == XLBOMD ? "XLBOMD" : method == Polynomial ? "PolynomialExtrapolation" : "ASPC") + ", not " +
-                              to_string(order));
+    checkDensityExtrapolationOrder(method == XLBOMD       ? QMMMForce::XLBOMD
+                                   : method == Polynomial ? QMMMForce::PolynomialExtrapolation
+                                   : method == ASPC       ? QMMMForce::ASPC
+                                                          : QMMMForce::PreviousDensity,
+                                   order);
 }
 
 void DensityExtrapolation::clear() {

@@ -185,7 +185,7 @@ void QMRegionDriver::solveMetric(LeastSquaresSolver& fit, const Eigen::MatrixXd&
     Eigen::Map<Eigen::MatrixXd>(a.data(), n, n) = 0.5 * (A + A.transpose());
     LeastSquaresOptions options;
     options.method = LeastSquaresMethod::Cholesky;
-    if (B.isIdentity(0.0)) {
+    if (B.rows() == n && B.cols() == n && B.isIdentity(0.0)) {
         // The inverse (what the density fitting asks for), without the passes over the identity as right-hand sides.
         const LeastSquaresResult inverse = fit.invertSymmetricPositiveDefinite(n, a, options);
         B = Eigen::Map<const Eigen::MatrixXd>(inverse.x.data(), n, n);  // symmetric: either layout

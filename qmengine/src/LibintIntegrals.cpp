@@ -451,6 +451,14 @@ const char* DensityFittedCoulomb::integralsLocation() const {
 
 Eigen::MatrixXd DensityFittedCoulomb::gradient(const Eigen::MatrixXd& density, int numAtoms, double threshold, int threads) const {
     const Impl& d = *impl_;
+    // The gradient belongs to the fit of compute(): without one there are no coefficients to differentiate.
+    if (d.coefficients.size() != d.aux.size())
+        throw OpenMM::OpenMMException("QM: DensityFittedCoulomb::gradient() before compute() (internal error)");
+    for (const BasisSet* set : {&d.basis, &d.aux})
+        for (const Shell& shell : set->shells())
+            if (shell.atom < 0 || shell.atom >= numAtoms)
+                throw OpenMM::OpenMMException("QM: DensityFittedCoulomb::gradient() for " + std::to_string(numAtoms) +
+                                              " atoms, but a shell sits on atom " + std::to_string(shell.atom) + " (internal error)");
     double t = seconds();
     // Where B was computed, there the three-centre part runs (on cartesian D and c), while the host computes the
     // metric's part; else both on the host. "gradient.threeCentre" is then the time the host waits for the device.

@@ -197,11 +197,14 @@ public:
      * The inverse of a given n x n symmetric positive definite matrix G (row-major, which for a symmetric matrix is
      * column-major too), by Cholesky: what the density fitting asks of its Coulomb metric. The same checks, scaling
      * and result as solve() with normalEquationsGiven, method Cholesky and the identity as the n right-hand sides
-     * (options.method must be Cholesky), without that path's passes over an n x n right-hand side: on a host those
-     * copies cost several times LAPACK's own time for n ~ 1700. result.x holds G^-1.
+     * (options.method must be Cholesky; rankTolerance and timePhases apply), without that path's passes over an
+     * n x n right-hand side: on a host those copies cost several times LAPACK's own time for n ~ 1700. The same bits
+     * as that solve, except that a subnormal element of the inverse may differ in its last place (the solve rounds
+     * once more there). result.x holds G^-1.
      */
-    LeastSquaresResult invertSymmetricPositiveDefinite(int n, const std::vector<double>& G,
-                                                       const LeastSquaresOptions& options = LeastSquaresOptions());
+    LeastSquaresResult invertSymmetricPositiveDefinite(int n, const std::vector<double>& G, const LeastSquaresOptions& options);
+    /** The same with the default options of a Cholesky solve. */
+    LeastSquaresResult invertSymmetricPositiveDefinite(int n, const std::vector<double>& G);
     /** The name of the platform the solver runs on. */
     std::string getPlatformName() const;
 private:

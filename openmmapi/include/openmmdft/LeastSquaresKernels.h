@@ -5,6 +5,7 @@
 #include "openmm/KernelImpl.h"
 #include "openmm/Platform.h"
 #include <string>
+#include <vector>
 
 namespace OpenMMDFT {
 
@@ -41,10 +42,12 @@ public:
     /** Solve one problem. */
     virtual void solve(const LeastSquaresProblem& problem, const LeastSquaresOptions& options, LeastSquaresResult& result) = 0;
     /**
-     * result.x = G^-1 for a validated, scaled symmetric positive definite G (n x n), and its condition estimate. By
-     * default the solve of G X = I (normalEquationsGiven, Cholesky); a platform may invert directly.
+     * result.x = G^-1 for a validated, scaled symmetric positive definite G (n x n), and its condition estimate. The
+     * kernel may overwrite G or take its storage. By default the solve of G X = I (normalEquationsGiven, Cholesky); a
+     * platform may invert directly.
      */
-    virtual void invertSymmetricPositiveDefinite(int n, const double* G, const LeastSquaresOptions& options, LeastSquaresResult& result);
+    virtual void invertSymmetricPositiveDefinite(int n, std::vector<double>& G, const LeastSquaresOptions& options,
+                                                 LeastSquaresResult& result);
 };
 
 } // namespace OpenMMDFT

@@ -24,7 +24,8 @@ const double TARGET_GRADIENT_ITEMS = 65536;
 /// Charges per work item of the gradient at most: the pair's derivative Hermite densities are formed once for them.
 const int MAX_CHARGES_PER_ITEM = 16;
 /// Charges per group of the matrix at most; each group's blocks take one slot of the partial sums (groups x matrix
-/// blocks), which hold at most MAX_PARTIAL_ELEMENTS doubles.
+/// blocks), which the groups keep within MAX_PARTIAL_ELEMENTS doubles unless that would take more charges per group
+/// than the cap (many charges and a large basis: as many slots as the cap gives).
 const int MAX_MATRIX_CHARGES_PER_GROUP = 128;
 const double MAX_PARTIAL_ELEMENTS = 4194304;
 

@@ -343,6 +343,17 @@ inline void testManyRightHandSides(LeastSquaresSolver& solver, const string& pre
     EXPECT_EQ(inverse.x, solver.solve(n, n, n, G, identity, o).x);
     EXPECT_LE(relativeError(inverse.x, reference), tolerance(precision, n, 5.0, true));
     EXPECT_GT(inverse.conditionEstimate, 1.0);
+    vector<double> indefinite(G);
+    indefinite[0] = -1.0;
+    try {
+        solver.invertSymmetricPositiveDefinite(n, indefinite, o);
+        ADD_FAILURE() << "an indefinite matrix was inverted";
+    }
+    catch (const OpenMM::OpenMMException& e) {
+        const string what = e.what();
+        EXPECT_NE(what.find("the matrix to invert is not positive definite"), string::npos) << what;
+        EXPECT_EQ(what.find("use method QR"), string::npos) << what;
+    }
 }
 
 /**

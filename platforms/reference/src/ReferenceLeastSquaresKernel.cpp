@@ -415,7 +415,10 @@ void solveGauss(const LeastSquaresProblem& pr, const LeastSquaresOptions& option
 
 /* --------------------------------------------------------------------------------- Cholesky */
 
-void choleskyFactor(Mat& G, int n, const LeastSquaresOptions& options, LeastSquaresResult& result, const char* what) {
+/* G = U^T U in place with the condition estimate; what names G in the errors. For normal equations (normalMatrix) the
+ * errors speak of A and advise QR; for a matrix given to invert, of that matrix alone. */
+void choleskyFactor(Mat& G, int n, const LeastSquaresOptions& options, LeastSquaresResult& result, const char* what,
+                    bool normalMatrix = true) {
     vector<double> normWork(n);
     double anorm = dlansy_("1", "U", &n, G.data(), &n, normWork.data(), 1, 1);
     int info;
@@ -423,8 +426,9 @@ void choleskyFactor(Mat& G, int n, const LeastSquaresOptions& options, LeastSqua
     lapackCheck(info, "dpotrf");
     if (info > 0) {
         stringstream msg;
-        msg << prefix(options) << what << " is not positive definite in floating point (Cholesky breaks down at column " << info
-            << "): A is rank deficient or too ill-conditioned for the normal equations (cond(A) near 1/sqrt(eps)); use method QR";
+        msg << prefix(options) << what << " is not positive definite in floating point (Cholesky breaks down at column " << info << ")";
+        if (normalMatrix)
+            msg << ": A is rank deficient or too ill-conditioned for the normal equations (cond(A) near 1/sqrt(eps)); use method QR";
         throw OpenMMException(msg.str());
     }
     double rcond;
@@ -436,9 +440,12 @@ void choleskyFactor(Mat& G, int n, const LeastSquaresOptions& options, LeastSqua
     double tol = (options.rankTolerance > 0 ? options.rankTolerance : EPS);
     if (!(rcond >= tol)) { // NaN fails closed
         stringstream msg;
-        msg << prefix(options) << what << " is numerically singular (estimated condition number " << result.conditionEstimate
-            << ", i.e. cond(A) about " << sqrt(result.conditionEstimate)
-            << "): A is rank deficient or too ill-conditioned for the normal equations; use method QR";
+        msg << prefix(options) << what << " is numerically singular (estimated condition number " << result.conditionEstimate;
+        if (normalMatrix)
+            msg << ", i.e. cond(A) about " << sqrt(result.conditionEstimate)
+                << "): A is rank deficient or too ill-conditioned for the normal equations; use method QR";
+        else
+            msg << ")";
         throw OpenMMException(msg.str());
     }
 }
@@ -603,15 +610,16 @@ void solveGaussSeidel(const LeastSquaresProblem& pr, const LeastSquaresOptions& 
 
 } // namespace
 
-void ReferenceSolveLeastSquaresKernel::invertSymmetricPositiveDefinite(int n, const double* G, const LeastSquaresOptions& options,
+void ReferenceSolveLeastSquaresKernel::invertSymmetricPositiveDefinite(int n, vector<double>& G, const LeastSquaresOptions& options,
                                                                        LeastSquaresResult& result) {
     result.precision = "double";
     result.rank = n;
     result.rankDeficient = false;
     result.iterations = 0;
-    Mat M(n, n);
-    std::copy(G, G + (size_t) n * n, M.v.begin());
-    choleskyFactor(M, n, options, result, "the matrix to invert");
+    Mat M;
+    M.rows = M.cols = n;
+    M.v = std::move(G);
+    choleskyFactor(M, n, options, result, "the matrix to invert", false);
     int info;
     dpotri_("U", &n, M.data(), &n, &info, 1);
     lapackCheck(info, "dpotri");

@@ -20,8 +20,9 @@ public:
     void initialize() override {
     }
     void solve(const LeastSquaresProblem& problem, const LeastSquaresOptions& options, LeastSquaresResult& result) override;
-    /** LAPACK's dpotrf, dpocon and dpotri on one copy of G (symmetric: its layout does not matter). */
-    void invertSymmetricPositiveDefinite(int n, const double* G, const LeastSquaresOptions& options, LeastSquaresResult& result) override;
+    /** LAPACK's dpotrf, dpocon and dpotri in G's own storage (symmetric: its layout does not matter). */
+    void invertSymmetricPositiveDefinite(int n, std::vector<double>& G, const LeastSquaresOptions& options,
+                                         LeastSquaresResult& result) override;
 };
 
 } // namespace OpenMMDFT

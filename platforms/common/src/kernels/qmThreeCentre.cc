@@ -24,7 +24,7 @@
  * small changes can push nvcc's choice past it (the point-charge gradient took 166 without the bound, and the same
  * private stack with it). */
 #ifndef GROUP_SIZE
-#define GROUP_SIZE 64
+#error "GROUP_SIZE (the launches' work-group size) must be defined: nextChunk hands out GROUP_SIZE items per work group"
 #endif
 #ifdef __CUDA_ARCH__
 #define AT_MOST_128_REGISTERS __launch_bounds__(GROUP_SIZE, 512/GROUP_SIZE)
