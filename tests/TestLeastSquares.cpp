@@ -490,17 +490,24 @@ TEST(LeastSquaresNormalEquationsGiven, MatchesSolvingFromA) {
  * of the identity as right-hand sides takes LAPACK's dpotri; it must equal the general path (dpotrs) of a right-hand
  * side that is not the identity, and Gauss, for n across LAPACK's blocking.
  */
-TEST(LeastSquares, InverseOfGivenMatrixByDpotri) {
-    const int n = 130;
-    std::mt19937_64 rng(9);
+/* A^T A / (2n) of a random 2n x n matrix A: symmetric positive definite, condition number about 30 (row-major). */
+std::vector<double> randomNormalMatrix(int n, unsigned seed) {
+    std::mt19937_64 rng(seed);
     std::normal_distribution<double> g;
-    std::vector<double> A((size_t) 2 * n * n), G((size_t) n * n, 0.0), scaledIdentity((size_t) n * n, 0.0);
+    std::vector<double> A((size_t) 2 * n * n), G((size_t) n * n, 0.0);
     for (double& v : A)
         v = g(rng);
     for (int k = 0; k < 2 * n; k++)
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++)
                 G[(size_t) i * n + j] += A[(size_t) k * n + i] * A[(size_t) k * n + j] / (2 * n);
+    return G;
+}
+
+TEST(LeastSquares, InverseOfGivenMatrixByDpotri) {
+    const int n = 130;
+    const std::vector<double> G = randomNormalMatrix(n, 9);
+    std::vector<double> scaledIdentity((size_t) n * n, 0.0);
     for (int i = 0; i < n; i++)
         scaledIdentity[(size_t) i * n + i] = 3.0;
     OpenMM::Platform& platform = ::platform("Reference");
@@ -534,15 +541,8 @@ TEST(LeastSquares, InverseOfGivenMatrixByDpotri) {
  */
 TEST(LeastSquares, InverseOfSymmetricPositiveDefiniteMatrix) {
     const int n = 90;
-    std::mt19937_64 rng(21);
-    std::normal_distribution<double> g;
-    std::vector<double> A((size_t) 2 * n * n), G((size_t) n * n, 0.0), identity((size_t) n * n, 0.0);
-    for (double& v : A)
-        v = g(rng);
-    for (int k = 0; k < 2 * n; k++)
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++)
-                G[(size_t) i * n + j] += A[(size_t) k * n + i] * A[(size_t) k * n + j] / (2 * n);
+    const std::vector<double> G = randomNormalMatrix(n, 21);
+    std::vector<double> identity((size_t) n * n, 0.0);
     for (int i = 0; i < n; i++)
         identity[(size_t) i * n + i] = 1.0;
     OpenMMDFT::LeastSquaresOptions cholesky;
