@@ -11,6 +11,7 @@
 #include "../src/LibintThreeCentreGradient.h"
 #include <cstdio>
 #include <gtest/gtest.h>
+#include "openmm/OpenMMException.h"
 #include <functional>
 #include <random>
 
@@ -149,6 +150,30 @@ TEST(IntegralGradients, DensityFittedCoulombMatchesFiniteDifferences) {
         EXPECT_LT((g - f).cwiseAbs().maxCoeff(), TOL) << (pure ? "pure" : "cartesian") << "\n" << g << "\n" << f;
         EXPECT_LT(g.colwise().sum().cwiseAbs().maxCoeff(), 1e-9);
     }
+}
+
+// The gradient belongs to a fit: before compute() it is refused, and so is one for fewer atoms than the shells sit on
+// (the host path would write past its rows).
+TEST(IntegralGradients, DensityFittedCoulombGradientNeedsItsFitAndItsAtoms) {
+    const auto atoms = molecule();
+    const BasisSet basis(loadBasisDefinition("def2-SVP", QMENGINE_DATA_DIR), atoms, true);
+    const BasisSet aux(loadBasisDefinition("def2-universal-jfit", QMENGINE_DATA_DIR), atoms, true, 6);
+    DensityFittedCoulomb df(basis, aux, 0.0);
+    const Eigen::MatrixXd D = 0.1 * Eigen::MatrixXd::Identity(basis.size(), basis.size());
+    const int na = (int) atoms.size();
+    auto message = [&](int numAtoms) {
+        try {
+            df.gradient(D, numAtoms, 0.0, 1);
+        }
+        catch (const OpenMM::OpenMMException& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    EXPECT_NE(message(na).find("before compute()"), std::string::npos) << message(na);
+    df.compute(D);
+    EXPECT_NE(message(na - 1).find("a shell sits on atom"), std::string::npos) << message(na - 1);
+    EXPECT_EQ(df.gradient(D, na, 0.0, 1).rows(), na);
 }
 
 // The three-centre part by the Hermite scheme (fitted density and orbital density contracted into Hermite Gaussians)
