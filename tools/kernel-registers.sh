@@ -3,8 +3,10 @@
 # (sm_90), without a GPU: the file is compiled by nvcc behind a prelude that stands in for OpenMM's CUDA definitions.
 # Register counts above 128 went with a 4.8x slower three-centre gradient on an H200 (docs/PERFORMANCE.md), so
 # check them after changing a kernel.
-#   tools/kernel-registers.sh [kernel file] [extra defines...]
+#   tools/kernel-registers.sh [kernel file[+file...]] [extra defines...]
 #   tools/kernel-registers.sh platforms/common/src/kernels/qmThreeCentre.cc BASIS_L=2 AUX_L=4 POINT_CHARGES=0
+#   tools/kernel-registers.sh qmengine/src/shared/shellValues.cc+platforms/common/src/kernels/qmXC.cc VWN_A=0.0310907
+#     VWN_X0=-0.10498 VWN_B=3.72744 VWN_C=12.9352   (several files: compiled one after the other, as the plugin does)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 file=${1:-platforms/common/src/kernels/qmThreeCentre.cc}
@@ -34,7 +36,7 @@ typedef long long mm_long;
 typedef unsigned long long mm_ulong;
 PRELUDE
     for d in "${defines[@]}"; do echo "#define ${d%%=*} ${d#*=}"; done
-    cat "$file"
+    for part in ${file//+/ }; do cat "$part"; done
 } > "$work/kernel.cu"
 "$nvcc" -arch=sm_90 -O3 -cubin -o "$work/kernel.cubin" "$work/kernel.cu" -Xptxas -v 2>&1 |
     awk '/Compiling entry function/ {name = $7; gsub("\047", "", name)} /bytes stack frame/ {stack = $1} /Used [0-9]+ registers/ {print name, $5, "registers,", stack, "bytes stack"}'

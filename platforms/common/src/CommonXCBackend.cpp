@@ -281,7 +281,7 @@ public:
             return G;
         }
         preparePartitionGradient();
-        partitionKernel->execute(partitionItems);
+        partitionKernel->execute(partitionColumns * PARTITION_GROUP, PARTITION_GROUP);
         partitionSumKernel->execute(3 * numAtoms);
         vector<double> weightGradient;
         partitionGradient.download(weightGradient);
@@ -398,12 +398,14 @@ private:
         const int numAtoms = geometry.atoms.size(), numPoints = layout.w.size();
         uploadArray(cc, pointParentAtom, layout.parentAtom, "qmXCPointParentAtom");
         partition.upload(cc, geometry.atoms, geometry.settings.grid);
-        partitionItems = max(1, min(numPoints, PARTITION_ITEMS));
-        partialGradients.initialize<double>(cc, (size_t) 3 * numAtoms * partitionItems, "qmXCPartialWeightGradients");
+        // One column of partial sums per work group, as many work groups as OpenMM launches at once (or as the points
+        // fill): each work group sums its items' gradients itself.
+        partitionColumns = max(1, min((numPoints + PARTITION_GROUP - 1) / PARTITION_GROUP, cc.getNumThreadBlocks()));
+        partialGradients.initialize<double>(cc, (size_t) 3 * numAtoms * partitionColumns, "qmXCPartialWeightGradients");
         partitionGradient.initialize<double>(cc, 3 * numAtoms, "qmXCWeightGradient");
         partitionKernel = program->createKernel("partitionWeightGradient");
         partitionKernel->addArg(numPoints);
-        partitionKernel->addArg(partitionItems);
+        partitionKernel->addArg(partitionColumns);
         partitionKernel->addArg(numAtoms);
         partitionKernel->addArg(geometry.settings.grid.partition == QM::AtomicPartition::StratmannScuseriaFrisch ? 1 : 0);
         partitionKernel->addArg(QM::ssfHalfWidth());
@@ -413,7 +415,7 @@ private:
             partitionKernel->addArg(*a);
         partitionSumKernel = program->createKernel("sumPartialColumns");
         partitionSumKernel->addArg(3 * numAtoms);
-        partitionSumKernel->addArg(partitionItems);
+        partitionSumKernel->addArg(partitionColumns);
         partitionSumKernel->addArg(partialGradients);
         partitionSumKernel->addArg(partitionGradient);
     }
@@ -517,8 +519,9 @@ private:
     ComputeArray gradientPhi, gradientX, basisGradient[3], pointF, pointGradient, functionGradient;
     ComputeKernel gradientBasisKernel, gradientDensityKernel, gradientPointsKernel, gradientFunctionsKernel;
     // The partition-weight derivatives (kernels/qmXC.cc: PARTITION_MAX_ATOMS, and the columns of partial sums).
-    static constexpr int PARTITION_MAX_ATOMS = 128, PARTITION_ITEMS = 32768;
-    int partitionItems = 0;
+    // PARTITION_GROUP: the kernel's work-group size (its local sums are a tree of that many).
+    static constexpr int PARTITION_MAX_ATOMS = 128, PARTITION_GROUP = 128;
+    int partitionColumns = 0;
     ComputeArray pointParentAtom, partialGradients, partitionGradient;
     PartitionArrays partition;
     ComputeKernel partitionKernel, partitionSumKernel;

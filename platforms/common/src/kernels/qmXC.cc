@@ -324,13 +324,16 @@ KERNEL void gradientFunctions(int firstBatch, int lastBatch, GLOBAL const int* R
  * Z = sum_c P_c and P_c = prod_{d != c} s(nu_cd) (Becke, J. Chem. Phys. 88, 2547 (1988); or Stratmann,
  * Scuseria and Frisch, Chem. Phys. Lett. 257, 213 (1996)). With f_p = rho eps_xc and the point moving
  * with A, atom B != A gets f w / W dW_A/dR_B and A gets minus their sum: the host's
- * xcPartitionWeightGradient, with the same screening of cells. Each of `items` columns takes points in a
- * stride of items and keeps its gradient in private memory (at most PARTITION_MAX_ATOMS atoms, else the host does
- * this), written out as one column of partial (3 n x items); sumPartialColumns() adds the columns in
- * order, so the result does not depend on scheduling. Products of all factors but one are prefix x suffix
- * products of the cell's factors, kept per work item (as the host does). */
+ * xcPartitionWeightGradient, with the same screening of cells. Each of `columns` columns is one work group's
+ * (PARTITION_GROUP work items): its items take points in a stride of columns x PARTITION_GROUP, keep their gradients
+ * in private memory (at most PARTITION_MAX_ATOMS atoms, else the host does this) and sum them in local memory in a
+ * fixed tree order into one column of partial (3 n x columns); sumPartialColumns() adds the columns in order, so the
+ * result does not depend on scheduling. (With one column per work item, 32768 of them, an H200 held the kernel at 11%
+ * occupancy.) Products of all factors but one are prefix x suffix products of the cell's factors, kept per work item
+ * (as the host does). */
 
 #define PARTITION_MAX_ATOMS 128
+#define PARTITION_GROUP 128
 
 /** The cell function s(nu) and its slope ds/dnu (Becke's three iterations, or SSF's polynomial). */
 DEVICE void cellValueAndSlope(int ssf, double ssfA, double nu, double* value, double* slope) {
@@ -447,20 +450,21 @@ DEVICE double cellSum(int A, int n, double dA, double x, double y, double z, int
     return total;
 }
 
-KERNEL void partitionWeightGradient(int numPoints, int items, int numAtoms, int ssf, double ssfA, double relativeCutoff,
+KERNEL void partitionWeightGradient(int numPoints, int columns, int numAtoms, int ssf, double ssfA, double relativeCutoff,
                                     GLOBAL const double* RESTRICT pointX, GLOBAL const double* RESTRICT pointY,
                                     GLOBAL const double* RESTRICT pointZ, GLOBAL const double* RESTRICT pointW,
                                     GLOBAL const double* RESTRICT f, GLOBAL const int* RESTRICT parentAtom,
                                     GLOBAL const double* RESTRICT atomXYZ, GLOBAL const double* RESTRICT pairInvR,
                                     GLOBAL const double* RESTRICT pairA, GLOBAL const double* RESTRICT nearest,
                                     GLOBAL const int* RESTRICT neighbourOrder, GLOBAL double* RESTRICT partial) {
+    LOCAL double sums[PARTITION_GROUP];
     const int n = numAtoms;
-    for (int item = GLOBAL_ID; item < items; item += GLOBAL_SIZE) {
+    for (int column = GROUP_ID; column < columns; column += NUM_GROUPS) {
         double G[3*PARTITION_MAX_ATOMS];
         double factor[PARTITION_MAX_ATOMS], before[PARTITION_MAX_ATOMS], slopeOf[PARTITION_MAX_ATOMS], muOf[PARTITION_MAX_ATOMS];
         for (int k = 0; k < 3*n; k++)
             G[k] = 0;
-        for (int pt = item; pt < numPoints; pt += items) {
+        for (int pt = column*PARTITION_GROUP+LOCAL_ID; pt < numPoints; pt += columns*PARTITION_GROUP) {
             if (f[pt] == 0 || n == 1)
                 continue;
             const int A = parentAtom[pt];
@@ -528,8 +532,18 @@ KERNEL void partitionWeightGradient(int numPoints, int items, int numAtoms, int 
             G[3*A+1] += gA[1];
             G[3*A+2] += gA[2];
         }
-        for (int k = 0; k < 3*n; k++)
-            partial[k*items+item] = G[k];
+        // The work group's sum, one component at a time (thread 0 reads sums[0] before any item writes it again).
+        for (int k = 0; k < 3*n; k++) {
+            sums[LOCAL_ID] = G[k];
+            SYNC_THREADS;
+            for (int width = PARTITION_GROUP/2; width > 0; width /= 2) {  // ('half' is a type in OpenCL)
+                if (LOCAL_ID < width)
+                    sums[LOCAL_ID] += sums[LOCAL_ID+width];
+                SYNC_THREADS;
+            }
+            if (LOCAL_ID == 0)
+                partial[k*columns+column] = sums[0];
+        }
     }
 }
 
