@@ -281,7 +281,8 @@ public:
             return G;
         }
         preparePartitionGradient();
-        partitionKernel->execute(partitionColumns * PARTITION_GROUP, PARTITION_GROUP);
+        cc.clearBuffer(partitionCounter);
+        partitionKernel->execute(min(partitionColumns, cc.getNumThreadBlocks()) * PARTITION_GROUP, PARTITION_GROUP);
         partitionSumKernel->execute(3 * numAtoms);
         vector<double> weightGradient;
         partitionGradient.download(weightGradient);
@@ -398,10 +399,12 @@ private:
         const int numAtoms = geometry.atoms.size(), numPoints = layout.w.size();
         uploadArray(cc, pointParentAtom, layout.parentAtom, "qmXCPointParentAtom");
         partition.upload(cc, geometry.atoms, geometry.settings.grid);
-        // One column of partial sums per work group, as many work groups as OpenMM launches at once (or as the points
-        // fill): each work group sums its items' gradients itself.
-        partitionColumns = max(1, min((numPoints + PARTITION_GROUP - 1) / PARTITION_GROUP, cc.getNumThreadBlocks()));
+        // Columns of PARTITION_GROUP items with about POINTS_PER_ITEM points each, at most a few per work group that
+        // OpenMM launches at once (the work groups take them from partitionCounter and sum each one themselves).
+        const int wanted = (numPoints + PARTITION_GROUP * POINTS_PER_ITEM - 1) / (PARTITION_GROUP * POINTS_PER_ITEM);
+        partitionColumns = max(1, min(wanted, COLUMNS_PER_WORK_GROUP * cc.getNumThreadBlocks()));
         partialGradients.initialize<double>(cc, (size_t) 3 * numAtoms * partitionColumns, "qmXCPartialWeightGradients");
+        partitionCounter.initialize<long long>(cc, 1, "qmXCPartitionColumnCounter");
         partitionGradient.initialize<double>(cc, 3 * numAtoms, "qmXCWeightGradient");
         partitionKernel = program->createKernel("partitionWeightGradient");
         partitionKernel->addArg(numPoints);
@@ -411,7 +414,7 @@ private:
         partitionKernel->addArg(QM::ssfHalfWidth());
         partitionKernel->addArg(QM::partitionRelativeCellCutoff());
         for (ComputeArray* a : {&pointX, &pointY, &pointZ, &pointW, &pointF, &pointParentAtom, &partition.atoms, &partition.invR,
-                                &partition.sizeAdjustment, &partition.nearest, &partition.order, &partialGradients})
+                                &partition.sizeAdjustment, &partition.nearest, &partition.order, &partialGradients, &partitionCounter})
             partitionKernel->addArg(*a);
         partitionSumKernel = program->createKernel("sumPartialColumns");
         partitionSumKernel->addArg(3 * numAtoms);
@@ -519,10 +522,11 @@ private:
     ComputeArray gradientPhi, gradientX, basisGradient[3], pointF, pointGradient, functionGradient;
     ComputeKernel gradientBasisKernel, gradientDensityKernel, gradientPointsKernel, gradientFunctionsKernel;
     // The partition-weight derivatives (kernels/qmXC.cc: PARTITION_MAX_ATOMS, and the columns of partial sums).
-    // PARTITION_GROUP: the kernel's work-group size (its local sums are a tree of that many).
-    static constexpr int PARTITION_MAX_ATOMS = 128, PARTITION_GROUP = 128;
+    // PARTITION_GROUP: the kernel's work-group size (its local sums are a tree of that many); POINTS_PER_ITEM and
+    // COLUMNS_PER_WORK_GROUP size its columns of partial sums (see preparePartitionGradient).
+    static constexpr int PARTITION_MAX_ATOMS = 128, PARTITION_GROUP = 128, POINTS_PER_ITEM = 4, COLUMNS_PER_WORK_GROUP = 4;
     int partitionColumns = 0;
-    ComputeArray pointParentAtom, partialGradients, partitionGradient;
+    ComputeArray pointParentAtom, partialGradients, partitionGradient, partitionCounter;
     PartitionArrays partition;
     ComputeKernel partitionKernel, partitionSumKernel;
 };

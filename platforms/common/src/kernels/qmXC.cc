@@ -324,16 +324,27 @@ KERNEL void gradientFunctions(int firstBatch, int lastBatch, GLOBAL const int* R
  * Z = sum_c P_c and P_c = prod_{d != c} s(nu_cd) (Becke, J. Chem. Phys. 88, 2547 (1988); or Stratmann,
  * Scuseria and Frisch, Chem. Phys. Lett. 257, 213 (1996)). With f_p = rho eps_xc and the point moving
  * with A, atom B != A gets f w / W dW_A/dR_B and A gets minus their sum: the host's
- * xcPartitionWeightGradient, with the same screening of cells. Each of `columns` columns is one work group's
- * (PARTITION_GROUP work items): its items take points in a stride of columns x PARTITION_GROUP, keep their gradients
- * in private memory (at most PARTITION_MAX_ATOMS atoms, else the host does this) and sum them in local memory in a
- * fixed tree order into one column of partial (3 n x columns); sumPartialColumns() adds the columns in order, so the
- * result does not depend on scheduling. (With one column per work item, 32768 of them, an H200 held the kernel at 11%
- * occupancy.) Products of all factors but one are prefix x suffix products of the cell's factors, kept per work item
- * (as the host does). */
+ * xcPartitionWeightGradient, with the same screening of cells. The points are dealt to `columns` columns of
+ * PARTITION_GROUP work items each (stride columns x PARTITION_GROUP); a work group takes the next column from a
+ * counter (zero before the launch: OpenMM launches more work groups than fit at once, and with a fixed share each the
+ * late ones ran alone), its items keep their gradients in private memory (at most PARTITION_MAX_ATOMS atoms, else the
+ * host does this) and sum them in local memory in a fixed tree order into the column's place in partial (3 n x
+ * columns); sumPartialColumns() adds the columns in order, so the result does not depend on scheduling. (With one
+ * column per work item, 32768 of them, an H200 held the kernel at 11% occupancy.) Products of all factors but one are
+ * prefix x suffix products of the cell's factors, kept per work item (as the host does). */
 
 #define PARTITION_MAX_ATOMS 128
 #define PARTITION_GROUP 128
+
+/** The next column for the calling work group (every item of the group calls it): counter holds how many columns
+ * have been taken. */
+DEVICE int nextColumn(GLOBAL mm_ulong* RESTRICT counter, LOCAL_ARG int* column) {
+    SYNC_THREADS;  // every item has read the previous column
+    if (LOCAL_ID == 0)
+        column[0] = (int) ATOMIC_ADD(counter, (mm_ulong) 1);
+    SYNC_THREADS;
+    return column[0];
+}
 
 /** The cell function s(nu) and its slope ds/dnu (Becke's three iterations, or SSF's polynomial). */
 DEVICE void cellValueAndSlope(int ssf, double ssfA, double nu, double* value, double* slope) {
@@ -456,10 +467,12 @@ KERNEL void partitionWeightGradient(int numPoints, int columns, int numAtoms, in
                                     GLOBAL const double* RESTRICT f, GLOBAL const int* RESTRICT parentAtom,
                                     GLOBAL const double* RESTRICT atomXYZ, GLOBAL const double* RESTRICT pairInvR,
                                     GLOBAL const double* RESTRICT pairA, GLOBAL const double* RESTRICT nearest,
-                                    GLOBAL const int* RESTRICT neighbourOrder, GLOBAL double* RESTRICT partial) {
+                                    GLOBAL const int* RESTRICT neighbourOrder, GLOBAL double* RESTRICT partial,
+                                    GLOBAL mm_ulong* RESTRICT counter) {
     LOCAL double sums[PARTITION_GROUP];
+    LOCAL int taken[1];
     const int n = numAtoms;
-    for (int column = GROUP_ID; column < columns; column += NUM_GROUPS) {
+    for (int column = nextColumn(counter, taken); column < columns; column = nextColumn(counter, taken)) {
         double G[3*PARTITION_MAX_ATOMS];
         double factor[PARTITION_MAX_ATOMS], before[PARTITION_MAX_ATOMS], slopeOf[PARTITION_MAX_ATOMS], muOf[PARTITION_MAX_ATOMS];
         for (int k = 0; k < 3*n; k++)
