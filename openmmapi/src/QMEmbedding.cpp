@@ -25,14 +25,30 @@ vector<double> OpenMMDFT::chargesOfMMPairs(const QMMMForce& force) {
 }
 
 void OpenMMDFT::checkPositionsAreFinite(const vector<Vec3>& positions, const string& why) {
+    vector<size_t> bad;
     for (size_t i = 0; i < positions.size(); i++)
-        if (!isfinite(positions[i][0]) || !isfinite(positions[i][1]) || !isfinite(positions[i][2])) {
-            stringstream msg;
-            msg << "QMMMForce: the position of particle " << i << " is NaN or infinite";
-            if (!why.empty())
-                msg << " (" << why << ")";
-            throw OpenMMException(msg.str());
-        }
+        if (!isfinite(positions[i][0]) || !isfinite(positions[i][1]) || !isfinite(positions[i][2]))
+            bad.push_back(i);
+    if (bad.empty())
+        return;
+    stringstream msg;
+    if (bad.size() == 1)
+        msg << "QMMMForce: the position of particle " << bad[0] << " is NaN or infinite";
+    else {
+        // All of them (up to a few): a platform that moves molecules into a periodic box whole carries one atom's NaN
+        // to the rest of its molecule, and the first of them need not be the atom that was set.
+        const size_t shown = std::min<size_t>(bad.size(), 8);
+        msg << "QMMMForce: the positions of particles ";
+        for (size_t k = 0; k < shown; k++)
+            msg << (k == 0 ? "" : ", ") << bad[k];
+        if (bad.size() > shown)
+            msg << " and " << bad.size() - shown << " more";
+        msg << " are NaN or infinite (with a periodic box, one atom's NaN can reach every atom of its molecule when the "
+               "platform moves molecules into the box)";
+    }
+    if (!why.empty())
+        msg << " (" << why << ")";
+    throw OpenMMException(msg.str());
 }
 
 Vec3 QMEmbedding::minimumImage(const Vec3& a, const Vec3& b, const Vec3* box) {

@@ -195,6 +195,22 @@ def test_qm_results_after_a_failed_evaluation_raise():
     assert force.getQMResults(context)["scfIterations"] > 0
 
 
+@pytest.mark.parametrize("platform", ["Reference", "OpenCL"])
+def test_nan_position_in_a_periodic_box_names_every_particle_it_reached(platform):
+    # OpenCL moves each molecule into the periodic box whole, so a NaN in one MM atom's position reaches the other
+    # atoms of its water; the error must list them all (it once named only the first, not the atom that was set).
+    if platform not in [mm.Platform.getPlatform(i).getName() for i in range(mm.Platform.getNumPlatforms())]:
+        pytest.skip(platform + " is not available")
+    system, force, positions = buildSystem(watersAround([(0.3, 0.0, 0.0), (-0.05, 0.31, 0.1)]), basis="sto-3g", exact=False,
+                                           method=QMMMForce.CutoffPeriodic, cutoff=0.7, box=2.0, grid=(30, 110), energyOnly=False)
+    bad = positions.copy()
+    bad[5, 1] = np.nan  # the second H of the first MM water (particles 3-5), in a new Context
+    context = contextFor(system, bad, platform)
+    expected = "particle 5 is" if platform == "Reference" else "particles 3, 4, 5 are"
+    with pytest.raises(mm.OpenMMException, match=expected + " NaN or infinite"):
+        context.getState(getEnergy=True)
+
+
 def test_mm_charge_on_a_nucleus_is_named():
     system, force, positions = smallSystem()
     bad = positions.copy()

@@ -401,18 +401,22 @@ double CommonCalcQMMMForceKernel::execute(ContextImpl& context, bool includeForc
     // energy is requested, look for them and name the particle (one small kernel and a 4-byte
     // download; skipped in force-only steps so that MD steps do not synchronize).
     if (includeEnergy)
-        checkPositionsOnDevice();
+        checkPositionsOnDevice(context);
     return 0.0;
 }
 
-void CommonCalcQMMMForceKernel::checkPositionsOnDevice() {
+void CommonCalcQMMMForceKernel::checkPositionsOnDevice(ContextImpl& context) {
     ContextSelector selector(cc);
     cc.clearBuffer(nonfiniteFlag);
     checkPositionsKernel->execute(cc.getNumAtoms());
     int flag;
     nonfiniteFlag.download(&flag);
     if (flag != 0) {
-        stringstream msg;
+        // Name every such particle from the positions in their original order (the kernel marks one of them).
+        vector<Vec3> positions;
+        context.getPositions(positions);
+        checkPositionsAreFinite(positions);
+        stringstream msg;  // the device's copy alone (a position the Context's download does not show)
         msg << "QMMMForce: the position of particle " << cc.getAtomIndex()[flag - 1] << " is NaN or infinite";
         throw OpenMMException(msg.str());
     }

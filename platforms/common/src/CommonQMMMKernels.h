@@ -47,7 +47,7 @@ private:
     class ForceInfo;
     /// The charges of the pair term (chargesOfMMPairs) and the 1-4 prefactors, to the device.
     void uploadParameters(const QMMMForce& force, std::vector<double> pairCharges);
-    void checkPositionsOnDevice();
+    void checkPositionsOnDevice(OpenMM::ContextImpl& context);
     double computeQMRegion(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy);
     void addHostForces(const std::vector<OpenMM::Vec3>& forces);
     std::unique_ptr<QMRegionDriver> qmRegion;  // absent when the Force has no QM atoms

@@ -16,7 +16,7 @@ namespace OpenMMDFT {
 OPENMM_EXPORT_DFT std::vector<double> chargesOfMMPairs(const QMMMForce& force);
 
 /**
- * Throws OpenMMException naming the first particle whose position is NaN or infinite; `why`, when not
+ * Throws OpenMMException naming the particles whose positions are NaN or infinite (up to eight); `why`, when not
  * empty, is added in parentheses (e.g. that the previous evaluation gave NaN forces on purpose).
  */
 OPENMM_EXPORT_DFT void checkPositionsAreFinite(const std::vector<OpenMM::Vec3>& positions, const std::string& why = "");
