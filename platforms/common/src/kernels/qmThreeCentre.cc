@@ -12,7 +12,8 @@
  * started late ran their shares on a nearly idle GPU.
  *
  * Defines from the host: BASIS_L and AUX_L (the largest l of the orbital and fitting bases, which size the private
- * arrays), POINT_CHARGES (1: the gradient kernel takes point charges, not fitting functions) and GRADIENT_SCALE (the
+ * arrays), POINT_CHARGES (1: the gradient kernel takes point charges, not fitting functions; at most
+ * MAX_CHARGES_PER_ITEM of them per work item) and GRADIENT_SCALE (the
  * fixed-point scale of the gradient sums), GROUP_SIZE (the work-group size of the launches). The engine's Boys-function table
  * (BoysFunction.h) comes as a buffer with its step, end, orders per point and Taylor terms.
  */
@@ -382,6 +383,11 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(int numPairs, int numGroup
     LOCAL mm_long chunk[1];
     double Ex[MAX_E], Ey[MAX_E], Ez[MAX_E];
     double DA[3*MAX_PAIR_HERMITE], DB[3*MAX_PAIR_HERMITE];
+#if POINT_CHARGES
+    // The item's charges' own gradients over all its primitive pairs, added to the sums once: one atomic per
+    // primitive pair and charge put hundreds of thousands of work items on a few hundred addresses.
+    double gC[3*MAX_CHARGES_PER_ITEM];
+#endif
     double single[(AUX_L+1)*(AUX_L+1)];
     double R[MAX_HERMITE], F[MAX_ORDER+1];
     double cq[HERMITE_COUNT(AUX_L)], W[MAX_PAIR_HERMITE];
@@ -401,6 +407,10 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(int numPairs, int numGroup
         const double A[3] = {shellCenter[3*s1], shellCenter[3*s1+1], shellCenter[3*s1+2]};
         const double B[3] = {shellCenter[3*s2], shellCenter[3*s2+1], shellCenter[3*s2+2]};
         double gA[3] = {0, 0, 0}, gB[3] = {0, 0, 0};
+#if POINT_CHARGES
+        for (int n = 0; n < 3*(lastAux-firstAux); n++)
+            gC[n] = 0;
+#endif
         for (int pa = shellPrimStart[s1]; pa < shellPrimStart[s1]+shellNumPrim[s1]; pa++)
             for (int pb = shellPrimStart[s2]; pb < shellPrimStart[s2]+shellNumPrim[s2]; pb++) {
                 const double a = primExponent[pa], b = primExponent[pb], p = a+b;
@@ -452,7 +462,7 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(int numPairs, int numGroup
                         derivativeSums(DA, DB, count, d, R, &sa, &sb);
                         gA[d] += w*sa;
                         gB[d] += w*sb;
-                        ATOMIC_ADD(&gradient[3*(centreOffset+auxAtom[q])+d], (mm_ulong) ((mm_long) round(-w*(sa+sb)*GRADIENT_SCALE)));
+                        gC[3*(q-firstAux)+d] -= w*(sa+sb);
                     }
                 }
 #else
@@ -489,6 +499,11 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(int numPairs, int numGroup
             ATOMIC_ADD(&gradient[3*(centreOffset+atom)+d], (mm_ulong) ((mm_long) round(-(gA[d]+gB[d])*GRADIENT_SCALE)));
 #endif
         }
+#if POINT_CHARGES
+        for (int q = firstAux; q < lastAux; q++)
+            for (int d = 0; d < 3; d++)
+                ATOMIC_ADD(&gradient[3*(centreOffset+auxAtom[q])+d], (mm_ulong) ((mm_long) round(gC[3*(q-firstAux)+d]*GRADIENT_SCALE)));
+#endif
     }
 }
 
