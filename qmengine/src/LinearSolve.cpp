@@ -8,20 +8,20 @@ namespace QM {
 struct SymmetricPositiveDefiniteSolver::Impl {
     Eigen::LLT<Eigen::MatrixXd> llt;
     Eigen::MatrixXd inverse;  // from an installed NormalEquationSolver
-    Eigen::MatrixXd matrix;   // A itself, for one step of iterative refinement
+    const Eigen::MatrixXd* matrix = nullptr;  // A itself, for one step of iterative refinement (the caller's)
     bool useInverse = false;
     int threads = 1;
     /** X = A^-1 B refined once: an explicit inverse alone loses about cond(A) eps, the refinement
      *  brings the error back to the level of a Cholesky solve. */
     Eigen::MatrixXd apply(const Eigen::MatrixXd& B) const {
         Eigen::MatrixXd X = inverse * B;
-        X += inverse * (B - matrix * X);
+        X += inverse * (B - *matrix * X);
         return X;
     }
     /** The same for one right-hand side; A and A^-1 are symmetric, so their columns give the products. */
     Eigen::VectorXd apply(const Eigen::VectorXd& b) const {
         Eigen::VectorXd x = streamedTransposeProduct(inverse, b, threads);
-        x += streamedTransposeProduct(inverse, b - streamedTransposeProduct(matrix, x, threads), threads);
+        x += streamedTransposeProduct(inverse, b - streamedTransposeProduct(*matrix, x, threads), threads);
         return x;
     }
 };
@@ -35,7 +35,7 @@ SymmetricPositiveDefiniteSolver::SymmetricPositiveDefiniteSolver(const Eigen::Ma
         // One solve with the identity as right-hand sides; each SCF iteration is then a product.
         impl_->inverse = Eigen::MatrixXd::Identity(A.rows(), A.cols());
         solver(A, impl_->inverse);
-        impl_->matrix = A;
+        impl_->matrix = &A;
         impl_->useInverse = true;
         return;
     }

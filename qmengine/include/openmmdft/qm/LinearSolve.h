@@ -19,7 +19,8 @@ void solveSymmetricPositiveDefinite(const Eigen::MatrixXd& A, Eigen::MatrixXd& B
 /// The same, with the factorization of A kept for many right-hand sides (one SCF). With a
 /// NormalEquationSolver given, A^-1 is obtained from it once and applied to each right-hand side,
 /// with one step of iterative refinement (the products with one right-hand side on up to `threads`
-/// threads, 0: all); otherwise Eigen's Cholesky factorization is used.
+/// threads, 0: all), for which the solver keeps a reference to A: A must outlive it (a density fitting's metric is
+/// tens of MB, not copied); otherwise Eigen's Cholesky factorization is used.
 class SymmetricPositiveDefiniteSolver {
 public:
     explicit SymmetricPositiveDefiniteSolver(const Eigen::MatrixXd& A, const NormalEquationSolver& solver = NormalEquationSolver(),
