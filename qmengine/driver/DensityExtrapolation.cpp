@@ -31,11 +31,7 @@ const XLBOMDCoefficients& xlbomdCoefficients(int K) {
 } // namespace
 
 DensityExtrapolation::DensityExtrapolation(Method method, int order) : method(method), order(order) {
-    checkDensityExtrapolationOrder(method == XLBOMD       ? QMMMForce::XLBOMD
-                                   : method == Polynomial ? QMMMForce::PolynomialExtrapolation
-                                   : method == ASPC       ? QMMMForce::ASPC
-                                                          : QMMMForce::PreviousDensity,
-                                   order);
+    checkDensityExtrapolationOrder(method, order);
 }
 
 void DensityExtrapolation::clear() {

@@ -1,6 +1,7 @@
 #ifndef OPENMMDFT_DENSITYEXTRAPOLATION_H_
 #define OPENMMDFT_DENSITYEXTRAPOLATION_H_
 
+#include "openmmdft/QMMMForce.h"
 #include "openmmdft/qm/KohnShamLDA.h"
 #include "openmm/Vec3.h"
 #include <Eigen/Dense>
@@ -52,7 +53,10 @@ namespace OpenMMDFT {
  */
 class DensityExtrapolation {
 public:
-    enum Method { PreviousDensity = 0, ASPC = 1, XLBOMD = 2, Polynomial = 3 };
+    /** The methods are QMMMForce's (one enumeration, so that the Force's choice passes through unchanged). */
+    using Method = QMMMForce::DensityExtrapolation;
+    static constexpr Method PreviousDensity = QMMMForce::PreviousDensity, ASPC = QMMMForce::ASPC, XLBOMD = QMMMForce::XLBOMD,
+                            Polynomial = QMMMForce::PolynomialExtrapolation;
     /** The largest move of a QM atom between recorded steps (nm) still taken as one trajectory. */
     static constexpr double MAX_STEP_DISPLACEMENT = 0.05;
     /** Positions within max(this, twice the last step's largest move, four times its last change) nm of the

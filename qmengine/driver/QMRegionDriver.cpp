@@ -97,12 +97,8 @@ void QMRegionDriver::setParameters(const QMMMForce& force) {
         solveMetric(*metricFit, A, B);
     };
     unique_ptr<QM::KohnShamLDA> newEngine(new QM::KohnShamLDA(newSettings, xcFactory, metricSolver));
-    unique_ptr<DensityExtrapolation> newHistory(new DensityExtrapolation(
-        force.getDensityExtrapolation() == QMMMForce::ASPC                      ? DensityExtrapolation::ASPC
-        : force.getDensityExtrapolation() == QMMMForce::XLBOMD                  ? DensityExtrapolation::XLBOMD
-        : force.getDensityExtrapolation() == QMMMForce::PolynomialExtrapolation ? DensityExtrapolation::Polynomial
-                                                                                : DensityExtrapolation::PreviousDensity,
-        force.getDensityExtrapolationOrder()));
+    unique_ptr<DensityExtrapolation> newHistory(
+        new DensityExtrapolation(force.getDensityExtrapolation(), force.getDensityExtrapolationOrder()));
     unique_ptr<ESPChargeFit> newESP(force.getESPChargeMethod() == QMMMForce::NoESPCharges ? nullptr
                                     : new ESPChargeFit(force.getESPChargeMethod(), threads));
     embedding.setParameters(force);

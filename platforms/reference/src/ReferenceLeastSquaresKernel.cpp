@@ -450,6 +450,14 @@ void choleskyFactor(Mat& G, int n, const LeastSquaresOptions& options, LeastSqua
     }
 }
 
+/* G^-1 in G from its Cholesky factor (choleskyFactor), both triangles. */
+void inverseFromFactor(Mat& G, int n) {
+    int info;
+    dpotri_("U", &n, G.data(), &n, &info, 1);
+    lapackCheck(info, "dpotri");
+    symmetrize(G);
+}
+
 void solveCholesky(const LeastSquaresProblem& pr, const LeastSquaresOptions& options, LeastSquaresResult& result) {
     int n = pr.n, nrhs = pr.nrhs, p = pr.p, info;
     Mat G, H;
@@ -461,9 +469,7 @@ void solveCholesky(const LeastSquaresProblem& pr, const LeastSquaresOptions& opt
     if (p == 0 && nrhs == n && isScaledIdentity(H.data(), n, identityScale)) {
         // The inverse (what the density fitting asks for): dpotri from the factor, n^3 operations, instead of dpotrs
         // with n right-hand sides, 2 n^3.
-        dpotri_("U", &n, G.data(), &n, &info, 1);
-        lapackCheck(info, "dpotri");
-        symmetrize(G);
+        inverseFromFactor(G, n);
         for (double& v : G.v)
             v *= identityScale;
         result.x = toRowMajor(G, n);
@@ -620,10 +626,7 @@ void ReferenceSolveLeastSquaresKernel::invertSymmetricPositiveDefinite(int n, ve
     M.rows = M.cols = n;
     M.v = std::move(G);
     choleskyFactor(M, n, options, result, "the matrix to invert", false);
-    int info;
-    dpotri_("U", &n, M.data(), &n, &info, 1);
-    lapackCheck(info, "dpotri");
-    symmetrize(M);
+    inverseFromFactor(M, n);
     result.x = std::move(M.v);
 }
 
