@@ -109,6 +109,19 @@ struct KohnShamLDA::System {
                 atomOfFunction[mu] = basis.shells()[sh].atom;
         }
         S = overlapMatrix(basis, s.threads);
+        Eigen::VectorXd overlapValues;
+        Eigen::MatrixXd overlapVectors;
+        symmetricEigensystem(S, overlapValues, overlapVectors);
+        int keep = 0;
+        for (int i = 0; i < overlapValues.size(); i++)
+            keep += overlapValues[i] > s.linearDependenceThreshold;
+        // Canonical orthogonalization drops the near-dependent combinations; without any, the symmetric (Loewdin)
+        // S^-1/2 is used, which changes smoothly with the geometry, so that SCF errors of successive MD steps are
+        // expressed in comparable bases (recycled DIIS subspace).
+        X = overlapVectors.rightCols(keep) * overlapValues.tail(keep).cwiseSqrt().cwiseInverse().asDiagonal();
+        symmetricX = keep == overlapValues.size();
+        if (symmetricX)
+            X = product(X, false, overlapVectors, true);
         std::vector<PointCharge> nuclei;
         for (const QMAtom& at : atoms)
             nuclei.push_back({{at.xyz[0], at.xyz[1], at.xyz[2]}, (double) at.Z});
@@ -130,27 +143,16 @@ struct KohnShamLDA::System {
             for (const PointCharge& c : mm)
                 nuclearMM += atoms[i].Z * c.charge / dist(atoms[i].xyz, c.xyz);
         }
-        Eigen::VectorXd overlapValues;
-        Eigen::MatrixXd overlapVectors;
-        symmetricEigensystem(S, overlapValues, overlapVectors);
-        int keep = 0;
-        for (int i = 0; i < overlapValues.size(); i++)
-            keep += overlapValues[i] > s.linearDependenceThreshold;
-        // Canonical orthogonalization drops the near-dependent combinations; without any, the symmetric (Loewdin)
-        // S^-1/2 is used, which changes smoothly with the geometry, so that SCF errors of successive MD steps are
-        // expressed in comparable bases (recycled DIIS subspace).
-        X = overlapVectors.rightCols(keep) * overlapValues.tail(keep).cwiseSqrt().cwiseInverse().asDiagonal();
-        symmetricX = keep == overlapValues.size();
-        if (symmetricX)
-            X = product(X, false, overlapVectors, true);
         timings["setup.integrals"] = seconds() - t;
         t = seconds();
         grid.reset(new MolecularGrid(atoms, basis, s.grid, s.threads, xcFactory.partitionWeights()));
         timings["setup.grid"] = seconds() - t;
-        t = seconds();
-        xc = xcFactory.create(XCGeometry{basis, *grid, atoms, s});
-        timings["setup.xc"] = seconds() - t;
-        t = seconds();
+        // Then the Coulomb set-up: where a device computes the three-centre integrals it returns while that runs and a
+        // host thread makes the metric and its inverse (LAPACK), which finishSetup() at the end waits for. The set-up's
+        // other host work (the overlap's eigensystem, Libint's one-electron integrals, the grid's grouping, all
+        // many-threaded) came first, so that the two do not contend for the host's cores: what is left beside the
+        // metric's thread is the XC set-up, which mostly waits for the device.
+        double tCoulomb = seconds();
         if (densityFitting) {
             // The auxiliary basis follows the orbital basis's angular convention (as PySCF does).
             try {
@@ -164,12 +166,20 @@ struct KohnShamLDA::System {
             }
             fitted.reset(new DensityFittedCoulomb(basis, aux, s.integralThreshold, s.threads, metricSolver,
                                                   xcFactory.densityFittingContractions()));
-            for (const auto& part : fitted->timings())
-                timings["setup.coulomb." + part.first] = part.second;
         }
         else
             exact.reset(new ExactCoulomb(basis, s.integralThreshold, s.threads));
-        timings["setup.coulomb"] = seconds() - t;
+        tCoulomb = seconds() - tCoulomb;
+        t = seconds();
+        xc = xcFactory.create(XCGeometry{basis, *grid, atoms, s});
+        timings["setup.xc"] = seconds() - t;
+        t = seconds();
+        if (fitted) {
+            fitted->finishSetup();
+            for (const auto& part : fitted->timings())
+                timings["setup.coulomb." + part.first] = part.second;
+        }
+        timings["setup.coulomb"] = tCoulomb + seconds() - t;
     }
     static double dist(const double a[3], const double b[3]) {
         return std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
@@ -251,6 +261,36 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
     };
     g.atoms = Eigen::MatrixXd::Zero(na, 3);
     g.mm = Eigen::MatrixXd::Zero((int) sys.mm.size(), 3);
+    // Where a device computes the point-charge and three-centre terms, their kernels are queued one after the other,
+    // each started before the host's terms that can run beside it (the fit first: it waits for the queue). A device
+    // upload waits for the kernels queued before it, so every start comes after the host work meant to overlap the
+    // kernel before it.
+    if (sys.fitted)
+        sys.fitted->compute(D);  // the fit of this density (the SCF's last fit may belong to the previous iteration's)
+    lap("gradient.coulomb.fit");
+    std::vector<PointCharge> nuclei;
+    for (const QMAtom& a : sys.atoms)
+        nuclei.push_back({{a.xyz[0], a.xyz[1], a.xyz[2]}, (double) a.Z});
+    const PointChargeEvaluator* deviceCharges = xcFactory_->pointCharges();
+    const Eigen::MatrixXd cartesianD = deviceCharges ? toCartesianBasis(sys.basis, D) : Eigen::MatrixXd();
+    // The point charges' term: started on the device (null: the host computes it in chargeTerm).
+    auto startChargeTerm = [&](const std::vector<PointCharge>& charges, double threshold) {
+        return deviceCharges ? deviceCharges->startGradient(makePointChargeTask(sys.basis, charges, threshold), potentialWeights(charges),
+                                                            cartesianD, na)
+                             : std::unique_ptr<PointChargeGradientInFlight>();
+    };
+    auto chargeTerm = [&](std::unique_ptr<PointChargeGradientInFlight>& started, const std::vector<PointCharge>& charges,
+                          double threshold, Eigen::MatrixXd& basisPart, Eigen::MatrixXd& chargePart) {
+        basisPart = Eigen::MatrixXd::Zero(na, 3);
+        chargePart = Eigen::MatrixXd::Zero((int) charges.size(), 3);
+        if (started)
+            started->addTo(basisPart, chargePart);
+        else
+            pointChargeGradient(sys.basis, charges, D, na, threshold, basisPart, chargePart, threads);
+    };
+    std::unique_ptr<PointChargeGradientInFlight> nucleiStarted = startChargeTerm(nuclei, 0.0);
+    double chargeSeconds = seconds() - t;
+    t = seconds();
     // Point charges among themselves: nuclei-nuclei and nuclei-MM.
     for (int i = 0; i < na; i++) {
         const QMAtom& a = sys.atoms[i];
@@ -290,35 +330,11 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
         g.atoms += overlapGradient(sys.basis, W, na, threads);
     }
     lap("gradient.oneElectron");
-    std::vector<PointCharge> nuclei;
-    for (const QMAtom& a : sys.atoms)
-        nuclei.push_back({{a.xyz[0], a.xyz[1], a.xyz[2]}, (double) a.Z});
-    // The point charges' term where the back end's factory runs it (a GPU platform), else on the host.
-    const PointChargeEvaluator* deviceCharges = xcFactory_->pointCharges();
-    const Eigen::MatrixXd cartesianD = deviceCharges ? toCartesianBasis(sys.basis, D) : Eigen::MatrixXd();
-    auto chargeTerm = [&](const std::vector<PointCharge>& charges, double threshold, Eigen::MatrixXd& basisPart,
-                          Eigen::MatrixXd& chargePart) {
-        if (deviceCharges) {
-            basisPart = Eigen::MatrixXd::Zero(na, 3);
-            chargePart = Eigen::MatrixXd::Zero((int) charges.size(), 3);
-            if (deviceCharges->addGradient(makePointChargeTask(sys.basis, charges, threshold), potentialWeights(charges), cartesianD, basisPart,
-                                           chargePart))
-                return;
-        }
-        pointChargeGradient(sys.basis, charges, D, na, threshold, basisPart, chargePart, threads);
-    };
-    Eigen::MatrixXd basisPart, chargePart;
-    chargeTerm(nuclei, 0.0, basisPart, chargePart);
-    g.atoms += basisPart + chargePart; // the nuclei are the atoms
-    if (!sys.mm.empty()) {
-        chargeTerm(sys.mm, settings_.integralThreshold, basisPart, chargePart);
-        g.atoms += basisPart;
-        g.mm += chargePart;
-    }
-    lap("gradient.pointCharges");
+    std::unique_ptr<PointChargeGradientInFlight> mmStarted = sys.mm.empty() ? nullptr : startChargeTerm(sys.mm, settings_.integralThreshold);
+    chargeSeconds += seconds() - t;
+    t = seconds();
+    // Coulomb: the device's three-centre part (queued after the point charges) beside the host's metric part.
     if (sys.fitted) {
-        // Coulomb: the fit of this density (the SCF's last fit may belong to the previous iteration's density).
-        sys.fitted->compute(D);
         g.atoms += sys.fitted->gradient(D, na, settings_.integralThreshold, threads);
         for (const auto& part : sys.fitted->timings())
             if (part.first.rfind("gradient.", 0) == 0)
@@ -326,7 +342,19 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
     }
     else
         g.atoms += exactCoulombGradient(sys.basis, D, na, settings_.integralThreshold, threads);
-    lap("gradient.coulomb");
+    const double coulombSeconds = seconds() - t;
+    t = seconds();
+    Eigen::MatrixXd basisPart, chargePart;
+    chargeTerm(nucleiStarted, nuclei, 0.0, basisPart, chargePart);
+    g.atoms += basisPart + chargePart; // the nuclei are the atoms
+    if (!sys.mm.empty()) {
+        chargeTerm(mmStarted, sys.mm, settings_.integralThreshold, basisPart, chargePart);
+        g.atoms += basisPart;
+        g.mm += chargePart;
+    }
+    g.timings["gradient.pointCharges"] = chargeSeconds + seconds() - t;
+    g.timings["gradient.coulomb"] = g.timings["gradient.coulomb.fit"] + coulombSeconds;
+    t = seconds();
     g.atoms += sys.xc->gradient(D, gridResponse);
     lap("gradient.xc");
     for (const auto& part : sys.xc->gradientTimings())
@@ -493,6 +521,10 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
     o.result.basisStorageNotice = sys.xc->notice();
     for (const auto& kv : sys.timings)
         o.result.timings[kv.first] = kv.second;
+    if (sys.fitted)
+        for (const auto& part : sys.fitted->timings())
+            if (part.first.rfind("builds.", 0) == 0)
+                o.result.timings["scf.coulomb." + part.first] = part.second;  // every build of this geometry's SCF
     o.result.timings["guess"] = guessTime;
     o.result.timings["total"] = seconds() - tStart;
     return o.result;

@@ -5,6 +5,7 @@
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 using namespace OpenMM;
@@ -126,37 +127,58 @@ bool CommonPointCharges::matrix(const QM::ThreeCentreTask& task, const vector<do
     return true;
 }
 
-bool CommonPointCharges::addGradient(const QM::ThreeCentreTask& task, const vector<double>& weights, const Eigen::MatrixXd& D,
-                                             Eigen::MatrixXd& atomGradient, Eigen::MatrixXd& chargeGradient) const {
-    const int numCharges = (int) task.aux.l.size(), numPairs = (int) task.pairFirst.size(), numAtoms = (int) atomGradient.rows();
+namespace {
+
+/** The point-charge gradient kernel's launch and the arrays it reads and writes, kept until it is read. */
+class DevicePointChargeGradient : public QM::PointChargeGradientInFlight {
+public:
+    DevicePointChargeGradient(ComputeContext& cc, int numAtoms, int numCharges) : cc(cc), numAtoms(numAtoms), numCharges(numCharges) {
+    }
+    void addTo(Eigen::MatrixXd& atomGradient, Eigen::MatrixXd& chargeGradient) override {
+        if (read)
+            throw OpenMMException("QM: a device point-charge gradient read twice (internal error)");
+        ContextSelector selector(cc);
+        const Eigen::MatrixXd total = readThreeCentreGradient(gradient);
+        read = true;
+        atomGradient += total.topRows(numAtoms);
+        chargeGradient += total.bottomRows(numCharges);
+    }
+    ComputeContext& cc;
+    const int numAtoms, numCharges;
+    bool read = false;
+    DeviceShells basis, charges;
+    ComputeArray pairFirst, pairSecond, groupShellStart, groupAtomArray, boysTable, density, coefficients, gradient, counter;
+};
+
+} // namespace
+
+unique_ptr<QM::PointChargeGradientInFlight> CommonPointCharges::startGradient(const QM::ThreeCentreTask& task, const vector<double>& weights,
+                                                                              const Eigen::MatrixXd& D, int numAtoms) const {
+    const int numCharges = (int) task.aux.l.size(), numPairs = (int) task.pairFirst.size();
     if (task.basis.maxL > MAX_BASIS_L || numCharges == 0 || numPairs == 0)
-        return false;
+        return nullptr;
     ContextSelector selector(cc);
     ComputeProgram program = integralProgram(task.basis.maxL, 0, true);
-    // Every array is made for this call: the number of charges changes from step to step.
-    DeviceShells basis, charges;
-    basis.upload(cc, task.basis, 0);
-    charges.upload(cc, task.aux, numCharges);
+    // Every array is made for this call (the number of charges changes from step to step) and lives in the returned
+    // object until the host has read the gradient: the launch runs on after this returns.
+    unique_ptr<DevicePointChargeGradient> g(new DevicePointChargeGradient(cc, numAtoms, numCharges));
+    g->basis.upload(cc, task.basis, 0);
+    g->charges.upload(cc, task.aux, numCharges);
     const vector<int> groupStart = groupStarts(numCharges, chargesPerGroup(numCharges, numPairs, TARGET_GRADIENT_ITEMS, numCharges,
                                                                           MAX_CHARGES_PER_ITEM));
     const int numGroups = (int) groupStart.size() - 1;
     const vector<int> groupAtom(numGroups, 0);  // unused: every charge is its own centre
-    ComputeArray pairFirst, pairSecond, groupShellStart, groupAtomArray, boysTable, density, coefficients, gradient;
-    uploadVector(cc, pairFirst, task.pairFirst, "qmChargePairFirst");
-    uploadVector(cc, pairSecond, task.pairSecond, "qmChargePairSecond");
-    uploadVector(cc, groupShellStart, groupStart, "qmChargeGroupStart");
-    uploadVector(cc, groupAtomArray, groupAtom, "qmChargeGroupAtom");
-    uploadVector(cc, boysTable, task.boysTable, "qmChargeBoysTable");
-    uploadVector(cc, density, vector<double>(D.data(), D.data() + D.size()), "qmChargeDensity");  // symmetric
-    uploadVector(cc, coefficients, weights, "qmChargeWeights");
-    uploadVector(cc, gradient, vector<long long>(3 * (numAtoms + numCharges), 0), "qmChargeGradient");
+    uploadVector(cc, g->pairFirst, task.pairFirst, "qmChargePairFirst");
+    uploadVector(cc, g->pairSecond, task.pairSecond, "qmChargePairSecond");
+    uploadVector(cc, g->groupShellStart, groupStart, "qmChargeGroupStart");
+    uploadVector(cc, g->groupAtomArray, groupAtom, "qmChargeGroupAtom");
+    uploadVector(cc, g->boysTable, task.boysTable, "qmChargeBoysTable");
+    uploadVector(cc, g->density, vector<double>(D.data(), D.data() + D.size()), "qmChargeDensity");  // symmetric
+    uploadVector(cc, g->coefficients, weights, "qmChargeWeights");
+    uploadVector(cc, g->gradient, vector<long long>(3 * (numAtoms + numCharges), 0), "qmChargeGradient");
     // Point charges, each its own centre in the rows after the atoms'.
-    ComputeArray counter;
-    launchThreeCentreGradient(cc, program, numPairs, numGroups, (int) D.rows(), pairFirst, pairSecond, basis, groupShellStart,
-                              groupAtomArray, numAtoms, charges, boysTable, BoysParameters::of(task), density, coefficients, gradient,
-                              counter);
-    const Eigen::MatrixXd total = readThreeCentreGradient(gradient);
-    atomGradient += total.topRows(numAtoms);
-    chargeGradient += total.bottomRows(numCharges);
-    return true;
+    launchThreeCentreGradient(cc, program, numPairs, numGroups, (int) D.rows(), g->pairFirst, g->pairSecond, g->basis, g->groupShellStart,
+                              g->groupAtomArray, numAtoms, g->charges, g->boysTable, BoysParameters::of(task), g->density,
+                              g->coefficients, g->gradient, g->counter);
+    return unique_ptr<QM::PointChargeGradientInFlight>(g.release());
 }

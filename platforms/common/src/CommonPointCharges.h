@@ -21,8 +21,8 @@ class CommonPointCharges : public QM::PointChargeEvaluator {
 public:
     CommonPointCharges(OpenMM::ComputeContext& cc, ThreeCentreProgramSource integralProgram);
     bool matrix(const QM::ThreeCentreTask& task, const std::vector<double>& weights, Eigen::MatrixXd& cartesianMatrix) const override;
-    bool addGradient(const QM::ThreeCentreTask& task, const std::vector<double>& weights, const Eigen::MatrixXd& cartesianDensity,
-                     Eigen::MatrixXd& atomGradient, Eigen::MatrixXd& chargeGradient) const override;
+    std::unique_ptr<QM::PointChargeGradientInFlight> startGradient(const QM::ThreeCentreTask& task, const std::vector<double>& weights,
+                                                                   const Eigen::MatrixXd& cartesianDensity, int numAtoms) const override;
 private:
     OpenMM::ComputeContext& cc;
     ThreeCentreProgramSource integralProgram;

@@ -53,6 +53,14 @@ struct XCGeometry {
 
 /// Where the potential matrices of point charges (the nuclei and the MM charges) and their gradients run, when not
 /// on the host.
+/** A point-charge gradient being computed where PointChargeEvaluator::startGradient() sent it, while the host goes on. */
+class PointChargeGradientInFlight {
+public:
+    virtual ~PointChargeGradientInFlight() = default;
+    /** Wait for it, then add it: to atomGradient (atoms x 3, through the basis functions) and chargeGradient (charges x 3). */
+    virtual void addTo(Eigen::MatrixXd& atomGradient, Eigen::MatrixXd& chargeGradient) = 0;
+};
+
 class PointChargeEvaluator {
 public:
     virtual ~PointChargeEvaluator() = default;
@@ -67,8 +75,20 @@ public:
      * and the weights w (-q_C for pointChargeGradient's V): adds to atomGradient (atoms x 3, through the basis
      * functions) and chargeGradient (charges x 3). False if it does not run here (the host computes it).
      */
-    virtual bool addGradient(const ThreeCentreTask& task, const std::vector<double>& weights, const Eigen::MatrixXd& cartesianDensity,
-                             Eigen::MatrixXd& atomGradient, Eigen::MatrixXd& chargeGradient) const = 0;
+    bool addGradient(const ThreeCentreTask& task, const std::vector<double>& weights, const Eigen::MatrixXd& cartesianDensity,
+                     Eigen::MatrixXd& atomGradient, Eigen::MatrixXd& chargeGradient) const {
+        std::unique_ptr<PointChargeGradientInFlight> inFlight = startGradient(task, weights, cartesianDensity, (int) atomGradient.rows());
+        if (!inFlight)
+            return false;
+        inFlight->addTo(atomGradient, chargeGradient);
+        return true;
+    }
+    /**
+     * addGradient()'s gradient for numAtoms atoms, started and not waited for (a device queue runs it while the host
+     * computes other terms); null if it does not run here. Its addTo() adds it once done.
+     */
+    virtual std::unique_ptr<PointChargeGradientInFlight> startGradient(const ThreeCentreTask& task, const std::vector<double>& weights,
+                                                                       const Eigen::MatrixXd& cartesianDensity, int numAtoms) const = 0;
 };
 
 class XCBackendFactory {
