@@ -11,8 +11,7 @@
 #   step again without the SCF's Coulomb-response step, whose Coulomb builds are device contractions; METRIC_THREADS_AB="1 4 16"
 #   times the density fitting's metric inverse on the host (the CPU platform's kernel) per OpenBLAS thread count; PROFILE=1 runs
 #   Nsight Compute, where present, on the three-centre and point-charge kernels of an n = 8 step; PROFILE_STEP=24 times
-#   every kernel of an n = 24 step under it and prints per-kernel totals; METRIC_THREAD_AB=1 times the QM_SIZES CUDA steps
-#   again with the density fitting's metric inverse on the engine's thread, not beside the rest of the set-up)
+#   every kernel of an n = 24 step under it and prints per-kernel totals)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 work=/tmp/openmmdft-device
@@ -83,14 +82,6 @@ if [ -n "${RESPONSE_AB:-}" ]; then
     timeout "${QM_LIMIT:-300}" "$work/bin/BenchQMRegion" --sizes 24 --platforms CUDA:double --steps 2 --warmup 6 \
         --coulomb-response 0 > "$out/bench-qm-noresponse.log" 2>&1 || status=1
     grep -E "^\| 24|phases" "$out/bench-qm-noresponse.log" | tee -a "$out/summary.txt"
-fi
-if [ -n "${METRIC_THREAD_AB:-}" ]; then
-    # The density fitting's metric and inverse on the engine's own thread instead of a host thread of their own beside
-    # the rest of the set-up: the A/B of that overlap, n = QM_SIZES, in this lease (the host's speed varies from lease to lease).
-    OPENMMDFT_METRIC_ON_CALLER_THREAD=1 timeout "${QM_LIMIT:-300}" "$work/bin/BenchQMRegion" --sizes "${QM_SIZES:-1,4,8}" \
-        --platforms CUDA:double --steps "${QM_STEPS:-3}" --warmup "${QM_WARMUP:-1}" > "$out/bench-qm-metric-caller-thread.log" 2>&1 || status=1
-    echo "with OPENMMDFT_METRIC_ON_CALLER_THREAD=1:" | tee -a "$out/summary.txt"
-    grep -E "^\| [0-9]|phases" "$out/bench-qm-metric-caller-thread.log" | tee -a "$out/summary.txt"
 fi
 if [ -n "${PROFILE:-}" ]; then
     # Nsight Compute on the integral kernels of one n = 8 CUDA step, where the machine has it and lets it read the

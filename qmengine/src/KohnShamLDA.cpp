@@ -109,19 +109,6 @@ struct KohnShamLDA::System {
                 atomOfFunction[mu] = basis.shells()[sh].atom;
         }
         S = overlapMatrix(basis, s.threads);
-        Eigen::VectorXd overlapValues;
-        Eigen::MatrixXd overlapVectors;
-        symmetricEigensystem(S, overlapValues, overlapVectors);
-        int keep = 0;
-        for (int i = 0; i < overlapValues.size(); i++)
-            keep += overlapValues[i] > s.linearDependenceThreshold;
-        // Canonical orthogonalization drops the near-dependent combinations; without any, the symmetric (Loewdin)
-        // S^-1/2 is used, which changes smoothly with the geometry, so that SCF errors of successive MD steps are
-        // expressed in comparable bases (recycled DIIS subspace).
-        X = overlapVectors.rightCols(keep) * overlapValues.tail(keep).cwiseSqrt().cwiseInverse().asDiagonal();
-        symmetricX = keep == overlapValues.size();
-        if (symmetricX)
-            X = product(X, false, overlapVectors, true);
         std::vector<PointCharge> nuclei;
         for (const QMAtom& at : atoms)
             nuclei.push_back({{at.xyz[0], at.xyz[1], at.xyz[2]}, (double) at.Z});
@@ -143,16 +130,27 @@ struct KohnShamLDA::System {
             for (const PointCharge& c : mm)
                 nuclearMM += atoms[i].Z * c.charge / dist(atoms[i].xyz, c.xyz);
         }
+        Eigen::VectorXd overlapValues;
+        Eigen::MatrixXd overlapVectors;
+        symmetricEigensystem(S, overlapValues, overlapVectors);
+        int keep = 0;
+        for (int i = 0; i < overlapValues.size(); i++)
+            keep += overlapValues[i] > s.linearDependenceThreshold;
+        // Canonical orthogonalization drops the near-dependent combinations; without any, the symmetric (Loewdin)
+        // S^-1/2 is used, which changes smoothly with the geometry, so that SCF errors of successive MD steps are
+        // expressed in comparable bases (recycled DIIS subspace).
+        X = overlapVectors.rightCols(keep) * overlapValues.tail(keep).cwiseSqrt().cwiseInverse().asDiagonal();
+        symmetricX = keep == overlapValues.size();
+        if (symmetricX)
+            X = product(X, false, overlapVectors, true);
         timings["setup.integrals"] = seconds() - t;
         t = seconds();
         grid.reset(new MolecularGrid(atoms, basis, s.grid, s.threads, xcFactory.partitionWeights()));
         timings["setup.grid"] = seconds() - t;
-        // Then the Coulomb set-up: where a device computes the three-centre integrals it returns while that runs and a
-        // host thread makes the metric and its inverse (LAPACK), which finishSetup() at the end waits for. The set-up's
-        // other host work (the overlap's eigensystem, Libint's one-electron integrals, the grid's grouping, all
-        // many-threaded) came first, so that the two do not contend for the host's cores: what is left beside the
-        // metric's thread is the XC set-up, which mostly waits for the device.
-        double tCoulomb = seconds();
+        t = seconds();
+        xc = xcFactory.create(XCGeometry{basis, *grid, atoms, s});
+        timings["setup.xc"] = seconds() - t;
+        t = seconds();
         if (densityFitting) {
             // The auxiliary basis follows the orbital basis's angular convention (as PySCF does).
             try {
@@ -166,20 +164,12 @@ struct KohnShamLDA::System {
             }
             fitted.reset(new DensityFittedCoulomb(basis, aux, s.integralThreshold, s.threads, metricSolver,
                                                   xcFactory.densityFittingContractions()));
-        }
-        else
-            exact.reset(new ExactCoulomb(basis, s.integralThreshold, s.threads));
-        tCoulomb = seconds() - tCoulomb;
-        t = seconds();
-        xc = xcFactory.create(XCGeometry{basis, *grid, atoms, s});
-        timings["setup.xc"] = seconds() - t;
-        t = seconds();
-        if (fitted) {
-            fitted->finishSetup();
             for (const auto& part : fitted->timings())
                 timings["setup.coulomb." + part.first] = part.second;
         }
-        timings["setup.coulomb"] = tCoulomb + seconds() - t;
+        else
+            exact.reset(new ExactCoulomb(basis, s.integralThreshold, s.threads));
+        timings["setup.coulomb"] = seconds() - t;
     }
     static double dist(const double a[3], const double b[3]) {
         return std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));

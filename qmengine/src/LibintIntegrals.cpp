@@ -14,8 +14,6 @@
 #include <libint2.hpp>
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <future>
 #include <mutex>
 
 namespace OpenMMDFT {
@@ -258,41 +256,11 @@ struct DensityFittedCoulomb::Impl {
     bool deviceIntegrals = false;  // B (and so the three-centre gradient) computed where the contractions run
     bool deviceSolve = false;      // the metric's inverse applied where the contractions run
     mutable std::map<std::string, double> timings;
-    // While the device computes B: the metric and its inverse on a host thread of their own (their seconds kept
-    // apart from `timings`, which the caller's thread writes), and the contractions that take them once both are there.
-    std::future<void> pendingMetric;
-    double metricSeconds = 0, metricSolverSeconds = 0, tensorLaunchSeconds = 0;
-    std::unique_ptr<DensityFittingContractions> pendingContractions;
-    std::exception_ptr setupError;
     /** Hand the contractions over (B is where they run), with the metric's inverse if they can keep it. */
     void useContractions(std::unique_ptr<DensityFittingContractions> c) {
         contractions = std::move(c);
         const Eigen::MatrixXd* inverse = solver->inverse();
         deviceSolve = inverse != nullptr && contractions->storeMetric(metric, *inverse);
-    }
-    /** Join the metric's thread (rethrowing what it threw), wait for the device's B, and hand the contractions over.
-     *  Called on the caller's thread, since the contractions' device queue belongs to it. */
-    void finishSetup() {
-        if (setupError)
-            std::rethrow_exception(setupError);  // every later call fails as the first did: there is no metric to use
-        if (!pendingMetric.valid())
-            return;
-        double t = seconds();
-        try {
-            pendingMetric.get();
-        }
-        catch (...) {
-            setupError = std::current_exception();
-            throw;
-        }
-        timings["metric"] = metricSeconds;
-        timings["metricSolver"] = metricSolverSeconds;
-        timings["metricWait"] = seconds() - t;
-        t = seconds();
-        pendingContractions->finishTensor();
-        useContractions(std::move(pendingContractions));
-        deviceIntegrals = true;
-        timings["tensor"] = tensorLaunchSeconds + seconds() - t;  // the launch and the wait after everything else
     }
 };
 
@@ -376,37 +344,21 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
     t = seconds();
     const bool tensorThere =
         contractions && contractions->computeTensor(makeThreeCentreTask(basis, aux, shellPairs, pairStart, (int) d.pairs.size()));
-    d.tensorLaunchSeconds = seconds() - t;
-    if (tensorThere) {
-        // The metric and its inverse need only the auxiliary basis: a host thread makes them while the device computes
-        // B and the caller goes on with the rest of its set-up (finishSetup() joins). The thread owns copies of what
-        // it reads; aux and metricSolver outlive this object (the caller's).
-        d.pendingContractions = std::move(contractions);
-        Impl* impl = impl_.get();
-        auto makeMetric = [impl, auxShells, auxToPure, metricSolver, threads]() {
-            double tm = seconds();
-            impl->metric = coulombMetric(impl->aux, auxShells, auxToPure, threads);
-            impl->metricSeconds = seconds() - tm;
-            tm = seconds();
-            impl->solver.reset(new SymmetricPositiveDefiniteSolver(impl->metric, metricSolver, threads));
-            impl->metricSolverSeconds = seconds() - tm;
-        };
-        // OPENMMDFT_METRIC_ON_CALLER_THREAD (a diagnostic for timing the overlap): the metric on this thread, now.
-        const char* callerThread = std::getenv("OPENMMDFT_METRIC_ON_CALLER_THREAD");
-        if (callerThread != nullptr && std::string(callerThread) != "0") {
-            d.pendingMetric = std::async(std::launch::deferred, []() {});
-            makeMetric();
-        }
-        else
-            d.pendingMetric = std::async(std::launch::async, makeMetric);
-        return;
-    }
+    const double tensorSeconds = seconds() - t;
     t = seconds();
     d.metric = coulombMetric(aux, auxShells, auxToPure, threads);
     d.timings["metric"] = seconds() - t;
     t = seconds();
     d.solver.reset(new SymmetricPositiveDefiniteSolver(d.metric, metricSolver, threads));
     d.timings["metricSolver"] = seconds() - t;
+    if (tensorThere) {
+        t = seconds();
+        contractions->finishTensor();
+        d.useContractions(std::move(contractions));
+        d.deviceIntegrals = true;
+        d.timings["tensor"] = tensorSeconds + seconds() - t;  // the launch and the wait after the host's metric work
+        return;
+    }
     t = seconds();
     // B in the pure auxiliary basis (so that the SCF works with the metric directly), each aux shell's
     // cartesian rows transformed as they come from Libint.
@@ -456,12 +408,7 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
 
 DensityFittedCoulomb::~DensityFittedCoulomb() = default;
 
-void DensityFittedCoulomb::finishSetup() const {
-    impl_->finishSetup();
-}
-
 Eigen::MatrixXd DensityFittedCoulomb::compute(const Eigen::MatrixXd& density) const {
-    finishSetup();
     const Impl& d = *impl_;
     double t = seconds();
     const Eigen::MatrixXd D = toCartesianBasis(d.basis, density);
@@ -502,22 +449,18 @@ const Eigen::VectorXd& DensityFittedCoulomb::fitCoefficients() const {
 }
 
 size_t DensityFittedCoulomb::storedBytes() const {
-    finishSetup();
     return impl_->contractions ? impl_->contractions->storedBytes() : (size_t) impl_->B.size() * sizeof(double);
 }
 
 const char* DensityFittedCoulomb::contractionsLocation() const {
-    finishSetup();
     return impl_->contractions ? "device" : "host";
 }
 
 const char* DensityFittedCoulomb::integralsLocation() const {
-    finishSetup();
     return impl_->deviceIntegrals ? "device" : "host";
 }
 
 Eigen::MatrixXd DensityFittedCoulomb::gradient(const Eigen::MatrixXd& density, int numAtoms, double threshold, int threads) const {
-    finishSetup();
     const Impl& d = *impl_;
     // The gradient belongs to the fit of compute(): without one there are no coefficients to differentiate.
     if (d.coefficients.size() != d.aux.size())
@@ -546,12 +489,10 @@ Eigen::MatrixXd DensityFittedCoulomb::gradient(const Eigen::MatrixXd& density, i
 }
 
 const std::map<std::string, double>& DensityFittedCoulomb::timings() const {
-    finishSetup();
     return impl_->timings;
 }
 
 const Eigen::MatrixXd& DensityFittedCoulomb::metric() const {
-    finishSetup();
     return impl_->metric;
 }
 

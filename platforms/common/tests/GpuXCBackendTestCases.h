@@ -14,15 +14,11 @@
 #include "openmmdft/qm/IntegralGradients.h"
 #include "openmmdft/qm/Integrals.h"
 #include "openmmdft/qm/KohnShamLDA.h"
-#include <openmm/OpenMMException.h>
 #include <gtest/gtest.h>
-#include <Eigen/Cholesky>
-#include <chrono>
 #include <cmath>
 #include <memory>
 #include <ostream>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -317,43 +313,8 @@ inline void testDevicePointChargeGradientMatchesHost(const std::shared_ptr<const
     }
 }
 
-/**
- * Where the device computes the tensor, the metric and its inverse are made on a host thread meanwhile: a solver that
- * fails there fails the first use of the object (finishSetup(), compute()) with its own message, and every later
- * use alike (no metric to fall back on); an object destroyed while that thread still runs waits for it.
- */
-inline void testDeviceDensityFittingMetricThread(const std::shared_ptr<const XCBackendFactory>& factory) {
-    const std::vector<QMAtom> atoms = waterDimer();
-    const BasisSet basis(loadBasisDefinition("DZVP", ""), atoms, true), aux(loadBasisDefinition("def2-universal-jfit", ""), atoms, true, 6);
-    const NormalEquationSolver refusing = [](const Eigen::MatrixXd&, Eigen::MatrixXd&) {
-        throw OpenMM::OpenMMException("the metric solver refused this metric");
-    };
-    DensityFittedCoulomb failing(basis, aux, 1e-12, 2, refusing, factory->densityFittingContractions());
-    for (int attempt = 0; attempt < 2; attempt++) {
-        try {
-            failing.finishSetup();
-            ADD_FAILURE() << "a failed metric solver was not reported (attempt " << attempt << ")";
-        }
-        catch (const OpenMM::OpenMMException& e) {
-            EXPECT_NE(std::string(e.what()).find("refused this metric"), std::string::npos) << e.what();
-        }
-    }
-    const Eigen::MatrixXd D = Eigen::MatrixXd::Identity(basis.size(), basis.size());
-    EXPECT_THROW(failing.compute(D), OpenMM::OpenMMException);
-    // Destroyed at once, its thread still inside a slow solver: the destructor waits for it.
-    const NormalEquationSolver slow = [](const Eigen::MatrixXd& A, Eigen::MatrixXd& B) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        B = A.llt().solve(B);
-    };
-    { DensityFittedCoulomb abandoned(basis, aux, 1e-12, 2, slow, factory->densityFittingContractions()); }
-    DensityFittedCoulomb working(basis, aux, 1e-12, 2, slow, factory->densityFittingContractions());
-    EXPECT_STREQ(working.integralsLocation(), "device");
-    EXPECT_GT(working.compute(D).cwiseAbs().maxCoeff(), 0.1);
-}
-
 /** The density-fitting cases every GPU platform runs: DZVP spherical and cartesian, def2-TZVP, and eight waters. */
 inline void testDeviceDensityFittingCases(const std::shared_ptr<const XCBackendFactory>& factory) {
-    testDeviceDensityFittingMetricThread(factory);
     testDeviceDensityFittingMatchesLibint(factory, "DZVP", true);
     testDeviceDensityFittingMatchesLibint(factory, "DZVP", false);
     testDeviceDensityFittingMatchesLibint(factory, "def2-TZVP", true);

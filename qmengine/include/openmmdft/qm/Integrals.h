@@ -97,10 +97,6 @@ public:
                          const NormalEquationSolver& metricSolver = NormalEquationSolver(),
                          std::unique_ptr<DensityFittingContractions> contractions = nullptr);
     ~DensityFittedCoulomb();
-    /// Where the contractions compute B (a device), the constructor returns while the device works on it and a host
-    /// thread makes the metric and its inverse; this waits for both (every other member calls it first). Call it from
-    /// the constructing thread, which owns the device queue, once the caller's own set-up is done.
-    void finishSetup() const;
     Eigen::MatrixXd compute(const Eigen::MatrixXd& density) const;
     /// Coefficients c of the last compute() (auxiliary basis, pure where it is pure).
     const Eigen::VectorXd& fitCoefficients() const;
@@ -116,8 +112,9 @@ public:
     /// last compute(), as densityFittedCoulombGradient (the three-centre part where the integrals were computed).
     Eigen::MatrixXd gradient(const Eigen::MatrixXd& density, int numAtoms, double threshold, int threads) const;
     /// Seconds spent in the parts of the set-up ("metric", "metricSolver", "screening": Schwarz bounds and the pair
-    /// list, "tensor"; where B is computed on a device, "metricWait": finishSetup()'s wait for the metric's thread), of
-    /// the Coulomb builds so far ("builds.contractions", "builds.host": their sums) and of the last gradient ("gradient.metric", "gradient.threeCentre").
+    /// list, "tensor"), in the Coulomb builds so far ("builds.contractions": B d, the fit and B^T c where they run,
+    /// with their transfers; "builds.host": the pair gathering and angular transformations around them) and in the
+    /// last gradient ("gradient.metric", "gradient.threeCentre").
     const std::map<std::string, double>& timings() const;
 private:
     struct Impl;
