@@ -14,6 +14,7 @@
 #include "openmmdft/qm/IntegralGradients.h"
 #include "openmmdft/qm/Integrals.h"
 #include "openmmdft/qm/KohnShamLDA.h"
+#include <openmm/OpenMMException.h>
 #include <gtest/gtest.h>
 #include <cmath>
 #include <memory>
@@ -310,6 +311,27 @@ inline void testDevicePointChargeGradientMatchesHost(const std::shared_ptr<const
         EXPECT_LT((deviceAtoms - hostAtoms).cwiseAbs().maxCoeff(), 1e-10) << basisName << " atoms: device\n" << deviceAtoms << "\nhost\n" << hostAtoms;
         EXPECT_LT((deviceCharges - hostCharges).cwiseAbs().maxCoeff(), 1e-10) << basisName << " charges";
         EXPECT_GT(hostCharges.cwiseAbs().maxCoeff(), 1e-3);  // a gradient worth comparing
+    }
+    // Both started before either is read (as the engine's gradient queues them), read in the other order; a second
+    // read of one is refused rather than adding it twice.
+    std::vector<std::unique_ptr<PointChargeGradientInFlight>> started;
+    std::vector<std::pair<const std::vector<PointCharge>*, double>> sets = {{&system.nuclei, 0.0}, {&system.lattice, 1e-12}};
+    for (const auto& set : sets) {
+        std::vector<double> weights;
+        for (const PointCharge& c : *set.first)
+            weights.push_back(-c.charge);
+        started.push_back(device->startGradient(makePointChargeTask(basis, *set.first, set.second), weights, toCartesianBasis(basis, D),
+                                                numAtoms));
+        ASSERT_TRUE(started.back() != nullptr);
+    }
+    for (int k = 1; k >= 0; k--) {
+        Eigen::MatrixXd hostAtoms, hostCharges;
+        pointChargeGradient(basis, *sets[k].first, D, numAtoms, sets[k].second, hostAtoms, hostCharges, 2);
+        Eigen::MatrixXd deviceAtoms = Eigen::MatrixXd::Zero(numAtoms, 3), deviceCharges = Eigen::MatrixXd::Zero(sets[k].first->size(), 3);
+        started[k]->addTo(deviceAtoms, deviceCharges);
+        EXPECT_LT((deviceAtoms - hostAtoms).cwiseAbs().maxCoeff(), 1e-10) << basisName << " in flight together, atoms, set " << k;
+        EXPECT_LT((deviceCharges - hostCharges).cwiseAbs().maxCoeff(), 1e-10) << basisName << " in flight together, charges, set " << k;
+        EXPECT_THROW(started[k]->addTo(deviceAtoms, deviceCharges), OpenMM::OpenMMException);
     }
 }
 
