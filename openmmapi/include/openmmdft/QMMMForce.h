@@ -65,7 +65,9 @@ struct QMResults {
     /** Wall-clock seconds of the last computation's phases, for finding where a step's time goes: the SCF's
      * "setup.integrals", "setup.grid", "setup.xc", "setup.coulomb", "guess", "scf.coulomb", "scf.xc",
      * "scf.diagonalization" and "scf.total"; the gradient's "gradient.oneElectron", "gradient.pointCharges",
-     * "gradient.coulomb", "gradient.xc" and "gradient.total" (absent when no forces were asked for);
+     * "gradient.coulomb", "gradient.xc" and "gradient.total" (absent when no forces were asked for; on a GPU platform
+     * the device's terms overlap the host's, so a phase that waits for the device carries the time of the kernels
+     * queued before it);
      * "embedding" (placing the QM and MM atoms), "espCharges", and "total" (the whole QM computation). */
     std::map<std::string, double> timings;
 };

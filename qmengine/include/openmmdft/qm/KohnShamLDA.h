@@ -93,7 +93,9 @@ struct QMResult {
     /// Wall-clock seconds: "setup.integrals", "setup.grid", "setup.xc", "setup.coulomb" (with density fitting also
     /// its parts "setup.coulomb.metric", ".metricSolver", ".screening", ".tensor"), "guess", "scf.coulomb", "scf.xc",
     /// "scf.fockAndDIIS" (energy terms, the commutator error, DIIS; its parts "scf.fockAndDIIS.commutator" and
-    /// ".diis"), "scf.diagonalization", "scf.coulombResponse", "total" (set-up, guess and iterations).
+    /// ".diis"), "scf.diagonalization", "scf.coulombResponse", with density fitting the sums over every Coulomb build
+    /// "scf.coulomb.builds.contractions" and ".host" (DensityFittedCoulomb::timings), "total" (set-up, guess and
+    /// iterations).
     std::map<std::string, double> timings;
     DensityGuess guess() const { return {density, fockChanges, errorChanges, coulombChanges}; }
 };
