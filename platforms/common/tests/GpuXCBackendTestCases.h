@@ -306,8 +306,10 @@ inline void testDevicePointChargeGradientMatchesHost(const std::shared_ptr<const
         std::vector<double> weights;
         for (const PointCharge& c : charges.first)
             weights.push_back(-c.charge);
-        ASSERT_TRUE(device->addGradient(makePointChargeTask(basis, charges.first, charges.second), weights,
-                                        toCartesianBasis(basis, D), deviceAtoms, deviceCharges));
+        const std::unique_ptr<PointChargeGradientInFlight> started =
+            device->startGradient(makePointChargeTask(basis, charges.first, charges.second), weights, toCartesianBasis(basis, D), numAtoms);
+        ASSERT_TRUE(started != nullptr);
+        started->addTo(deviceAtoms, deviceCharges);
         EXPECT_LT((deviceAtoms - hostAtoms).cwiseAbs().maxCoeff(), 1e-10) << basisName << " atoms: device\n" << deviceAtoms << "\nhost\n" << hostAtoms;
         EXPECT_LT((deviceCharges - hostCharges).cwiseAbs().maxCoeff(), 1e-10) << basisName << " charges";
         EXPECT_GT(hostCharges.cwiseAbs().maxCoeff(), 1e-3);  // a gradient worth comparing

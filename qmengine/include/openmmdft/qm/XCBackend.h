@@ -51,8 +51,6 @@ struct XCGeometry {
     const QMSettings& settings;
 };
 
-/// Where the potential matrices of point charges (the nuclei and the MM charges) and their gradients run, when not
-/// on the host.
 /** A point-charge gradient being computed where PointChargeEvaluator::startGradient() sent it, while the host goes on. */
 class PointChargeGradientInFlight {
 public:
@@ -61,6 +59,8 @@ public:
     virtual void addTo(Eigen::MatrixXd& atomGradient, Eigen::MatrixXd& chargeGradient) = 0;
 };
 
+/// Where the potential matrices of point charges (the nuclei and the MM charges) and their gradients run, when not
+/// on the host.
 class PointChargeEvaluator {
 public:
     virtual ~PointChargeEvaluator() = default;
@@ -71,21 +71,11 @@ public:
      */
     virtual bool matrix(const ThreeCentreTask& task, const std::vector<double>& weights, Eigen::MatrixXd& cartesianMatrix) const = 0;
     /**
-     * d/dR and d/dC of sum_uv D_uv sum_C w_C <u|1/|r-C||v> for the task of makePointChargeTask, the cartesian density D
-     * and the weights w (-q_C for pointChargeGradient's V): adds to atomGradient (atoms x 3, through the basis
-     * functions) and chargeGradient (charges x 3). False if it does not run here (the host computes it).
-     */
-    bool addGradient(const ThreeCentreTask& task, const std::vector<double>& weights, const Eigen::MatrixXd& cartesianDensity,
-                     Eigen::MatrixXd& atomGradient, Eigen::MatrixXd& chargeGradient) const {
-        std::unique_ptr<PointChargeGradientInFlight> inFlight = startGradient(task, weights, cartesianDensity, (int) atomGradient.rows());
-        if (!inFlight)
-            return false;
-        inFlight->addTo(atomGradient, chargeGradient);
-        return true;
-    }
-    /**
-     * addGradient()'s gradient for numAtoms atoms, started and not waited for (a device queue runs it while the host
-     * computes other terms); null if it does not run here. Its addTo() adds it once done.
+     * d/dR and d/dC of sum_uv D_uv sum_C w_C <u|1/|r-C||v> for the task of makePointChargeTask, the cartesian density D,
+     * the weights w (-q_C for pointChargeGradient's V) and numAtoms atoms, started and not waited for (a device queue
+     * runs it while the host computes other terms); null if it does not run here (the host computes it). The returned
+     * object's addTo() adds it, once done, to an atom gradient (atoms x 3, through the basis functions) and a charge
+     * gradient (charges x 3).
      */
     virtual std::unique_ptr<PointChargeGradientInFlight> startGradient(const ThreeCentreTask& task, const std::vector<double>& weights,
                                                                        const Eigen::MatrixXd& cartesianDensity, int numAtoms) const = 0;
