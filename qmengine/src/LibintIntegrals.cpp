@@ -7,6 +7,7 @@
 #include "openmmdft/qm/DenseAlgebra.h"
 #include "openmmdft/qm/IntegralGradients.h"
 #include "openmmdft/qm/LinearSolve.h"
+#include "openmmdft/qm/PairDensityMap.h"
 #include "LibintShells.h"
 #include "Parallel.h"
 #include "WallClock.h"
@@ -250,6 +251,7 @@ struct DensityFittedCoulomb::Impl {
     std::unique_ptr<SymmetricPositiveDefiniteSolver> solver;
     // Three-center integrals of significant cartesian function pairs a>=b: B(P_cart, pair).
     std::vector<std::pair<int, int>> pairs;
+    std::unique_ptr<PairDensityMap> pairMap;  // the pair vectors from and to matrices over the basis's functions
     Eigen::MatrixXd B;
     std::unique_ptr<DensityFittingContractions> contractions;  // holding B instead of the host, when set
     mutable Eigen::VectorXd coefficients;
@@ -298,7 +300,7 @@ static Eigen::MatrixXd coulombMetric(const BasisSet& aux, const std::vector<libi
 DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet& aux, double threshold, int threads,
                                            const NormalEquationSolver& metricSolver,
                                            std::unique_ptr<DensityFittingContractions> contractions)
-    : impl_(new Impl{basis, aux, basisTransform(aux), {}, nullptr, {}, {}, nullptr, {}, false}) {
+    : impl_(new Impl{basis, aux, basisTransform(aux), {}, nullptr, {}, nullptr, {}, nullptr, {}, false}) {
     Impl& d = *impl_;
     const auto shells = toLibint(basis);
     const auto auxShells = toLibint(aux);
@@ -338,6 +340,7 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
                 if (o1 + (int) i >= o2 + (int) j)
                     d.pairs.push_back({o1 + (int) i, o2 + (int) j});
     }
+    d.pairMap = std::make_unique<PairDensityMap>(basis, d.pairs, threads);
     d.timings["screening"] = seconds() - t;
     // Where the contractions run may compute B itself (a GPU platform, from the same pairs and screening). It is
     // started first, so that the device works on it while the host makes the metric and its inverse.
@@ -411,13 +414,7 @@ DensityFittedCoulomb::~DensityFittedCoulomb() = default;
 Eigen::MatrixXd DensityFittedCoulomb::compute(const Eigen::MatrixXd& density) const {
     const Impl& d = *impl_;
     double t = seconds();
-    const Eigen::MatrixXd D = toCartesianBasis(d.basis, density);
-    const Eigen::Index np = (Eigen::Index) d.pairs.size();
-    Eigen::VectorXd dv(np);
-    for (Eigen::Index k = 0; k < np; k++) {
-        const auto& p = d.pairs[k];
-        dv[k] = p.first == p.second ? D(p.first, p.second) : D(p.first, p.second) + D(p.second, p.first);
-    }
+    const Eigen::VectorXd dv = d.pairMap->gather(density);
     double hostSeconds = seconds() - t;
     t = seconds();
     Eigen::VectorXd jv;
@@ -430,12 +427,7 @@ Eigen::MatrixXd DensityFittedCoulomb::compute(const Eigen::MatrixXd& density) co
     }
     const double contractionSeconds = seconds() - t;
     t = seconds();
-    Eigen::MatrixXd J = Eigen::MatrixXd::Zero(D.rows(), D.cols());
-    for (Eigen::Index k = 0; k < np; k++) {
-        const auto& p = d.pairs[k];
-        J(p.first, p.second) = J(p.second, p.first) = jv[k];
-    }
-    Eigen::MatrixXd pureJ = fromCartesianBasis(d.basis, J);
+    Eigen::MatrixXd pureJ = d.pairMap->scatter(jv);
     hostSeconds += seconds() - t;
     // Each geometry's Coulomb builds, summed: the contractions (B d, the fit, B^T c, where they run, with their
     // transfers) and the host's pair gathering and angular transformations around them.

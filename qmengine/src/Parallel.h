@@ -1,10 +1,12 @@
 #pragma once
-// Minimal parallel-for on std::thread (no OpenMP, so that the library does not impose a runtime on the plugin).
+// Minimal parallel-for on the engine's thread pool (no OpenMP, so that the library does not impose a runtime on the
+// plugin).
 // Work items are handed out one at a time (parallelFor) or round robin (parallelForRoundRobin).
 #include <algorithm>
 #include <atomic>
 #include <exception>
 #include <functional>
+#include "ThreadPool.h"
 #include <thread>
 #include <vector>
 
@@ -25,7 +27,7 @@ namespace detail {
 inline void runOnThreads(int threads, const std::function<void(int, const std::atomic<bool>&)>& loop) {
     std::exception_ptr error;
     std::atomic<bool> failed(false);
-    auto worker = [&](int t) {
+    std::function<void(int)> worker = [&](int t) {
         try {
             loop(t, failed);
         }
@@ -34,12 +36,15 @@ inline void runOnThreads(int threads, const std::function<void(int, const std::a
                 error = std::current_exception();
         }
     };
-    std::vector<std::thread> pool;
-    for (int t = 1; t < threads; t++)
-        pool.emplace_back(worker, t);
-    worker(0);
-    for (auto& th : pool)
-        th.join();
+    // The engine's pool if it is free; else (another caller's work, a loop inside a pool task) threads of our own.
+    if (!ThreadPool::shared().run(threads, worker)) {
+        std::vector<std::thread> pool;
+        for (int t = 1; t < threads; t++)
+            pool.emplace_back(worker, t);
+        worker(0);
+        for (auto& th : pool)
+            th.join();
+    }
     if (error)
         std::rethrow_exception(error);
 }

@@ -2,6 +2,7 @@
 #include "openmmdft/qm/Angular.h"
 #include "openmmdft/qm/Basis.h"
 #include "openmmdft/qm/Integrals.h"
+#include "openmmdft/qm/PairDensityMap.h"
 #include <openmm/OpenMMException.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -227,4 +228,41 @@ TEST(Basis, DefinitionsBuiltInCodeAreCheckedWhenPlaced) {
     expectThrowContaining([&] { place({0, {1.0}, {0.0}}); }, "shell 2 of H (l = 0): a basis shell with l = 0 cannot be normalized");
     // Finite but extreme: the self-overlap overflows.
     expectThrowContaining([&] { place({3, {1e300}, {1.0}}); }, "cannot be normalized");
+}
+
+// The density fitting's pair vectors taken straight from and to the basis's own functions against the dense route
+// through the all-cartesian matrices (toCartesianBasis, fromCartesianBasis), for pure d and f shells (def2-TZVP), a
+// cartesian basis and a pair list with gaps, on one thread and three; the two sum the same terms in other orders
+// (tolerance 1e-13 relative).
+TEST(Basis, PairDensityMapMatchesTheCartesianMatrices) {
+    for (int threads : {1, 3})
+    for (const char* name : {"def2-TZVP", "6-31G*"}) {
+        const BasisDefinition def = load(name);
+        BasisSet b(def, water(), def.sphericalByDefault);
+        const int nc = b.cartesianSize();
+        std::vector<std::pair<int, int>> pairs;
+        for (int u = 0; u < nc; u++)
+            for (int v = 0; v <= u; v++)
+                if ((u * 7 + v * 3) % 5 != 0)  // leave some pairs out, as screening does
+                    pairs.push_back({u, v});
+        const PairDensityMap map(b, pairs, threads);
+        Eigen::MatrixXd D = Eigen::MatrixXd::Random(b.size(), b.size());
+        D = (D + D.transpose()).eval();
+        const Eigen::MatrixXd Dc = toCartesianBasis(b, D);
+        const Eigen::VectorXd d = map.gather(D);
+        ASSERT_EQ(d.size(), (Eigen::Index) pairs.size());
+        for (size_t k = 0; k < pairs.size(); k++) {
+            const int u = pairs[k].first, v = pairs[k].second;
+            const double expected = u == v ? Dc(u, v) : Dc(u, v) + Dc(v, u);
+            EXPECT_NEAR(d[k], expected, 1e-13 * (1 + std::abs(expected))) << name << " pair " << u << "," << v;
+        }
+        const Eigen::VectorXd j = Eigen::VectorXd::Random((Eigen::Index) pairs.size());
+        Eigen::MatrixXd Jc = Eigen::MatrixXd::Zero(nc, nc);
+        for (size_t k = 0; k < pairs.size(); k++)
+            Jc(pairs[k].first, pairs[k].second) = Jc(pairs[k].second, pairs[k].first) = j[k];
+        const Eigen::MatrixXd expectedJ = fromCartesianBasis(b, Jc), J = map.scatter(j);
+        ASSERT_EQ(J.rows(), b.size());
+        EXPECT_LT((J - expectedJ).cwiseAbs().maxCoeff(), 1e-13 * (1 + expectedJ.cwiseAbs().maxCoeff())) << name;
+        EXPECT_LT((J - J.transpose()).cwiseAbs().maxCoeff(), 1e-14 * (1 + expectedJ.cwiseAbs().maxCoeff())) << name;
+    }
 }

@@ -12,8 +12,6 @@ OpenMMException or gives the right answer (see docs/VALIDATION.md for the whole 
 """
 
 import os
-import threading
-import time
 
 import numpy as np
 import openmm as mm
@@ -240,39 +238,64 @@ def test_one_scf_iteration_is_refused():
     QMMMForce().setMaxSCFIterations(2)
 
 
-def _threadsDuring(call):
-    """Largest number of threads of this process seen while call() runs (OpenMM releases the GIL)."""
-    seen = [len(os.listdir("/proc/self/task"))]
-    done = threading.Event()
+# Run in a fresh interpreter, so that no earlier test has started the engine's worker threads: the thread ids of the
+# process after context creation, after the first evaluation and during a later one.
+_THREADS_SCRIPT = r"""
+import json, os, sys, threading, time
+sys.path.insert(0, sys.argv[1])
+from test_reliability import contextFor
+from test_qm_region import buildSystem, watersAround
 
+def tids():
+    return set(os.listdir("/proc/self/task"))
+
+def seenDuring(call):
+    seen, done = set(tids()), threading.Event()
     def sample():
         while not done.is_set():
-            seen.append(len(os.listdir("/proc/self/task")))
+            seen.update(tids())
             time.sleep(0.0002)
-
     sampler = threading.Thread(target=sample)
     sampler.start()
-    baseline = len(os.listdir("/proc/self/task"))
     try:
         call()
     finally:
         done.set()
         sampler.join()
-    return max(seen) - baseline
+    return seen - {str(sampler.native_id)}
+
+system, force, positions = buildSystem(watersAround([(0.3, 0.0, 0.0)]), basis="6-31gs", exact=False,
+                                       energyOnly=True, grid=(50, 194))
+result = {}
+for threads in ("1", "2"):
+    context = contextFor(system, positions, "CPU", {"Threads": threads})
+    created = tids()
+    context.getState(getEnergy=True)
+    first = tids()
+    context.setPositions(positions + 1e-4)
+    later = seenDuring(lambda: context.getState(getEnergy=True))
+    result[threads] = {"startedByFirst": len(first - created), "startedByLater": len(later - first),
+                       "endedByFirst": len(created - first)}
+print(json.dumps(result))
+"""
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task") or (os.cpu_count() or 1) < 2, reason="needs Linux and 2 cores")
 def test_qm_engine_honours_the_cpu_threads_property():
-    system, force, positions = buildSystem(watersAround([(0.3, 0.0, 0.0)]), basis="6-31gs", exact=False,
-                                           energyOnly=True, grid=(50, 194))
-    extra = {}
-    for threads in ("1", "2"):
-        context = contextFor(system, positions, "CPU", {"Threads": threads})
-        context.getState(getEnergy=True)  # the first evaluation builds caches
-        context.setPositions(positions + 1e-4)
-        extra[threads] = _threadsDuring(lambda: context.getState(getEnergy=True))
-    assert extra["2"] >= 1  # the sampler can see the engine's workers at all
-    assert extra["1"] == 0
+    """The engine's parallel loops run on the CPU platform's Threads (the caller and Threads - 1 workers), and on
+    workers started once and kept: a later evaluation starts no thread."""
+    import json
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT, os.path.dirname(os.path.abspath(__file__))],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    print(result)
+    assert result["1"]["startedByFirst"] == 0  # Threads = 1: the engine works on the caller's thread alone
+    assert result["2"]["startedByFirst"] == 1  # Threads = 2: one worker beside the caller
+    assert result["1"]["startedByLater"] == 0 and result["2"]["startedByLater"] == 0  # kept, not started again
+    assert result["2"]["endedByFirst"] == 0
 
 
 def test_default_platform_computes_the_qm_region():
