@@ -11,7 +11,8 @@
 #   step again without the SCF's Coulomb-response step, whose Coulomb builds are device contractions; METRIC_THREADS_AB="1 4 16"
 #   times the density fitting's metric inverse on the host (the CPU platform's kernel) per OpenBLAS thread count; PROFILE=1 runs
 #   Nsight Compute, where present, on the three-centre and point-charge kernels of an n = 8 step; PROFILE_STEP=24 times
-#   every kernel of an n = 24 step under it and prints per-kernel totals)
+#   every kernel of an n = 24 step under it and prints per-kernel totals; ENV_AB="NAME=1 ..." times an n = 24 CUDA step
+#   with each environment setting and then without any, for the engine's temporary A/B switches)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 work=/tmp/openmmdft-device
@@ -75,6 +76,17 @@ if [ -n "${BLAS_THREADS_AB:-}" ]; then
     OPENBLAS_NUM_THREADS="$BLAS_THREADS_AB" timeout "${QM_LIMIT:-300}" "$work/bin/BenchQMRegion" --sizes 24 --platforms CUDA:double \
         --steps 2 --warmup 3 > "$out/bench-qm-blas$BLAS_THREADS_AB.log" 2>&1 || status=1
     grep -E "^\| 24|phases" "$out/bench-qm-blas$BLAS_THREADS_AB.log" | tee -a "$out/summary.txt"
+fi
+if [ -n "${ENV_AB:-}" ]; then
+    # Variants of the engine chosen by environment variables (ENV_AB="NAME=1 OTHER=1"): an n = 24 CUDA step with each
+    # set, then with none again, in the same lease (the host's speed differs from lease to lease).
+    for setting in $ENV_AB none; do
+        if [ "$setting" = none ]; then variant=(); else variant=("$setting"); fi
+        env "${variant[@]}" timeout "${QM_LIMIT:-300}" "$work/bin/BenchQMRegion" --sizes "${AB_SIZES:-24}" --platforms CUDA:double \
+            --steps 2 --warmup 4 > "$out/bench-qm-ab-${setting//=/-}.log" 2>&1 || status=1
+        echo "variant $setting:" | tee -a "$out/summary.txt"
+        grep -E "^\| [0-9]+ \||phases" "$out/bench-qm-ab-${setting//=/-}.log" | tee -a "$out/summary.txt"
+    done
 fi
 if [ -n "${RESPONSE_AB:-}" ]; then
     # The Coulomb-response step saves SCF iterations (n = 24 on the CPU: about 6 -> 4 per step) for 1-3 J builds per
