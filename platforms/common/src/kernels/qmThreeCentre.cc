@@ -60,15 +60,6 @@ DEVICE int hermitePosition(int t, int u, int v) {
     return N*(N+1)*(N+2)/6 + s*(s+1)/2 + (s-u);
 }
 
-/* The loops below walk this order with running positions instead of calling hermitePosition() per element (its
- * index arithmetic outweighed the floating-point work it served): within order N the positions of t descending, then
- * u descending, are consecutive; lowering t by one moves a position back by T(N) = N(N+1)/2 (to order N-1, same
- * s = u+v and u), lowering u at t = 0 by T(N)+N, lowering v at t = u = 0 by T(N)+N+1; and (t, u, v+1) lies
- * T(N+1)+s+2 after (t, u, v). */
-DEVICE int hermiteStart(int N) {
-    return N*(N+1)*(N+2)/6;
-}
-
 /** The powers (x, y, z) of cartesian component c of a shell of angular momentum l, in libint's order. */
 DEVICE void cartesianPowers(int l, int c, int* powers) {
     int i = 0;
@@ -126,22 +117,19 @@ DEVICE double powerOfMinusTwoAlpha(double alpha, int n) {
 DEVICE void hermiteCoulomb(int L, double alpha, double X, double Y, double Z, const double* F, double* R) {
     R[0] = powerOfMinusTwoAlpha(alpha, L)*F[L];
     for (int n = L-1; n >= 0; n--) {
-        for (int N = L-n; N >= 1; N--) {
-            const int lowerOne = N*(N+1)/2, lowerTwo = (N-1)*N/2;  // T(N), T(N-1)
-            int pos = hermiteStart(N);
+        for (int N = L-n; N >= 1; N--)
             for (int t = N; t >= 0; t--)
-                for (int u = N-t; u >= 0; u--, pos++) {
+                for (int u = N-t; u >= 0; u--) {
                     const int v = N-t-u;
                     double value;
                     if (t > 0)
-                        value = X*R[pos-lowerOne] + (t > 1 ? (t-1)*R[pos-lowerOne-lowerTwo] : 0.0);
+                        value = X*R[hermitePosition(t-1, u, v)] + (t > 1 ? (t-1)*R[hermitePosition(t-2, u, v)] : 0.0);
                     else if (u > 0)
-                        value = Y*R[pos-lowerOne-N] + (u > 1 ? (u-1)*R[pos-lowerOne-N-lowerTwo-(N-1)] : 0.0);
+                        value = Y*R[hermitePosition(0, u-1, v)] + (u > 1 ? (u-1)*R[hermitePosition(0, u-2, v)] : 0.0);
                     else
-                        value = Z*R[pos-lowerOne-N-1] + (v > 1 ? (v-1)*R[pos-lowerOne-N-1-lowerTwo-N] : 0.0);
-                    R[pos] = value;
+                        value = Z*R[hermitePosition(0, 0, v-1)] + (v > 1 ? (v-1)*R[hermitePosition(0, 0, v-2)] : 0.0);
+                    R[hermitePosition(t, u, v)] = value;
                 }
-        }
         R[0] = powerOfMinusTwoAlpha(alpha, n)*F[n];
     }
 }
@@ -189,11 +177,8 @@ DEVICE void addPairHermite(const double* Ex, const double* Ey, const double* Ez,
     for (int t = 0; t <= i[0]+j[0]; t++)
         for (int u = 0; u <= i[1]+j[1]; u++) {
             const double wtu = w*ex[t]*ey[u];
-            int N = t+u, pos = hermiteStart(N) + u*(u+1)/2;  // (t, u, 0)
-            for (int v = 0; v <= i[2]+j[2]; v++, N++) {
-                dst[pos] += wtu*ez[v];
-                pos += (N+1)*(N+2)/2 + (u+v) + 2;
-            }
+            for (int v = 0; v <= i[2]+j[2]; v++)
+                dst[hermitePosition(t, u, v)] += wtu*ez[v];
         }
 }
 
@@ -208,11 +193,8 @@ DEVICE double contractPairHermite(const double* Ex, const double* Ey, const doub
     for (int t = 0; t <= i[0]+j[0]; t++)
         for (int u = 0; u <= i[1]+j[1]; u++) {
             const double etu = ex[t]*ey[u];
-            int N = t+u, pos = hermiteStart(N) + u*(u+1)/2;  // (t, u, 0)
-            for (int v = 0; v <= i[2]+j[2]; v++, N++) {
-                sum += etu*ez[v]*W[pos];
-                pos += (N+1)*(N+2)/2 + (u+v) + 2;
-            }
+            for (int v = 0; v <= i[2]+j[2]; v++)
+                sum += etu*ez[v]*W[hermitePosition(t, u, v)];
         }
     return sum;
 }
@@ -265,16 +247,12 @@ DEVICE void contractWithFitting(int pairOrder, int lq, const double* cq, const d
                 if (e == 0)
                     continue;
                 const double signedE = (Nq%2 == 0 ? e : -e);
-                // For t fixed (s = N-t), u from s down to 0 walks W from hermiteStart(N)+T(s) and R, at
-                // (t+tau, u+nu, v+phi), from hermiteStart(N+Nq)+T(s+nu+phi)+phi, both one step at a time.
                 for (int N = 0; N <= pairOrder; N++)
-                    for (int t = N; t >= 0; t--) {
-                        const int sw = N-t, sr = sw+nu+phi;
-                        double* w = W + hermiteStart(N) + sw*(sw+1)/2;
-                        const double* r = R + hermiteStart(N+Nq) + sr*(sr+1)/2 + phi;
-                        for (int j = 0; j <= sw; j++)
-                            w[j] += signedE*r[j];
-                    }
+                    for (int t = N; t >= 0; t--)
+                        for (int u = N-t; u >= 0; u--) {
+                            const int v = N-t-u;
+                            W[hermitePosition(t, u, v)] += signedE*R[hermitePosition(t+tau, u+nu, v+phi)];
+                        }
             }
 }
 
