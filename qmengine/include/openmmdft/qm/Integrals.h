@@ -97,6 +97,7 @@ public:
                          const NormalEquationSolver& metricSolver = NormalEquationSolver(),
                          std::unique_ptr<DensityFittingContractions> contractions = nullptr);
     ~DensityFittedCoulomb();
+    /// J of a symmetric density over the basis's functions (PairDensityMap reads one of D_ab and D_ba for each pair).
     Eigen::MatrixXd compute(const Eigen::MatrixXd& density) const;
     /// Coefficients c of the last compute() (auxiliary basis, pure where it is pure).
     const Eigen::VectorXd& fitCoefficients() const;
