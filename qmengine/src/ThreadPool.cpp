@@ -22,6 +22,23 @@ struct ThreadPool::State {
     int participants = 0;                       // workers 1 .. participants-1 take part in the current run
     int remaining = 0;                          // of them, those not finished yet
     unsigned long generation = 0;               // runs so far: a worker waits for the next one
+    bool stopping = false;                      // the process exits: workers return
+
+    ~State() {
+        if (getpid() != owner) {
+            // A child after fork() has none of these threads: their handles are let go of without a join.
+            new std::vector<std::thread>(std::move(threads));
+            return;
+        }
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            stopping = true;
+            generation++;
+        }
+        wake.notify_all();
+        for (std::thread& thread : threads)
+            thread.join();
+    }
 
     void work(int index) {
         insidePoolTask = true;
@@ -32,6 +49,8 @@ struct ThreadPool::State {
                 std::unique_lock<std::mutex> guard(lock);
                 wake.wait(guard, [&] { return generation != seen; });
                 seen = generation;
+                if (stopping)
+                    return;
                 if (index >= participants)
                     continue;
                 current = task;
@@ -44,12 +63,14 @@ struct ThreadPool::State {
     }
 };
 
-ThreadPool::ThreadPool() : state_(new State()) {
+ThreadPool::ThreadPool(State* state) : state_(state) {
 }
 
 ThreadPool& ThreadPool::shared() {
-    static ThreadPool* pool = new ThreadPool();  // never destroyed: see state_
-    return *pool;
+    // Static storage, destroyed at exit, when the workers are idle: they are stopped and joined then.
+    static State state;
+    static ThreadPool pool(&state);
+    return pool;
 }
 
 int ThreadPool::workers() const {

@@ -21,9 +21,9 @@ public:
     /// Workers started so far.
     int workers() const;
 private:
-    ThreadPool();
     struct State;
-    State* state_;  // never freed: workers may still wait on it while the process exits
+    explicit ThreadPool(State* state);
+    State* state_;
 };
 
 } // namespace QM
