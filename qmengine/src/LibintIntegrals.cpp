@@ -249,10 +249,10 @@ struct DensityFittedCoulomb::Impl {
     Eigen::MatrixXd Taux;
     Eigen::MatrixXd metric;                          // (P|Q) in the (pure) auxiliary basis
     std::unique_ptr<SymmetricPositiveDefiniteSolver> solver;
-    // Three-center integrals of significant cartesian function pairs a>=b: B(P_cart, pair).
-    std::vector<std::pair<int, int>> pairs;
-    std::unique_ptr<PairDensityMap> pairMap;  // the pair vectors from and to matrices over the basis's functions
-    Eigen::MatrixXd B;
+    // The significant cartesian function pairs a >= b (the columns of B), and the pair vectors from and to matrices
+    // over the basis's functions.
+    std::unique_ptr<PairDensityMap> pairMap;
+    Eigen::MatrixXd B;  // on the host: (P|ab) for the pure fitting functions P and the pairs, B(P, pair)
     std::unique_ptr<DensityFittingContractions> contractions;  // holding B instead of the host, when set
     mutable Eigen::VectorXd coefficients;
     bool deviceIntegrals = false;  // B (and so the three-centre gradient) computed where the contractions run
@@ -300,7 +300,7 @@ static Eigen::MatrixXd coulombMetric(const BasisSet& aux, const std::vector<libi
 DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet& aux, double threshold, int threads,
                                            const NormalEquationSolver& metricSolver,
                                            std::unique_ptr<DensityFittingContractions> contractions)
-    : impl_(new Impl{basis, aux, basisTransform(aux), {}, nullptr, {}, nullptr, {}, nullptr, {}, false}) {
+    : impl_(new Impl{basis, aux, basisTransform(aux), {}, nullptr, nullptr, {}, nullptr, {}, false}) {
     Impl& d = *impl_;
     const auto shells = toLibint(basis);
     const auto auxShells = toLibint(aux);
@@ -331,22 +331,24 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
         for (int s2 = 0; s2 <= s1; s2++)
             if (Q(s1, s2) * auxMax >= threshold)
                 shellPairs.push_back({s1, s2});
+    std::vector<std::pair<int, int>> pairs;
     std::vector<int> pairStart;
     for (const auto& sp : shellPairs) {
-        pairStart.push_back((int) d.pairs.size());
+        pairStart.push_back((int) pairs.size());
         const int o1 = basis.cartesianOffset(sp.first), o2 = basis.cartesianOffset(sp.second);
         for (size_t i = 0; i < shells[sp.first].size(); i++)
             for (size_t j = 0; j < shells[sp.second].size(); j++)
                 if (o1 + (int) i >= o2 + (int) j)
-                    d.pairs.push_back({o1 + (int) i, o2 + (int) j});
+                    pairs.push_back({o1 + (int) i, o2 + (int) j});
     }
-    d.pairMap = std::make_unique<PairDensityMap>(basis, d.pairs, threads);
+    const int numPairs = (int) pairs.size();
+    d.pairMap = std::make_unique<PairDensityMap>(basis, std::move(pairs), threads);
     d.timings["screening"] = seconds() - t;
     // Where the contractions run may compute B itself (a GPU platform, from the same pairs and screening). It is
     // started first, so that the device works on it while the host makes the metric and its inverse.
     t = seconds();
     const bool tensorThere =
-        contractions && contractions->computeTensor(makeThreeCentreTask(basis, aux, shellPairs, pairStart, (int) d.pairs.size()));
+        contractions && contractions->computeTensor(makeThreeCentreTask(basis, aux, shellPairs, pairStart, numPairs));
     const double tensorSeconds = seconds() - t;
     t = seconds();
     d.metric = coulombMetric(aux, auxShells, auxToPure, threads);
@@ -365,7 +367,7 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
     t = seconds();
     // B in the pure auxiliary basis (so that the SCF works with the metric directly), each aux shell's
     // cartesian rows transformed as they come from Libint.
-    d.B = Eigen::MatrixXd::Zero(aux.size(), (Eigen::Index) d.pairs.size());
+    d.B = Eigen::MatrixXd::Zero(aux.size(), (Eigen::Index) numPairs);
     libint2::Engine prototype(libint2::Operator::coulomb, std::max(maxNprim(shells), maxNprim(auxShells)),
                               std::max(maxL(shells), maxL(auxShells)), 0);
     prototype.set(libint2::BraKet::xs_xx);

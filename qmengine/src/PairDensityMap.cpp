@@ -14,16 +14,16 @@ void PairDensityMap::forRunChunks(const std::function<void(int, int)>& body) con
     });
 }
 
-PairDensityMap::PairDensityMap(const BasisSet& basis, const std::vector<std::pair<int, int>>& pairs, int threads)
-    : size_(basis.size()), threads_(threads), pairs_(pairs) {
+PairDensityMap::PairDensityMap(const BasisSet& basis, std::vector<std::pair<int, int>> pairs, int threads)
+    : size_(basis.size()), threads_(threads), pairs_(std::move(pairs)) {
     std::vector<int> shellOf;
     for (int s = 0; s < basis.numShells(); s++)
         shellOf.insert(shellOf.end(), basis.shells()[s].cartesianSize(), s);
-    for (size_t k = 0; k < pairs.size(); k++)
-        if (k == 0 || shellOf[pairs[k].first] != shellOf[pairs[k - 1].first] ||
-            shellOf[pairs[k].second] != shellOf[pairs[k - 1].second])
+    for (size_t k = 0; k < pairs_.size(); k++)
+        if (k == 0 || shellOf[pairs_[k].first] != shellOf[pairs_[k - 1].first] ||
+            shellOf[pairs_[k].second] != shellOf[pairs_[k - 1].second])
             runStart_.push_back((int) k);
-    runStart_.push_back((int) pairs.size());
+    runStart_.push_back((int) pairs_.size());
     termStart_.push_back(0);
     for (int s = 0; s < basis.numShells(); s++) {
         const Shell& shell = basis.shells()[s];

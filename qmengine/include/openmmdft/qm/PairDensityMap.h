@@ -19,7 +19,7 @@ class PairDensityMap {
 public:
     /// pairs: cartesian function indices (u, v), u >= v, in the order of the pair vectors, those of one shell pair
     /// consecutive; threads as the engine's parallel loops take them.
-    PairDensityMap(const BasisSet& basis, const std::vector<std::pair<int, int>>& pairs, int threads = 1);
+    PairDensityMap(const BasisSet& basis, std::vector<std::pair<int, int>> pairs, int threads = 1);
     /// d_k = (2 - delta_uv) (T^T D T)_uv for symmetric D over the basis's functions.
     Eigen::VectorXd gather(const Eigen::MatrixXd& density) const;
     /// T J~ T^T, J~_uv = J~_vu = j_k: a matrix over the basis's functions.
