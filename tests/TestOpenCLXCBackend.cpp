@@ -1,6 +1,7 @@
 /* The device XC back end on OpenMM's OpenCL platform (PoCL in CI) against the host back end: the cases of
  * platforms/common/tests/GpuXCBackendTestCases.h, with the factory of this program's OpenCL Context. */
 #include "PluginLoading.h"
+#include "CentreGroups.h"
 #include "CommonXCBackend.h"
 #include "OpenCLQMMMKernelFactory.h"
 #include "openmmdft/internal/ContextImplAccess.h"
@@ -10,8 +11,10 @@
 #include "openmm/opencl/OpenCLContext.h"
 #include "openmm/opencl/OpenCLPlatform.h"
 #include "../platforms/common/tests/GpuXCBackendTestCases.h"
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <vector>
 
 using namespace OpenMM;
 using namespace OpenMMDFT;
@@ -44,6 +47,52 @@ struct OpenCLFactory {
             factory = std::make_shared<CommonXCBackendFactory>(cc);
     }
 };
+
+/** The three-centre gradient's runs of fitting shells (host code of the common platform library). */
+TEST(CentreGroups, RunsAreAsLongAsTheItemTargetAllows) {
+    auto centresPerRun = [](const std::vector<int>& centre, const std::vector<int>& start, int run) {
+        int count = 0;
+        for (int s = start[run]; s < start[run + 1]; s++)
+            count += (s == start[run] || centre[s] != centre[s - 1]);
+        return count;
+    };
+    auto checkPartition = [&](const std::vector<int>& centre, const std::vector<int>& start, int maxCentres) {
+        ASSERT_GE(start.size(), 2u);
+        EXPECT_EQ(0, start.front());
+        EXPECT_EQ((int) centre.size(), start.back());
+        for (size_t r = 0; r + 1 < start.size(); r++) {
+            EXPECT_LT(start[r], start[r + 1]);
+            EXPECT_LE(centresPerRun(centre, start, (int) r), maxCentres);
+        }
+    };
+    // 24 waters in DZVP's fitting basis: 15 shells on O, 5 on each H; 20000 shell pairs want 14 runs for 262144 items,
+    // which runs of at most 46 shells give (47 would give 13).
+    std::vector<int> waters;
+    for (int atom = 0; atom < 72; atom++)
+        for (int s = 0; s < (atom % 3 == 0 ? 15 : 5); s++)
+            waters.push_back(atom);
+    const std::vector<int> runs = centreGroups(waters, 20000, 262144, 16);
+    checkPartition(waters, runs, 16);
+    EXPECT_EQ(15u, runs.size());
+    int longest = 0;
+    for (size_t r = 0; r + 1 < runs.size(); r++)
+        longest = std::max(longest, runs[r + 1] - runs[r]);
+    EXPECT_EQ(46, longest);
+    // Many shell pairs: one run of at most maxCentres centres after another.
+    const std::vector<int> fewCentres = centreGroups(waters, 1 << 30, 1, 4);
+    checkPartition(waters, fewCentres, 4);
+    EXPECT_EQ(19u, fewCentres.size());  // 72 atoms, 4 per run
+    // Point charges, each its own centre: runs of at most 16 of them.
+    std::vector<int> charges(100);
+    for (int c = 0; c < 100; c++)
+        charges[c] = c;
+    EXPECT_EQ(std::vector<int>({0, 16, 32, 48, 64, 80, 96, 100}), centreGroups(charges, 1, 1, 16));
+    // Few shell pairs: one shell per run even where that falls short of the target.
+    const std::vector<int> single = centreGroups(waters, 300, 262144, 16);
+    EXPECT_EQ(waters.size() + 1, single.size());
+    EXPECT_EQ(std::vector<int>({0}), centreGroups({}, 10, 100, 16));
+    EXPECT_THROW(centreGroups(waters, 10, 100, 0), OpenMM::OpenMMException);
+}
 
 TEST(OpenCLDensityFitting, DeviceIntegralsMatchLibint) {
     OpenCLFactory openCL;

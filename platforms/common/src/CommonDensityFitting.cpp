@@ -1,5 +1,6 @@
 // Density fitting on the GPU platforms (CommonDensityFitting.h).
 #include "CommonDensityFitting.h"
+#include "CentreGroups.h"
 #include "DeviceShellTables.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ComputeArray.h"
@@ -19,41 +20,12 @@ namespace {
 /// The largest l of the orbital and fitting shells the integral kernels take (their private arrays grow with both).
 const int MAX_BASIS_L = 3, MAX_AUX_L = 5;
 
-/// Gradient work items (shell pairs x groups of fitting shells) to aim at: several times the threads a GPU of 132
+/// Gradient work items (shell pairs x runs of fitting shells) to aim at: several times the threads a GPU of 132
 /// multiprocessors holds at once at 128 registers (132 x 512). Fewer, and the last work groups run alone: 8 QM
 /// waters grouped by atom gave 566 work groups of 128 for 528 places, and an H200 ran the kernel at 13% occupancy.
+/// More, and the pairs' derivative Hermite densities are formed more often than needed (once per item): 24 waters
+/// grouped by atom gave 72 runs per pair, 1.4 million items.
 const double TARGET_GRADIENT_ITEMS = 262144;
-
-/**
- * The gradient kernel's groups of fitting shells (consecutive shells of one atom, whose pair derivative densities are
- * formed once per group): an atom's shells together where that gives TARGET_GRADIENT_ITEMS with numPairs, else split
- * into smaller runs, down to one shell each. start[g] is group g's first shell (then the number of shells); atom[g]
- * its atom.
- */
-void fittingShellGroups(const vector<int>& shellAtom, int numPairs, vector<int>& start, vector<int>& atom) {
-    const int numShells = (int) shellAtom.size();
-    int numAtoms = 0, mostShells = 0;
-    for (int s = 0, run = 0; s < numShells; s++) {
-        run = (s > 0 && shellAtom[s] == shellAtom[s - 1]) ? run + 1 : 1;
-        mostShells = max(mostShells, run);
-        numAtoms += (run == 1);
-    }
-    // The largest run length that still reaches the target (groups of at most that many shells).
-    const double groupsWanted = ceil(TARGET_GRADIENT_ITEMS / max(numPairs, 1));
-    int runLength = mostShells;
-    while (runLength > 1 && numAtoms * ceil((double) mostShells / runLength) < groupsWanted)
-        runLength--;
-    start.clear();
-    atom.clear();
-    for (int s = 0, run = 0; s < numShells; s++) {
-        run = (s > 0 && shellAtom[s] == shellAtom[s - 1]) ? run + 1 : 1;
-        if ((run - 1) % runLength == 0) {
-            start.push_back(s);
-            atom.push_back(shellAtom[s]);
-        }
-    }
-    start.push_back(numShells);
-}
 
 /**
  * The density-fitting contractions on the device: B in device memory for the geometry (up to
@@ -110,17 +82,16 @@ public:
         uploadVector(cc, boysTable, task.boysTable, "qmBoysTable");
         boys = BoysParameters::of(task);
         numAuxShells = (int) task.aux.l.size();
-        // The gradient's work items are (shell pair, group of fitting shells on one atom).
+        // The gradient's work items are (shell pair, run of fitting shells on at most THREE_CENTRE_MAX_CENTRES_PER_ITEM
+        // atoms).
         numAtoms = 0;  // rows of the gradient: every atom with orbital or fitting shells
         for (int s = 0; s < numAuxShells; s++)
             numAtoms = max(numAtoms, task.aux.atom[s] + 1);
         for (int atom : task.basis.atom)
             numAtoms = max(numAtoms, atom + 1);
-        vector<int> groupStart, groupAtom;
-        fittingShellGroups(task.aux.atom, numPairs, groupStart, groupAtom);
-        numGroups = (int) groupAtom.size();
+        const vector<int> groupStart = centreGroups(task.aux.atom, numPairs, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_CENTRES_PER_ITEM);
+        numGroups = (int) groupStart.size() - 1;
         uploadVector(cc, auxGroupShellStart, groupStart, "qmDFAuxGroupShellStart");
-        uploadVector(cc, auxGroupAtom, groupAtom, "qmDFAuxGroupAtom");
         ComputeKernel kernel = integrals->createKernel("threeCentreTensor");
         kernel->addArg(numPairs);
         kernel->addArg(numAuxShells);
@@ -158,8 +129,8 @@ public:
         uploadVector(cc, coefficientArray, coefficients, "qmDFGradientCoefficients");
         // One row per atom of the fitting functions (not point charges), which are the gradient's first rows.
         uploadVector(cc, gradientArray, vector<long long>(3 * numAtoms, 0), "qmDFGradient");
-        launchThreeCentreGradient(cc, integrals, numPairs, numGroups, nbf, pairFirst, pairSecond, basis, auxGroupShellStart,
-                                  auxGroupAtom, 0, aux, boysTable, boys, densityArray, coefficientArray, gradientArray,
+        launchThreeCentreGradient(cc, integrals, numPairs, numGroups, nbf, pairFirst, pairSecond, basis, auxGroupShellStart, 0,
+                                  aux, boysTable, boys, densityArray, coefficientArray, gradientArray,
                                   gradientCounter);
         gradientStarted = true;
         return true;
@@ -322,7 +293,7 @@ private:
     int numPairs = 0, numAuxShells = 0, numAtoms = 0, numGroups = 0;
     BoysParameters boys;
     DeviceShells basis, aux;
-    ComputeArray pairFirst, pairSecond, pairColumn, auxTransform, auxTransformStart, auxGroupShellStart, auxGroupAtom, boysTable;
+    ComputeArray pairFirst, pairSecond, pairColumn, auxTransform, auxTransformStart, auxGroupShellStart, boysTable;
     ComputeArray densityArray, coefficientArray, gradientArray;
     ComputeArray tensorCounter, gradientCounter;  // the kernels' work items handed out
     bool gradientStarted = false;

@@ -23,9 +23,9 @@ const double TARGET_MATRIX_ITEMS = 262144;
 /// The same for the gradient kernel, whose items first form their pair's derivative Hermite densities, a cost that
 /// more charges per item share: about one full GPU of items.
 const double TARGET_GRADIENT_ITEMS = 65536;
-/// Charges per work item of the gradient at most (THREE_CENTRE_MAX_CHARGES_PER_ITEM): the pair's derivative Hermite
+/// Charges per work item of the gradient at most (THREE_CENTRE_MAX_CENTRES_PER_ITEM): the pair's derivative Hermite
 /// densities are formed once for them.
-const int MAX_CHARGES_PER_ITEM = THREE_CENTRE_MAX_CHARGES_PER_ITEM;
+const int MAX_CHARGES_PER_ITEM = THREE_CENTRE_MAX_CENTRES_PER_ITEM;
 /// Charges per group of the matrix at most; each group's blocks take one slot of the partial sums (groups x matrix
 /// blocks), which the groups keep within MAX_PARTIAL_ELEMENTS doubles unless that would take more charges per group
 /// than the cap (many charges and a large basis: as many slots as the cap gives).
@@ -147,7 +147,7 @@ public:
     const int numAtoms, numCharges;
     bool read = false;
     DeviceShells basis, charges;
-    ComputeArray pairFirst, pairSecond, groupShellStart, groupAtomArray, boysTable, density, coefficients, gradient, counter;
+    ComputeArray pairFirst, pairSecond, groupShellStart, boysTable, density, coefficients, gradient, counter;
 };
 
 } // namespace
@@ -167,18 +167,16 @@ unique_ptr<QM::PointChargeGradientInFlight> CommonPointCharges::startGradient(co
     const vector<int> groupStart = groupStarts(numCharges, chargesPerGroup(numCharges, numPairs, TARGET_GRADIENT_ITEMS, numCharges,
                                                                           MAX_CHARGES_PER_ITEM));
     const int numGroups = (int) groupStart.size() - 1;
-    const vector<int> groupAtom(numGroups, 0);  // unused: every charge is its own centre
     uploadVector(cc, g->pairFirst, task.pairFirst, "qmChargePairFirst");
     uploadVector(cc, g->pairSecond, task.pairSecond, "qmChargePairSecond");
     uploadVector(cc, g->groupShellStart, groupStart, "qmChargeGroupStart");
-    uploadVector(cc, g->groupAtomArray, groupAtom, "qmChargeGroupAtom");
     uploadVector(cc, g->boysTable, task.boysTable, "qmChargeBoysTable");
     uploadVector(cc, g->density, vector<double>(D.data(), D.data() + D.size()), "qmChargeDensity");  // symmetric
     uploadVector(cc, g->coefficients, weights, "qmChargeWeights");
     uploadVector(cc, g->gradient, vector<long long>(3 * (numAtoms + numCharges), 0), "qmChargeGradient");
     // Point charges, each its own centre in the rows after the atoms'.
     launchThreeCentreGradient(cc, program, numPairs, numGroups, (int) D.rows(), g->pairFirst, g->pairSecond, g->basis, g->groupShellStart,
-                              g->groupAtomArray, numAtoms, g->charges, g->boysTable, BoysParameters::of(task), g->density,
+                              numAtoms, g->charges, g->boysTable, BoysParameters::of(task), g->density,
                               g->coefficients, g->gradient, g->counter);
     return unique_ptr<QM::PointChargeGradientInFlight>(g.release());
 }

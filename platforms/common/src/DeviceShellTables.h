@@ -77,7 +77,7 @@ struct BoysParameters {
  */
 void launchThreeCentreGradient(OpenMM::ComputeContext& cc, OpenMM::ComputeProgram program, int numPairs, int numGroups, int nbf,
                                OpenMM::ComputeArray& pairFirst, OpenMM::ComputeArray& pairSecond, DeviceShells& basis,
-                               OpenMM::ComputeArray& groupShellStart, OpenMM::ComputeArray& groupAtom, int centreOffset,
+                               OpenMM::ComputeArray& groupShellStart, int centreOffset,
                                DeviceShells& fitting, OpenMM::ComputeArray& boysTable, const BoysParameters& boys,
                                OpenMM::ComputeArray& density, OpenMM::ComputeArray& coefficients, OpenMM::ComputeArray& gradient,
                                OpenMM::ComputeArray& counter);

@@ -22,7 +22,7 @@ void OpenMMDFT::launchIntegralKernel(ComputeContext& cc, ComputeKernel& kernel, 
 
 void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram program, int numPairs, int numGroups, int nbf, ComputeArray& pairFirst,
                                                   ComputeArray& pairSecond, DeviceShells& basis, ComputeArray& groupShellStart,
-                                                  ComputeArray& groupAtom, int centreOffset, DeviceShells& fitting,
+                                                  int centreOffset, DeviceShells& fitting,
                                                   ComputeArray& boysTable, const BoysParameters& boys, ComputeArray& density,
                                                   ComputeArray& coefficients, ComputeArray& gradient, ComputeArray& counter) {
     ComputeKernel kernel = program->createKernel("threeCentreGradient");
@@ -30,7 +30,7 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
     kernel->addArg(numGroups);
     kernel->addArg(nbf);
     for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.atom, &basis.primStart, &basis.numPrim, &basis.cartesianOffset,
-                            &basis.center, &basis.exponent, &basis.coefficient, &groupShellStart, &groupAtom})
+                            &basis.center, &basis.exponent, &basis.coefficient, &groupShellStart})
         kernel->addArg(*a);
     kernel->addArg(centreOffset);
     for (ComputeArray* a : {&fitting.atom, &fitting.l, &fitting.primStart, &fitting.numPrim, &fitting.cartesianOffset, &fitting.center,

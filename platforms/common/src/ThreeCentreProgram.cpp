@@ -8,7 +8,7 @@ std::map<std::string, std::string> OpenMMDFT::threeCentreDefines(int basisL, int
     defines["AUX_L"] = std::to_string(auxL);
     defines["POINT_CHARGES"] = pointCharges ? "1" : "0";
     defines["GROUP_SIZE"] = std::to_string(THREE_CENTRE_GROUP_SIZE);
-    defines["MAX_CHARGES_PER_ITEM"] = std::to_string(THREE_CENTRE_MAX_CHARGES_PER_ITEM);
+    defines["MAX_CENTRES_PER_ITEM"] = std::to_string(THREE_CENTRE_MAX_CENTRES_PER_ITEM);
     char scale[64];
     std::snprintf(scale, sizeof(scale), "%.17e", THREE_CENTRE_GRADIENT_SCALE);
     defines["GRADIENT_SCALE"] = scale;

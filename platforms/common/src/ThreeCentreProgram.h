@@ -12,9 +12,9 @@ namespace OpenMMDFT {
 /// component may reach 5e5 Eh/bohr.
 constexpr double THREE_CENTRE_GRADIENT_SCALE = 17592186044416.0;
 
-/// Point charges per work item of the point-charge gradient at most (the kernel keeps their gradients in private
-/// memory and adds them to the sums once per item, not once per primitive pair).
-constexpr int THREE_CENTRE_MAX_CHARGES_PER_ITEM = 16;
+/// Centres (point charges, or atoms of fitting shells) per work item of the gradient kernel at most: the kernel keeps
+/// their gradients in private memory and adds them to the sums once per item, not once per primitive pair.
+constexpr int THREE_CENTRE_MAX_CENTRES_PER_ITEM = 16;
 
 /// Work-group size of every launch of the program's integral kernels (their CUDA register bound assumes it): 128, so
 /// that the work groups OpenMM launches (6 per multiprocessor on CUDA) fill the 512 threads a multiprocessor holds at

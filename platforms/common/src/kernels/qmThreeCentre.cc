@@ -5,7 +5,7 @@
  * Gaussians at P with coefficients E^ij_t per direction, a fitting function one at Q, and
  *   (Lambda_tuv(p) | Lambda_tau,nu,phi(g)) = (-1)^(tau+nu+phi) 2 pi^(5/2) / (p g sqrt(p+g)) R_(t+tau,u+nu,v+phi)(alpha, P-Q).
  * Double precision and atomic units throughout. One work item per (shell pair, fitting shell) for the tensor and
- * per (shell pair, group of fitting shells on one atom) for the gradient, consecutive items taking consecutive pairs
+ * per (shell pair, run of consecutive fitting shells) for the gradient, consecutive items taking consecutive pairs
  * (the host sorts them into classes of equal angular momenta) with one fitting shell or group. Work groups take their
  * items GROUP_SIZE at a time from a counter (nextChunk) rather than by a fixed grid stride: OpenMM launches more work
  * groups than fit on a GPU at once at these kernels' register count, and with a fixed share each the groups that
@@ -13,7 +13,7 @@
  *
  * Defines from the host: BASIS_L and AUX_L (the largest l of the orbital and fitting bases, which size the private
  * arrays), POINT_CHARGES (1: the gradient kernel takes point charges, not fitting functions; at most
- * MAX_CHARGES_PER_ITEM of them per work item) and GRADIENT_SCALE (the
+ * MAX_CENTRES_PER_ITEM of them per work item; fitting shells of at most as many atoms) and GRADIENT_SCALE (the
  * fixed-point scale of the gradient sums), GROUP_SIZE (the work-group size of the launches). The engine's Boys-function table
  * (BoysFunction.h) comes as a buffer with its step, end, orders per point and Taylor terms.
  */
@@ -235,10 +235,8 @@ DEVICE void addFittingHermite(int lq, int c, double w, const double* single, dou
                 cq[hermitePosition(tau, nu, phi)] += w*single[cp[0]*(AUX_L+1)+tau]*single[cp[1]*(AUX_L+1)+nu]*single[cp[2]*(AUX_L+1)+phi];
 }
 
-/** W_tuv = sum_(tau,nu,phi) (-1)^(tau+nu+phi) cq_(tau,nu,phi) R_(t+tau,u+nu,v+phi) for t+u+v <= pairOrder. */
-DEVICE void contractWithFitting(int pairOrder, int lq, const double* cq, const double* R, double* W) {
-    for (int n = 0; n < HERMITE_COUNT(pairOrder); n++)
-        W[n] = 0;
+/** W_tuv += scale sum_(tau,nu,phi) (-1)^(tau+nu+phi) cq_(tau,nu,phi) R_(t+tau,u+nu,v+phi) for t+u+v <= pairOrder. */
+DEVICE void addFittingContraction(int pairOrder, int lq, const double* cq, const double* R, double scale, double* W) {
     for (int Nq = 0; Nq <= lq; Nq++)
         for (int tau = Nq; tau >= 0; tau--)
             for (int nu = Nq-tau; nu >= 0; nu--) {
@@ -246,7 +244,7 @@ DEVICE void contractWithFitting(int pairOrder, int lq, const double* cq, const d
                 const double e = cq[hermitePosition(tau, nu, phi)];
                 if (e == 0)
                     continue;
-                const double signedE = (Nq%2 == 0 ? e : -e);
+                const double signedE = scale*(Nq%2 == 0 ? e : -e);
                 for (int N = 0; N <= pairOrder; N++)
                     for (int t = N; t >= 0; t--)
                         for (int u = N-t; u >= 0; u--) {
@@ -254,6 +252,13 @@ DEVICE void contractWithFitting(int pairOrder, int lq, const double* cq, const d
                             W[hermitePosition(t, u, v)] += signedE*R[hermitePosition(t+tau, u+nu, v+phi)];
                         }
             }
+}
+
+/** W_tuv = sum_(tau,nu,phi) (-1)^(tau+nu+phi) cq_(tau,nu,phi) R_(t+tau,u+nu,v+phi) for t+u+v <= pairOrder. */
+DEVICE void contractWithFitting(int pairOrder, int lq, const double* cq, const double* R, double* W) {
+    for (int n = 0; n < HERMITE_COUNT(pairOrder); n++)
+        W[n] = 0;
+    addFittingContraction(pairOrder, lq, cq, R, 1.0, W);
 }
 
 /** sa = sum_n DA[d count + n] V[n] and sb likewise with DB: the derivative Hermite densities of a pair (direction d)
@@ -361,9 +366,11 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreTensor(int numPairs, int numAuxShel
  * orbital centre by raising and lowering that function's angular momentum in the Hermite coefficients,
  * d/dA_x x_A^i e^(-a x_A^2) = 2a x_A^(i+1) e^(..) - i x_A^(i-1) e^(..), which are contracted with D once per primitive
  * pair (derivative Hermite densities); the fitting function's centre takes minus their sum (translational invariance).
- * The fitting centres' gradients go to gradient[3*(centreOffset+atom)+d]. Compiled with POINT_CHARGES 1 the "fitting
- * shells" are point charges (l = 0, one primitive whose coefficient is 1, c = the charge's weight), each its own centre
- * auxAtom[q]: the derivative of sum_uv D_uv sum_C c_C <u|1/|r-C||v>.
+ * A work item takes one shell pair and a run of consecutive fitting shells (auxGroupShellStart), whose pair derivative
+ * densities it forms once per primitive pair; the run's shells sit on at most MAX_CENTRES_PER_ITEM centres (runs of
+ * shells with one auxAtom), whose gradients it keeps in private memory and adds to gradient[3*(centreOffset+auxAtom)+d]
+ * once. Compiled with POINT_CHARGES 1 the "fitting shells" are point charges (l = 0, one primitive whose coefficient is
+ * 1, c = the charge's weight), each its own centre auxAtom[q]: the derivative of sum_uv D_uv sum_C c_C <u|1/|r-C||v>.
  */
 KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL const int* RESTRICT pairFirst,
                                 GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT shellL,
@@ -371,7 +378,7 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(int numPairs, int numGroup
                                 GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const int* RESTRICT shellCartesianOffset,
                                 GLOBAL const double* RESTRICT shellCenter, GLOBAL const double* RESTRICT primExponent,
                                 GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT auxGroupShellStart,
-                                GLOBAL const int* RESTRICT auxGroupAtom, int centreOffset,
+                                int centreOffset,
                                 GLOBAL const int* RESTRICT auxAtom,
                                 GLOBAL const int* RESTRICT auxL, GLOBAL const int* RESTRICT auxPrimStart,
                                 GLOBAL const int* RESTRICT auxNumPrim, GLOBAL const int* RESTRICT auxCartesianOffset,
@@ -383,11 +390,9 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(int numPairs, int numGroup
     LOCAL mm_long chunk[1];
     double Ex[MAX_E], Ey[MAX_E], Ez[MAX_E];
     double DA[3*MAX_PAIR_HERMITE], DB[3*MAX_PAIR_HERMITE];
-#if POINT_CHARGES
-    // The item's charges' own gradients over all its primitive pairs, added to the sums once: one atomic per
+    // The gradients of the item's fitting centres over all its primitive pairs, added to the sums once: one atomic per
     // primitive pair and charge put hundreds of thousands of work items on a few hundred addresses.
-    double gC[3*MAX_CHARGES_PER_ITEM];
-#endif
+    double gC[3*MAX_CENTRES_PER_ITEM];
     double single[(AUX_L+1)*(AUX_L+1)];
     double R[MAX_HERMITE], F[MAX_ORDER+1];
     double cq[HERMITE_COUNT(AUX_L)], W[MAX_PAIR_HERMITE];
@@ -397,7 +402,7 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(int numPairs, int numGroup
         if (item >= numItems)
             continue;
         const int group = (int) (item/numPairs), k = (int) (item%numPairs);
-        const int firstAux = auxGroupShellStart[group], lastAux = auxGroupShellStart[group+1], atom = auxGroupAtom[group];
+        const int firstAux = auxGroupShellStart[group], lastAux = auxGroupShellStart[group+1];
         const int s1 = pairFirst[k], s2 = pairSecond[k];
         const int la = shellL[s1], lb = shellL[s2];
         const int na = CART_COUNT(la), nb = CART_COUNT(lb);
@@ -407,10 +412,8 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(int numPairs, int numGroup
         const double A[3] = {shellCenter[3*s1], shellCenter[3*s1+1], shellCenter[3*s1+2]};
         const double B[3] = {shellCenter[3*s2], shellCenter[3*s2+1], shellCenter[3*s2+2]};
         double gA[3] = {0, 0, 0}, gB[3] = {0, 0, 0};
-#if POINT_CHARGES
-        for (int n = 0; n < 3*(lastAux-firstAux); n++)
+        for (int n = 0; n < 3*MAX_CENTRES_PER_ITEM; n++)
             gC[n] = 0;
-#endif
         for (int pa = shellPrimStart[s1]; pa < shellPrimStart[s1]+shellNumPrim[s1]; pa++)
             for (int pb = shellPrimStart[s2]; pb < shellPrimStart[s2]+shellNumPrim[s2]; pb++) {
                 const double a = primExponent[pa], b = primExponent[pb], p = a+b;
@@ -453,6 +456,7 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(int numPairs, int numGroup
                 // A point charge is the limit of a normalized s Gaussian of infinite exponent (one primitive, l = 0):
                 // McMurchie-Davidson's nuclear attraction, (2 pi / p) R_tuv(p, P-C) times the charge's weight.
                 for (int q = firstAux; q < lastAux; q++) {
+                    const int centre = q-firstAux;  // every charge is its own centre
                     const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
                     boysFunction(pairOrder, p*(X*X+Y*Y+Z*Z), boysTable, boys, F);
                     hermiteCoulomb(pairOrder, p, X, Y, Z, F, R);
@@ -462,11 +466,16 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(int numPairs, int numGroup
                         derivativeSums(DA, DB, count, d, R, &sa, &sb);
                         gA[d] += w*sa;
                         gB[d] += w*sb;
-                        gC[3*(q-firstAux)+d] -= w*(sa+sb);
+                        gC[3*centre+d] -= w*(sa+sb);
                     }
                 }
 #else
-                for (int q = firstAux; q < lastAux; q++) {
+                // The potential of each centre's fitted density on the pair's Hermite functions, W, summed over the
+                // centre's shells and primitives before it meets the derivative densities: the gradient is linear in
+                // it, so one contraction with DA and DB per centre, not per fitting primitive.
+                for (int n = 0; n < count; n++)
+                    W[n] = 0;
+                for (int q = firstAux, centre = 0; q < lastAux; q++) {
                     const int lq = auxL[q], nq = CART_COUNT(lq), L = pairOrder+lq;
                     const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
                     for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
@@ -480,13 +489,20 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(int numPairs, int numGroup
                             addFittingHermite(lq, c, coefficients[auxCartesianOffset[q]+c], single, cq);
                         boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
                         hermiteCoulomb(L, alpha, X, Y, Z, F, R);
-                        contractWithFitting(pairOrder, lq, cq, R, W);
+                        addFittingContraction(pairOrder, lq, cq, R, prefactor, W);
+                    }
+                    if (q+1 == lastAux || auxAtom[q+1] != auxAtom[q]) {
+                        // The centre's last shell: its potential meets the derivative densities.
                         for (int d = 0; d < 3; d++) {
                             double sa, sb;
                             derivativeSums(DA, DB, count, d, W, &sa, &sb);
-                            gA[d] += prefactor*sa;
-                            gB[d] += prefactor*sb;
+                            gA[d] += sa;
+                            gB[d] += sb;
+                            gC[3*centre+d] -= sa+sb;  // translational invariance
                         }
+                        for (int n = 0; n < count; n++)
+                            W[n] = 0;
+                        centre++;
                     }
                 }
 #endif
@@ -495,15 +511,14 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(int numPairs, int numGroup
         for (int d = 0; d < 3; d++) {
             ATOMIC_ADD(&gradient[3*atomA+d], (mm_ulong) ((mm_long) round(gA[d]*GRADIENT_SCALE)));
             ATOMIC_ADD(&gradient[3*atomB+d], (mm_ulong) ((mm_long) round(gB[d]*GRADIENT_SCALE)));
-#if !POINT_CHARGES
-            ATOMIC_ADD(&gradient[3*(centreOffset+atom)+d], (mm_ulong) ((mm_long) round(-(gA[d]+gB[d])*GRADIENT_SCALE)));
-#endif
         }
-#if POINT_CHARGES
-        for (int q = firstAux; q < lastAux; q++)
+        for (int q = firstAux, centre = 0; q < lastAux; q++) {
+            if (q > firstAux && auxAtom[q] == auxAtom[q-1])
+                continue;  // the centre's shells after its first
             for (int d = 0; d < 3; d++)
-                ATOMIC_ADD(&gradient[3*(centreOffset+auxAtom[q])+d], (mm_ulong) ((mm_long) round(gC[3*(q-firstAux)+d]*GRADIENT_SCALE)));
-#endif
+                ATOMIC_ADD(&gradient[3*(centreOffset+auxAtom[q])+d], (mm_ulong) ((mm_long) round(gC[3*centre+d]*GRADIENT_SCALE)));
+            centre++;
+        }
     }
 }
 
