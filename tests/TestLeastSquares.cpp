@@ -582,6 +582,7 @@ TEST(LeastSquares, InverseOfSymmetricPositiveDefiniteMatrix) {
         EXPECT_ERROR_CONTAINS(solver.invertSymmetricPositiveDefinite(n, asymmetric, cholesky), "must be symmetric");
         EXPECT_ERROR_CONTAINS(solver.invertSymmetricPositiveDefinite(n, indefinite, cholesky), "not positive definite");
         EXPECT_EQ(errorMessage([&]() { solver.invertSymmetricPositiveDefinite(n, indefinite, cholesky); }).find("QR"), string::npos);
+        EXPECT_ERROR_CONTAINS(solver.invertSymmetricPositiveDefinite(n, indefinite, cholesky), "invertSymmetricPositiveDefinite (");
         // Without options: a Cholesky inverse (the default options' method is QR, which an inverse does not take).
         EXPECT_EQ(solver.invertSymmetricPositiveDefinite(n, G).x, inverse.x);
         EXPECT_ERROR_CONTAINS(solver.invertSymmetricPositiveDefinite(n, nan, cholesky), "NaN");

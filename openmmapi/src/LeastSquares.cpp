@@ -413,17 +413,7 @@ void SolveLeastSquaresKernel::invertSymmetricPositiveDefinite(int n, vector<doub
     LeastSquaresOptions normal = options;
     normal.normalEquationsGiven = true;
     normal.computeResidualNorms = false;
-    try {
-        solve(problem, normal, result);
-    }
-    catch (const OpenMMException& e) {
-        // The solve speaks of A^T A and advises QR, which an inverse does not take: name the matrix instead.
-        string why = e.what();
-        const string advice = "; use method QR";
-        if (why.size() >= advice.size() && why.compare(why.size() - advice.size(), advice.size(), advice) == 0)
-            why.erase(why.size() - advice.size());
-        throw OpenMMException("the matrix to invert is not positive definite or too ill-conditioned for its inverse (" + why + ")");
-    }
+    solve(problem, normal, result);  // a kernel that keeps this default names G in its errors (it is not A^T A)
 }
 
 LeastSquaresResult LeastSquaresSolver::invertSymmetricPositiveDefinite(int n, const vector<double>& G) {

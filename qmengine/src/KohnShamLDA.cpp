@@ -325,7 +325,7 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
     t = seconds();
     // Coulomb: the device's three-centre part (queued after the point charges) beside the host's metric part.
     if (sys.fitted) {
-        g.atoms += sys.fitted->gradient(D, na, settings_.integralThreshold, threads);
+        g.atoms += sys.fitted->gradient(D, na, settings_.integralThreshold, threads, deviceCharges ? &cartesianD : nullptr);
         for (const auto& part : sys.fitted->timings())
             if (part.first.rfind("gradient.", 0) == 0)
                 g.timings["gradient.coulomb." + part.first.substr(9)] = part.second;

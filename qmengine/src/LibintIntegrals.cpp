@@ -454,7 +454,8 @@ const char* DensityFittedCoulomb::integralsLocation() const {
     return impl_->deviceIntegrals ? "device" : "host";
 }
 
-Eigen::MatrixXd DensityFittedCoulomb::gradient(const Eigen::MatrixXd& density, int numAtoms, double threshold, int threads) const {
+Eigen::MatrixXd DensityFittedCoulomb::gradient(const Eigen::MatrixXd& density, int numAtoms, double threshold, int threads,
+                                               const Eigen::MatrixXd* cartesianDensity) const {
     const Impl& d = *impl_;
     // The gradient belongs to the fit of compute(): without one there are no coefficients to differentiate.
     if (d.coefficients.size() != d.aux.size())
@@ -467,8 +468,11 @@ Eigen::MatrixXd DensityFittedCoulomb::gradient(const Eigen::MatrixXd& density, i
     double t = seconds();
     // Where B was computed, there the three-centre part runs (on cartesian D and c), while the host computes the
     // metric's part; else both on the host. "gradient.threeCentre" is then the time the host waits for the device.
-    const bool onDevice = d.deviceIntegrals && d.contractions->startThreeCentreGradient(toCartesianBasis(d.basis, density),
-                                                                                        d.Taux.transpose() * d.coefficients);
+    if (cartesianDensity && (cartesianDensity->rows() != d.basis.cartesianSize() || cartesianDensity->cols() != d.basis.cartesianSize()))
+        throw OpenMM::OpenMMException("QM: DensityFittedCoulomb::gradient() given a cartesian density of the wrong size (internal error)");
+    const bool onDevice =
+        d.deviceIntegrals && d.contractions->startThreeCentreGradient(cartesianDensity ? *cartesianDensity : toCartesianBasis(d.basis, density),
+                                                                      d.Taux.transpose() * d.coefficients);
     const double tStart = seconds() - t;
     t = seconds();
     Eigen::MatrixXd G = densityFittingMetricGradient(d.aux, d.coefficients, numAtoms, threads);

@@ -44,7 +44,8 @@ public:
     /**
      * result.x = G^-1 for a validated, scaled symmetric positive definite G (n x n), and its condition estimate. The
      * kernel may overwrite G or take its storage. By default the solve of G X = I (normalEquationsGiven, Cholesky); a
-     * platform may invert directly.
+     * platform may invert directly. Either way its errors speak of "the matrix to invert", not of A^T A, and advise no
+     * other method (the inverse is computed by Cholesky only).
      */
     virtual void invertSymmetricPositiveDefinite(int n, std::vector<double>& G, const LeastSquaresOptions& options,
                                                  LeastSquaresResult& result);

@@ -210,6 +210,12 @@ inline void testDeviceDensityFittingMatchesLibint(const std::shared_ptr<const XC
     const int numAtoms = (int) atoms.size();
     const Eigen::MatrixXd gh = host.gradient(D, numAtoms, threshold, 2), gd = device.gradient(D, numAtoms, threshold, 2);
     EXPECT_LT((gd - gh).cwiseAbs().maxCoeff(), 1e-9) << basisName << " gradient: device\n" << gd << "\nLibint\n" << gh;
+    // The caller's cartesian density (the engine has it for the point charges) gives the same sums: fixed point,
+    // added in any order.
+    const Eigen::MatrixXd cartesianD = toCartesianBasis(basis, D);
+    EXPECT_EQ(0.0, (device.gradient(D, numAtoms, threshold, 2, &cartesianD) - gd).cwiseAbs().maxCoeff()) << basisName;
+    const Eigen::MatrixXd wrongSize = Eigen::MatrixXd::Zero(2, 2);
+    EXPECT_THROW(device.gradient(D, numAtoms, threshold, 2, &wrongSize), OpenMM::OpenMMException);
     // The host's own path is Libint's three-centre and metric parts.
     const Eigen::MatrixXd libint = densityFittedCoulombGradient(basis, aux, D, host.fitCoefficients(), numAtoms, threshold, 2);
     EXPECT_LT((gh - libint).cwiseAbs().maxCoeff(), 1e-12);

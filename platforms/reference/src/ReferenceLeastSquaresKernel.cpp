@@ -419,6 +419,8 @@ void solveGauss(const LeastSquaresProblem& pr, const LeastSquaresOptions& option
  * errors speak of A and advise QR; for a matrix given to invert, of that matrix alone. */
 void choleskyFactor(Mat& G, int n, const LeastSquaresOptions& options, LeastSquaresResult& result, const char* what,
                     bool normalMatrix = true) {
+    // The inverse's own call names itself: there is no least-squares problem to speak of.
+    const string head = normalMatrix ? prefix(options) : "invertSymmetricPositiveDefinite (Reference/CPU): ";
     vector<double> normWork(n);
     double anorm = dlansy_("1", "U", &n, G.data(), &n, normWork.data(), 1, 1);
     int info;
@@ -426,7 +428,7 @@ void choleskyFactor(Mat& G, int n, const LeastSquaresOptions& options, LeastSqua
     lapackCheck(info, "dpotrf");
     if (info > 0) {
         stringstream msg;
-        msg << prefix(options) << what << " is not positive definite in floating point (Cholesky breaks down at column " << info << ")";
+        msg << head << what << " is not positive definite in floating point (Cholesky breaks down at column " << info << ")";
         if (normalMatrix)
             msg << ": A is rank deficient or too ill-conditioned for the normal equations (cond(A) near 1/sqrt(eps)); use method QR";
         throw OpenMMException(msg.str());
@@ -440,7 +442,7 @@ void choleskyFactor(Mat& G, int n, const LeastSquaresOptions& options, LeastSqua
     double tol = (options.rankTolerance > 0 ? options.rankTolerance : EPS);
     if (!(rcond >= tol)) { // NaN fails closed
         stringstream msg;
-        msg << prefix(options) << what << " is numerically singular (estimated condition number " << result.conditionEstimate;
+        msg << head << what << " is numerically singular (estimated condition number " << result.conditionEstimate;
         if (normalMatrix)
             msg << ", i.e. cond(A) about " << sqrt(result.conditionEstimate)
                 << "): A is rank deficient or too ill-conditioned for the normal equations; use method QR";

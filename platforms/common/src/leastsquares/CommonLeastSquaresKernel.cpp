@@ -237,10 +237,27 @@ double CommonSolveLeastSquaresKernel::normalEquationTolerance(const LeastSquares
 
 void CommonSolveLeastSquaresKernel::singular(const LeastSquaresOptions& options, double conditionLowerBound, const string& how) const {
     stringstream msg;
+    if (invertingGivenMatrix) {
+        // G itself was given: there is no A to advise QR for.
+        msg << "invertSymmetricPositiveDefinite (GPU platform, " << precision << " precision): the matrix to invert is not positive "
+            << "definite or too ill-conditioned for its inverse in this precision (" << how << "; condition number at least "
+            << conditionLowerBound << ")";
+        throw OpenMMException(msg.str());
+    }
     msg << prefix(options, precision) << "A^T A is numerically singular (" << how << "; condition number at least " << conditionLowerBound
         << ", i.e. cond(A) at least about " << sqrt(conditionLowerBound)
         << "): A is rank deficient or too ill-conditioned for the normal equations in this precision; use method QR";
     throw OpenMMException(msg.str());
+}
+
+void CommonSolveLeastSquaresKernel::invertSymmetricPositiveDefinite(int n, vector<double>& G, const LeastSquaresOptions& options,
+                                                                    LeastSquaresResult& result) {
+    struct Naming {
+        bool& flag;
+        explicit Naming(bool& f) : flag(f) { flag = true; }
+        ~Naming() { flag = false; }
+    } naming(invertingGivenMatrix);
+    SolveLeastSquaresKernel::invertSymmetricPositiveDefinite(n, G, options, result);
 }
 
 void CommonSolveLeastSquaresKernel::solve(const LeastSquaresProblem& pr, const LeastSquaresOptions& options, LeastSquaresResult& result) {

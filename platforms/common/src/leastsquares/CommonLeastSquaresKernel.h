@@ -46,6 +46,9 @@ public:
     }
     void initialize() override;
     void solve(const LeastSquaresProblem& problem, const LeastSquaresOptions& options, LeastSquaresResult& result) override;
+    /** The solve of G X = I, with errors that name the matrix to invert instead of A^T A. */
+    void invertSymmetricPositiveDefinite(int n, std::vector<double>& G, const LeastSquaresOptions& options,
+                                         LeastSquaresResult& result) override;
 private:
     /** Solves for nrhs + p columns: x for b, then Y = (A^T A)^-1 C^T; column-major n x (nrhs + p), in double. */
     std::vector<double> solveNormal(const LeastSquaresProblem& problem, const LeastSquaresOptions& options, LeastSquaresResult& result);
@@ -76,8 +79,9 @@ private:
     }
     /** Threshold on 1 / cond(A^T A) for the normal-equation methods: rankTolerance, else max(n, 10) eps. */
     double normalEquationTolerance(const LeastSquaresOptions& options, int n) const;
-    /** Throws the error for a numerically singular A^T A. */
+    /** Throws the error for a numerically singular A^T A (or matrix to invert, within invertSymmetricPositiveDefinite). */
     [[noreturn]] void singular(const LeastSquaresOptions& options, double conditionLowerBound, const std::string& how) const;
+    bool invertingGivenMatrix = false;  // within invertSymmetricPositiveDefinite: the normal matrix is the caller's G
     OpenMM::ComputeContext& cc;
     OpenMM::ComputeProgram program;
     OpenMM::ComputeKernel gemmStore, gemmAcc;

@@ -111,7 +111,10 @@ public:
     const char* integralsLocation() const;
     /// d/dR of the fitted Coulomb energy for density D (pure where the basis is pure) and the coefficients of the
     /// last compute(), as densityFittedCoulombGradient (the three-centre part where the integrals were computed).
-    Eigen::MatrixXd gradient(const Eigen::MatrixXd& density, int numAtoms, double threshold, int threads) const;
+    /// cartesianDensity: D in the all-cartesian basis (toCartesianBasis), where the caller has it already; the device's
+    /// three-centre part takes that form.
+    Eigen::MatrixXd gradient(const Eigen::MatrixXd& density, int numAtoms, double threshold, int threads,
+                             const Eigen::MatrixXd* cartesianDensity = nullptr) const;
     /// Seconds spent in the parts of the set-up ("metric", "metricSolver", "screening": Schwarz bounds and the pair
     /// list, "tensor"), in the Coulomb builds so far ("builds.contractions": B d, the fit and B^T c where they run,
     /// with their transfers; "builds.host": the pair gathering and angular transformations around them) and in the
