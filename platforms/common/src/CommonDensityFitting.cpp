@@ -8,6 +8,8 @@
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -26,6 +28,18 @@ const int MAX_BASIS_L = 3, MAX_AUX_L = 5;
 /// More, and the pairs' derivative Hermite densities are formed more often than needed (once per item): 24 waters
 /// grouped by atom gave 72 runs per pair, 1.4 million items.
 const double TARGET_GRADIENT_ITEMS = 262144;
+/// The same for the cooperative gradient kernel, whose items are work groups of THREE_CENTRE_COOPERATIVE_SIZE threads.
+const double TARGET_COOPERATIVE_ITEMS = 16384;
+
+/**
+ * Which gradient kernel: threeCentreGradient (a thread per item), or, with OPENMMDFT_COOPERATIVE_GRADIENT=1 in the
+ * environment, threeCentreGradientCooperative (a work group per item). A switch for measuring the two against each
+ * other on a GPU in one run; both are tested against the host.
+ */
+bool cooperativeGradientChosen() {
+    const char* value = getenv("OPENMMDFT_COOPERATIVE_GRADIENT");
+    return value != nullptr && string(value) == "1";
+}
 
 /**
  * The density-fitting contractions on the device: B in device memory for the geometry (up to
@@ -39,7 +53,7 @@ class CommonDensityFittingContractions : public QM::DensityFittingContractions {
 public:
     static constexpr double MAX_TENSOR_BYTES = 4.0 * 1073741824.0;
     CommonDensityFittingContractions(ComputeContext& cc, ComputeProgram program, ThreeCentreProgramSource integralProgram)
-        : cc(cc), program(program), integralProgram(integralProgram) {
+        : cc(cc), program(program), integralProgram(integralProgram), cooperativeGradient(cooperativeGradientChosen()) {
     }
     bool store(const Eigen::MatrixXd& B) override {
         ContextSelector selector(cc);
@@ -89,7 +103,11 @@ public:
             numAtoms = max(numAtoms, task.aux.atom[s] + 1);
         for (int atom : task.basis.atom)
             numAtoms = max(numAtoms, atom + 1);
-        const vector<int> groupStart = centreGroups(task.aux.atom, numPairs, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_CENTRES_PER_ITEM);
+        const int numFittingShells = (int) task.aux.atom.size();
+        const vector<int> groupStart =
+            cooperativeGradient ? centreGroups(task.aux.atom, numPairs, TARGET_COOPERATIVE_ITEMS, max(numFittingShells, 1), THREE_CENTRE_MAX_RUN_SHELLS)
+                                : centreGroups(task.aux.atom, numPairs, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_CENTRES_PER_ITEM,
+                                               max(numFittingShells, 1));
         numGroups = (int) groupStart.size() - 1;
         uploadVector(cc, auxGroupShellStart, groupStart, "qmDFAuxGroupShellStart");
         ComputeKernel kernel = integrals->createKernel("threeCentreTensor");
@@ -129,7 +147,7 @@ public:
         uploadVector(cc, coefficientArray, coefficients, "qmDFGradientCoefficients");
         // One row per atom of the fitting functions (not point charges), which are the gradient's first rows.
         uploadVector(cc, gradientArray, vector<long long>(3 * numAtoms, 0), "qmDFGradient");
-        launchThreeCentreGradient(cc, integrals, numPairs, numGroups, nbf, pairFirst, pairSecond, basis, auxGroupShellStart, 0,
+        launchThreeCentreGradient(cc, integrals, cooperativeGradient, numPairs, numGroups, nbf, pairFirst, pairSecond, basis, auxGroupShellStart, 0,
                                   aux, boysTable, boys, densityArray, coefficientArray, gradientArray,
                                   gradientCounter);
         gradientStarted = true;
@@ -291,6 +309,7 @@ private:
     // The integrals' inputs, kept for the gradient of the same geometry.
     bool integralsHere = false;
     int numPairs = 0, numAuxShells = 0, numAtoms = 0, numGroups = 0;
+    const bool cooperativeGradient;  // threeCentreGradientCooperative (cooperativeGradientChosen)
     BoysParameters boys;
     DeviceShells basis, aux;
     ComputeArray pairFirst, pairSecond, pairColumn, auxTransform, auxTransformStart, auxGroupShellStart, boysTable;

@@ -20,12 +20,12 @@ void OpenMMDFT::launchIntegralKernel(ComputeContext& cc, ComputeKernel& kernel, 
     kernel->execute((int) std::min<long long>(items, 1LL << 30), THREE_CENTRE_GROUP_SIZE);
 }
 
-void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram program, int numPairs, int numGroups, int nbf, ComputeArray& pairFirst,
+void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram program, bool cooperative, int numPairs, int numGroups, int nbf, ComputeArray& pairFirst,
                                                   ComputeArray& pairSecond, DeviceShells& basis, ComputeArray& groupShellStart,
                                                   int centreOffset, DeviceShells& fitting,
                                                   ComputeArray& boysTable, const BoysParameters& boys, ComputeArray& density,
                                                   ComputeArray& coefficients, ComputeArray& gradient, ComputeArray& counter) {
-    ComputeKernel kernel = program->createKernel("threeCentreGradient");
+    ComputeKernel kernel = program->createKernel(cooperative ? "threeCentreGradientCooperative" : "threeCentreGradient");
     kernel->addArg(numPairs);
     kernel->addArg(numGroups);
     kernel->addArg(nbf);
@@ -45,7 +45,15 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
     kernel->addArg(gradient);
     initializeWorkCounter(cc, counter);
     kernel->addArg(counter);
-    launchIntegralKernel(cc, kernel, (long long) numPairs * numGroups, counter);
+    const long long items = (long long) numPairs * numGroups;
+    if (!cooperative) {
+        launchIntegralKernel(cc, kernel, items, counter);
+        return;
+    }
+    cc.clearBuffer(counter);
+    // A work group per item, up to OpenMM's cap on work groups; the kernel loops until every item is taken.
+    kernel->execute((int) std::min<long long>(items, (1LL << 30) / THREE_CENTRE_COOPERATIVE_SIZE) * THREE_CENTRE_COOPERATIVE_SIZE,
+                    THREE_CENTRE_COOPERATIVE_SIZE);
 }
 
 Eigen::MatrixXd OpenMMDFT::readThreeCentreGradient(ComputeArray& gradient) {

@@ -16,6 +16,11 @@ constexpr double THREE_CENTRE_GRADIENT_SCALE = 17592186044416.0;
 /// their gradients in private memory and adds them to the sums once per item, not once per primitive pair.
 constexpr int THREE_CENTRE_MAX_CENTRES_PER_ITEM = 16;
 
+/// Work-group size of the cooperative density-fitting gradient (threeCentreGradientCooperative: one work group per
+/// work item), and the most fitting shells per item it takes (its shells' gradients are kept in local memory).
+constexpr int THREE_CENTRE_COOPERATIVE_SIZE = 32;
+constexpr int THREE_CENTRE_MAX_RUN_SHELLS = 64;
+
 /// Work-group size of every launch of the program's integral kernels (their CUDA register bound assumes it): 128, so
 /// that the work groups OpenMM launches (6 per multiprocessor on CUDA) fill the 512 threads a multiprocessor holds at
 /// 128 registers (64: 384).

@@ -17,6 +17,7 @@
 #include <openmm/OpenMMException.h>
 #include <gtest/gtest.h>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -216,6 +217,17 @@ inline void testDeviceDensityFittingMatchesLibint(const std::shared_ptr<const XC
     EXPECT_EQ(0.0, (device.gradient(D, numAtoms, threshold, 2, &cartesianD) - gd).cwiseAbs().maxCoeff()) << basisName;
     const Eigen::MatrixXd wrongSize = Eigen::MatrixXd::Zero(2, 2);
     EXPECT_THROW(device.gradient(D, numAtoms, threshold, 2, &wrongSize), OpenMM::OpenMMException);
+    {
+        // The cooperative gradient kernel (a work group per item; OPENMMDFT_COOPERATIVE_GRADIENT=1, read when the
+        // contractions are made): the same gradient.
+        setenv("OPENMMDFT_COOPERATIVE_GRADIENT", "1", 1);
+        DensityFittedCoulomb cooperative(basis, aux, threshold, 2, NormalEquationSolver(), factory->densityFittingContractions());
+        unsetenv("OPENMMDFT_COOPERATIVE_GRADIENT");
+        cooperative.compute(D);
+        const Eigen::MatrixXd gc = cooperative.gradient(D, numAtoms, threshold, 2);
+        EXPECT_LT((gc - gh).cwiseAbs().maxCoeff(), 1e-9) << basisName << " cooperative gradient: device\n" << gc << "\nLibint\n" << gh;
+        EXPECT_LT((gc - gd).cwiseAbs().maxCoeff(), 1e-11) << basisName << " cooperative against per-item gradient";
+    }
     // The host's own path is Libint's three-centre and metric parts.
     const Eigen::MatrixXd libint = densityFittedCoulombGradient(basis, aux, D, host.fitCoefficients(), numAtoms, threshold, 2);
     EXPECT_LT((gh - libint).cwiseAbs().maxCoeff(), 1e-12);

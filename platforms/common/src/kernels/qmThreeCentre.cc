@@ -600,3 +600,196 @@ KERNEL void sumChargeGroups(int count, int numGroups, GLOBAL const double* RESTR
         total[e] = sum;
     }
 }
+
+#if !POINT_CHARGES
+/* ------------------------------------------------------------------------------------------------------------------
+ * The same density-fitting gradient with a work group of COOPERATIVE_SIZE threads per work item (shell pair, run of
+ * at most MAX_RUN_SHELLS fitting shells): the pair's Hermite tables and derivative densities are formed once per
+ * primitive pair in local memory, shared by the threads, which divide the run's fitting shells among them. Each
+ * thread's private arrays are then only the fitting side's (R, W, cq), about a third of threadCentreGradient's, which
+ * on a GPU spill to slow local memory. Same sums; the thread and shell partial sums are added in a fixed order.
+ */
+#ifndef COOPERATIVE_SIZE
+#error "COOPERATIVE_SIZE (the cooperative gradient's work-group size) must be defined"
+#endif
+
+/** hermiteExpansion into local memory (the tables the work group shares). */
+DEVICE void hermiteExpansionShared(int iMax, int jMax, double p, double PA, double PB, LOCAL_ARG double* E) {
+    const int T = iMax+jMax+1;
+    for (int k = 0; k < (iMax+1)*(jMax+1)*T; k++)
+        E[k] = 0;
+    const double inverse2p = 0.5/p;
+    E[0] = 1;
+    for (int i = 0; i <= iMax; i++) {
+        if (i > 0)
+            for (int t = 0; t <= i; t++)
+                E[(i*(jMax+1))*T+t] = (t > 0 ? inverse2p*E[((i-1)*(jMax+1))*T+t-1] : 0.0) + PA*E[((i-1)*(jMax+1))*T+t] +
+                                      (t+1 <= i-1 ? (t+1)*E[((i-1)*(jMax+1))*T+t+1] : 0.0);
+        for (int j = 1; j <= jMax; j++)
+            for (int t = 0; t <= i+j; t++)
+                E[(i*(jMax+1)+j)*T+t] = (t > 0 ? inverse2p*E[(i*(jMax+1)+j-1)*T+t-1] : 0.0) + PB*E[(i*(jMax+1)+j-1)*T+t] +
+                                        (t+1 <= i+j-1 ? (t+1)*E[(i*(jMax+1)+j-1)*T+t+1] : 0.0);
+    }
+}
+
+/** addPairHermite from and into local memory. */
+DEVICE void addPairHermiteShared(LOCAL_ARG const double* Ex, LOCAL_ARG const double* Ey, LOCAL_ARG const double* Ez, int jMax, int T,
+                                 const int* i, const int* j, double w, LOCAL_ARG double* dst) {
+    LOCAL_ARG const double* ex = Ex+(i[0]*(jMax+1)+j[0])*T;
+    LOCAL_ARG const double* ey = Ey+(i[1]*(jMax+1)+j[1])*T;
+    LOCAL_ARG const double* ez = Ez+(i[2]*(jMax+1)+j[2])*T;
+    for (int t = 0; t <= i[0]+j[0]; t++)
+        for (int u = 0; u <= i[1]+j[1]; u++) {
+            const double wtu = w*ex[t]*ey[u];
+            for (int v = 0; v <= i[2]+j[2]; v++)
+                dst[hermitePosition(t, u, v)] += wtu*ez[v];
+        }
+}
+
+KERNEL void threeCentreGradientCooperative(int numPairs, int numGroups, int nbf, GLOBAL const int* RESTRICT pairFirst,
+                                GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT shellL,
+                                GLOBAL const int* RESTRICT shellAtom, GLOBAL const int* RESTRICT shellPrimStart,
+                                GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const int* RESTRICT shellCartesianOffset,
+                                GLOBAL const double* RESTRICT shellCenter, GLOBAL const double* RESTRICT primExponent,
+                                GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT auxGroupShellStart,
+                                int centreOffset,
+                                GLOBAL const int* RESTRICT auxAtom,
+                                GLOBAL const int* RESTRICT auxL, GLOBAL const int* RESTRICT auxPrimStart,
+                                GLOBAL const int* RESTRICT auxNumPrim, GLOBAL const int* RESTRICT auxCartesianOffset,
+                                GLOBAL const double* RESTRICT auxCenter, GLOBAL const double* RESTRICT auxExponent,
+                                GLOBAL const double* RESTRICT auxCoefficient, GLOBAL const double* RESTRICT boysTable,
+                                double boysStep, double boysEnd, int boysOrders, int boysTaylorTerms, GLOBAL const double* RESTRICT density, GLOBAL const double* RESTRICT coefficients,
+                                GLOBAL mm_ulong* RESTRICT gradient, GLOBAL mm_ulong* RESTRICT counter) {
+    const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
+    LOCAL double sEx[MAX_E], sEy[MAX_E], sEz[MAX_E];
+    LOCAL double sDA[3*MAX_PAIR_HERMITE], sDB[3*MAX_PAIR_HERMITE];
+    LOCAL double sShell[3*MAX_RUN_SHELLS];       // each fitting shell's (minus its centre's) gradient, one thread's each
+    LOCAL double sPair[6*COOPERATIVE_SIZE];     // each thread's gradients of the two orbital centres
+    LOCAL mm_long sItem[1];
+    double single[(AUX_L+1)*(AUX_L+1)];
+    double R[MAX_HERMITE], F[MAX_ORDER+1];
+    double cq[HERMITE_COUNT(AUX_L)], W[MAX_PAIR_HERMITE];
+    const mm_long numItems = (mm_long) numPairs*numGroups;
+    while (true) {
+        SYNC_THREADS;  // the previous item's local arrays are read
+        if (LOCAL_ID == 0)
+            sItem[0] = (mm_long) ATOMIC_ADD(counter, (mm_ulong) 1);
+        SYNC_THREADS;
+        const mm_long item = sItem[0];
+        if (item >= numItems)
+            break;
+        const int group = (int) (item/numPairs), k = (int) (item%numPairs);
+        const int firstAux = auxGroupShellStart[group], lastAux = auxGroupShellStart[group+1];
+        const int s1 = pairFirst[k], s2 = pairSecond[k];
+        const int la = shellL[s1], lb = shellL[s2];
+        const int na = CART_COUNT(la), nb = CART_COUNT(lb);
+        const int iMax = la+1, jMax = lb+1, T = iMax+jMax+1, pairOrder = la+lb+1, count = HERMITE_COUNT(pairOrder);
+        const int o1 = shellCartesianOffset[s1], o2 = shellCartesianOffset[s2];
+        const double weight = (s1 == s2 ? 1.0 : 2.0);
+        const double A[3] = {shellCenter[3*s1], shellCenter[3*s1+1], shellCenter[3*s1+2]};
+        const double B[3] = {shellCenter[3*s2], shellCenter[3*s2+1], shellCenter[3*s2+2]};
+        const double AB2 = (A[0]-B[0])*(A[0]-B[0]) + (A[1]-B[1])*(A[1]-B[1]) + (A[2]-B[2])*(A[2]-B[2]);
+        double gA[3] = {0, 0, 0}, gB[3] = {0, 0, 0};
+        for (int n = LOCAL_ID; n < 3*(lastAux-firstAux); n += LOCAL_SIZE)
+            sShell[n] = 0;
+        for (int pa = shellPrimStart[s1]; pa < shellPrimStart[s1]+shellNumPrim[s1]; pa++)
+            for (int pb = shellPrimStart[s2]; pb < shellPrimStart[s2]+shellNumPrim[s2]; pb++) {
+                const double a = primExponent[pa], b = primExponent[pb], p = a+b;
+                const double cab = weight*primCoefficient[pa]*primCoefficient[pb]*exp(-a*b/p*AB2);
+                if (fabs(cab) < 1e-18)
+                    continue;  // the same for every thread of the group
+                double P[3];
+                for (int d = 0; d < 3; d++)
+                    P[d] = (a*A[d]+b*B[d])/p;
+                SYNC_THREADS;  // the previous primitive pair's tables are read
+                if (LOCAL_ID < 3)
+                    hermiteExpansionShared(iMax, jMax, p, P[LOCAL_ID]-A[LOCAL_ID], P[LOCAL_ID]-B[LOCAL_ID],
+                                           LOCAL_ID == 0 ? sEx : (LOCAL_ID == 1 ? sEy : sEz));
+                SYNC_THREADS;
+                // Derivative Hermite densities, one direction of one centre per thread (threads 0-2: A, 3-5: B).
+                if (LOCAL_ID < 6) {
+                    const int d = LOCAL_ID%3;
+                    const bool onA = (LOCAL_ID < 3);
+                    LOCAL_ARG double* dst = (onA ? sDA : sDB)+d*count;
+                    for (int n = 0; n < count; n++)
+                        dst[n] = 0;
+                    for (int i = 0; i < na; i++) {
+                        int ip[3];
+                        cartesianPowers(la, i, ip);
+                        for (int j = 0; j < nb; j++) {
+                            int jp[3];
+                            cartesianPowers(lb, j, jp);
+                            const double Dij = cab*density[(mm_long) (o1+i)*nbf+o2+j];
+                            if (Dij == 0)
+                                continue;
+                            int* raised = (onA ? ip : jp);
+                            const double exponent = (onA ? a : b);
+                            raised[d]++;
+                            addPairHermiteShared(sEx, sEy, sEz, jMax, T, ip, jp, 2*exponent*Dij, dst);
+                            raised[d] -= 2;
+                            if (raised[d] >= 0)
+                                addPairHermiteShared(sEx, sEy, sEz, jMax, T, ip, jp, -(raised[d]+1)*Dij, dst);
+                            raised[d]++;
+                        }
+                    }
+                }
+                SYNC_THREADS;
+                for (int q = firstAux+LOCAL_ID; q < lastAux; q += LOCAL_SIZE) {
+                    const int lq = auxL[q], nq = CART_COUNT(lq), L = pairOrder+lq;
+                    const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
+                    for (int n = 0; n < count; n++)
+                        W[n] = 0;
+                    for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
+                        const double g = auxExponent[pq], alpha = p*g/(p+g);
+                        const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g))*auxCoefficient[pq];
+                        singleGaussianExpansion(lq, g, single);
+                        for (int n = 0; n < HERMITE_COUNT(lq); n++)
+                            cq[n] = 0;
+                        for (int c = 0; c < nq; c++)
+                            addFittingHermite(lq, c, coefficients[auxCartesianOffset[q]+c], single, cq);
+                        boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
+                        hermiteCoulomb(L, alpha, X, Y, Z, F, R);
+                        addFittingContraction(pairOrder, lq, cq, R, prefactor, W);
+                    }
+                    for (int d = 0; d < 3; d++) {
+                        double sa = 0, sb = 0;
+                        for (int n = 0; n < count; n++) {
+                            sa += sDA[d*count+n]*W[n];
+                            sb += sDB[d*count+n]*W[n];
+                        }
+                        gA[d] += sa;
+                        gB[d] += sb;
+                        sShell[3*(q-firstAux)+d] -= sa+sb;  // translational invariance
+                    }
+                }
+            }
+        for (int d = 0; d < 3; d++) {
+            sPair[6*LOCAL_ID+d] = gA[d];
+            sPair[6*LOCAL_ID+3+d] = gB[d];
+        }
+        SYNC_THREADS;
+        if (LOCAL_ID == 0) {
+            const int atomA = shellAtom[s1], atomB = shellAtom[s2];
+            for (int d = 0; d < 3; d++) {
+                double sumA = 0, sumB = 0;
+                for (int t = 0; t < LOCAL_SIZE; t++) {
+                    sumA += sPair[6*t+d];
+                    sumB += sPair[6*t+3+d];
+                }
+                ATOMIC_ADD(&gradient[3*atomA+d], (mm_ulong) ((mm_long) round(sumA*GRADIENT_SCALE)));
+                ATOMIC_ADD(&gradient[3*atomB+d], (mm_ulong) ((mm_long) round(sumB*GRADIENT_SCALE)));
+            }
+            // Each centre's shells, summed in order.
+            for (int q = firstAux; q < lastAux;) {
+                double sum[3] = {0, 0, 0};
+                const int atom = auxAtom[q];
+                for (; q < lastAux && auxAtom[q] == atom; q++)
+                    for (int d = 0; d < 3; d++)
+                        sum[d] += sShell[3*(q-firstAux)+d];
+                for (int d = 0; d < 3; d++)
+                    ATOMIC_ADD(&gradient[3*(centreOffset+atom)+d], (mm_ulong) ((mm_long) round(sum[d]*GRADIENT_SCALE)));
+            }
+        }
+    }
+}
+#endif
