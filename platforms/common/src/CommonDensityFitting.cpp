@@ -96,8 +96,8 @@ public:
         uploadVector(cc, boysTable, task.boysTable, "qmBoysTable");
         boys = BoysParameters::of(task);
         numAuxShells = (int) task.aux.l.size();
-        // The gradient's work items are (shell pair, run of fitting shells on at most THREE_CENTRE_MAX_CENTRES_PER_ITEM
-        // atoms).
+        // The gradient's work items are (shell pair, run of fitting shells on at most
+        // THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM atoms; any number for the cooperative kernel).
         numAtoms = 0;  // rows of the gradient: every atom with orbital or fitting shells
         for (int s = 0; s < numAuxShells; s++)
             numAtoms = max(numAtoms, task.aux.atom[s] + 1);
@@ -106,7 +106,7 @@ public:
         const int numFittingShells = (int) task.aux.atom.size();
         const vector<int> groupStart =
             cooperativeGradient ? centreGroups(task.aux.atom, numPairs, TARGET_COOPERATIVE_ITEMS, max(numFittingShells, 1), THREE_CENTRE_MAX_RUN_SHELLS)
-                                : centreGroups(task.aux.atom, numPairs, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_CENTRES_PER_ITEM,
+                                : centreGroups(task.aux.atom, numPairs, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM,
                                                max(numFittingShells, 1));
         numGroups = (int) groupStart.size() - 1;
         uploadVector(cc, auxGroupShellStart, groupStart, "qmDFAuxGroupShellStart");

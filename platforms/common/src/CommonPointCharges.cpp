@@ -23,9 +23,9 @@ const double TARGET_MATRIX_ITEMS = 262144;
 /// The same for the gradient kernel, whose items first form their pair's derivative Hermite densities, a cost that
 /// more charges per item share: about one full GPU of items.
 const double TARGET_GRADIENT_ITEMS = 65536;
-/// Charges per work item of the gradient at most (THREE_CENTRE_MAX_CENTRES_PER_ITEM): the pair's derivative Hermite
+/// Charges per work item of the gradient at most (THREE_CENTRE_MAX_CHARGES_PER_ITEM): the pair's derivative Hermite
 /// densities are formed once for them.
-const int MAX_CHARGES_PER_ITEM = THREE_CENTRE_MAX_CENTRES_PER_ITEM;
+const int MAX_CHARGES_PER_ITEM = THREE_CENTRE_MAX_CHARGES_PER_ITEM;
 /// Charges per group of the matrix at most; each group's blocks take one slot of the partial sums (groups x matrix
 /// blocks), which the groups keep within MAX_PARTIAL_ELEMENTS doubles unless that would take more charges per group
 /// than the cap (many charges and a large basis: as many slots as the cap gives).

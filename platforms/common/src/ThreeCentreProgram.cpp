@@ -10,7 +10,8 @@ std::map<std::string, std::string> OpenMMDFT::threeCentreDefines(int basisL, int
     defines["GROUP_SIZE"] = std::to_string(THREE_CENTRE_GROUP_SIZE);
     defines["COOPERATIVE_SIZE"] = std::to_string(THREE_CENTRE_COOPERATIVE_SIZE);
     defines["MAX_RUN_SHELLS"] = std::to_string(THREE_CENTRE_MAX_RUN_SHELLS);
-    defines["MAX_CENTRES_PER_ITEM"] = std::to_string(THREE_CENTRE_MAX_CENTRES_PER_ITEM);
+    defines["MAX_CENTRES_PER_ITEM"] =
+        std::to_string(pointCharges ? THREE_CENTRE_MAX_CHARGES_PER_ITEM : THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM);
     char scale[64];
     std::snprintf(scale, sizeof(scale), "%.17e", THREE_CENTRE_GRADIENT_SCALE);
     defines["GRADIENT_SCALE"] = scale;

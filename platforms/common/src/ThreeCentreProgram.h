@@ -12,9 +12,12 @@ namespace OpenMMDFT {
 /// component may reach 5e5 Eh/bohr.
 constexpr double THREE_CENTRE_GRADIENT_SCALE = 17592186044416.0;
 
-/// Centres (point charges, or atoms of fitting shells) per work item of the gradient kernel at most: the kernel keeps
-/// their gradients in private memory and adds them to the sums once per item, not once per primitive pair.
-constexpr int THREE_CENTRE_MAX_CENTRES_PER_ITEM = 16;
+/// Centres per work item of the gradient kernel at most, point charges and atoms of fitting shells: the kernel keeps
+/// their gradients in private memory and adds them to the sums once per item, not once per primitive pair. Runs of
+/// fitting shells long enough for the item target span about 7 atoms of 24 waters; 8 keep the private stack as it
+/// was with one atom per item (16 took 384 bytes more).
+constexpr int THREE_CENTRE_MAX_CHARGES_PER_ITEM = 16;
+constexpr int THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM = 8;
 
 /// Work-group size of the cooperative density-fitting gradient (threeCentreGradientCooperative: one work group per
 /// work item), and the most fitting shells per item it takes (its shells' gradients are kept in local memory).

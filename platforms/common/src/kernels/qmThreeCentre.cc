@@ -646,7 +646,14 @@ DEVICE void addPairHermiteShared(LOCAL_ARG const double* Ex, LOCAL_ARG const dou
         }
 }
 
-KERNEL void threeCentreGradientCooperative(int numPairs, int numGroups, int nbf, GLOBAL const int* RESTRICT pairFirst,
+/* At most 128 registers on CUDA, as for the other integral kernels: 16 work groups of COOPERATIVE_SIZE per
+ * multiprocessor (ptxas gave 139 without the bound, for 2880 bytes of private stack). */
+#ifdef __CUDA_ARCH__
+#define AT_MOST_128_REGISTERS_COOPERATIVE __launch_bounds__(COOPERATIVE_SIZE, 16)
+#else
+#define AT_MOST_128_REGISTERS_COOPERATIVE
+#endif
+KERNEL AT_MOST_128_REGISTERS_COOPERATIVE void threeCentreGradientCooperative(int numPairs, int numGroups, int nbf, GLOBAL const int* RESTRICT pairFirst,
                                 GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT shellL,
                                 GLOBAL const int* RESTRICT shellAtom, GLOBAL const int* RESTRICT shellPrimStart,
                                 GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const int* RESTRICT shellCartesianOffset,
