@@ -5,7 +5,8 @@
 # (the device tool's folder), else .device/out. Each program runs under a time limit, so that one hang cannot
 # spend the whole lease.
 #   SIZES=1000,2000 QM_SIZES=1,4,8 QM_PLATFORMS=CPU,CUDA:double,CUDA:mixed bash tools/run-gpu-checks.sh
-#   (TESTS="TestCudaQMMMForce" runs one test program; SIZES=none skips the least-squares benchmark; INVERSE_SIZES=1700
+#   (TESTS="TestCudaQMMMForce" runs one test program; QM_SIZES=none skips the QM step benchmark; SIZES=none skips the
+#   least-squares benchmark; INVERSE_SIZES=1700
 #   times the density fitting's metric inverse with its phases, INVERSE_SIZES=none skips it; BLAS_THREADS_AB=4 times an
 #   n = 24 CUDA step again with OpenBLAS on 4 threads, for the host's diagonalization; RESPONSE_AB=1 times an n = 24 CUDA
 #   step again without the SCF's Coulomb-response step, whose Coulomb builds are device contractions; METRIC_THREADS_AB="1 4 16"
@@ -47,8 +48,10 @@ for test in ${TESTS:-TestCudaXCBackend TestCudaQMMMForce TestCudaLeastSquares}; 
         grep -m3 -iE "error|skipped because|unavailable" "$out/$test.log"
     fi
 done
-timeout "${QM_LIMIT:-300}" "$work/bin/BenchQMRegion" --sizes "${QM_SIZES:-1,4,8}" --platforms "${QM_PLATFORMS:-CPU,CUDA:double,CUDA:mixed}" \
-    --steps "${QM_STEPS:-3}" --warmup "${QM_WARMUP:-1}" --markdown "$out/bench-qm.md" 2>&1 | tee "$out/bench-qm.log" || status=1
+if [ "${QM_SIZES:-}" != "none" ]; then
+    timeout "${QM_LIMIT:-300}" "$work/bin/BenchQMRegion" --sizes "${QM_SIZES:-1,4,8}" --platforms "${QM_PLATFORMS:-CPU,CUDA:double,CUDA:mixed}" \
+        --steps "${QM_STEPS:-3}" --warmup "${QM_WARMUP:-1}" --markdown "$out/bench-qm.md" 2>&1 | tee "$out/bench-qm.log" || status=1
+fi
 if [ "${SIZES:-}" != "none" ]; then
     timeout "${LS_LIMIT:-240}" "$work/bin/BenchLeastSquares" --sizes "${SIZES:-1000,2000,3000,4000,5000}" --platforms CUDA --repeat 3 \
         --markdown "$out/bench-cuda.md" > "$out/bench-cuda.log" 2>&1 || status=1

@@ -28,8 +28,9 @@ const int MAX_BASIS_L = 3, MAX_AUX_L = 5;
 /// More, and the pairs' derivative Hermite densities are formed more often than needed (once per item): 24 waters
 /// grouped by atom gave 72 runs per pair, 1.4 million items.
 const double TARGET_GRADIENT_ITEMS = 262144;
-/// The same for the cooperative gradient kernel, whose items are work groups of THREE_CENTRE_COOPERATIVE_SIZE threads.
-const double TARGET_COOPERATIVE_ITEMS = 16384;
+/// The same for the cooperative gradient kernel, whose items are work groups of THREE_CENTRE_COOPERATIVE_SIZE threads
+/// (a GPU of 132 multiprocessors holds 528 at once).
+const double TARGET_COOPERATIVE_ITEMS = 4096;
 
 /**
  * Which gradient kernel: threeCentreGradient (a thread per item), or, with OPENMMDFT_COOPERATIVE_GRADIENT=1 in the

@@ -20,9 +20,11 @@ constexpr int THREE_CENTRE_MAX_CHARGES_PER_ITEM = 16;
 constexpr int THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM = 8;
 
 /// Work-group size of the cooperative density-fitting gradient (threeCentreGradientCooperative: one work group per
-/// work item), and the most fitting shells per item it takes (its shells' gradients are kept in local memory).
-constexpr int THREE_CENTRE_COOPERATIVE_SIZE = 32;
-constexpr int THREE_CENTRE_MAX_RUN_SHELLS = 64;
+/// work item), and the most fitting shells per item it takes (one per thread, their gradients kept in local memory).
+/// 128, not a warp: OpenMM's CUDA platform launches at most 6 work groups per multiprocessor, and 6 warps would leave
+/// it nearly idle while they wait on memory.
+constexpr int THREE_CENTRE_COOPERATIVE_SIZE = 128;
+constexpr int THREE_CENTRE_MAX_RUN_SHELLS = 128;
 
 /// Work-group size of every launch of the program's integral kernels (their CUDA register bound assumes it): 128, so
 /// that the work groups OpenMM launches (6 per multiprocessor on CUDA) fill the 512 threads a multiprocessor holds at

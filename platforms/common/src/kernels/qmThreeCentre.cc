@@ -606,7 +606,7 @@ KERNEL void sumChargeGroups(int count, int numGroups, GLOBAL const double* RESTR
  * The same density-fitting gradient with a work group of COOPERATIVE_SIZE threads per work item (shell pair, run of
  * at most MAX_RUN_SHELLS fitting shells): the pair's Hermite tables and derivative densities are formed once per
  * primitive pair in local memory, shared by the threads, which divide the run's fitting shells among them. Each
- * thread's private arrays are then only the fitting side's (R, W, cq), about a third of threadCentreGradient's, which
+ * thread's private arrays are then only the fitting side's (R, W, cq), about a third of threeCentreGradient's, which
  * on a GPU spill to slow local memory. Same sums; the thread and shell partial sums are added in a fixed order.
  */
 #ifndef COOPERATIVE_SIZE
@@ -646,10 +646,10 @@ DEVICE void addPairHermiteShared(LOCAL_ARG const double* Ex, LOCAL_ARG const dou
         }
 }
 
-/* At most 128 registers on CUDA, as for the other integral kernels: 16 work groups of COOPERATIVE_SIZE per
- * multiprocessor (ptxas gave 139 without the bound, for 2880 bytes of private stack). */
+/* At most 128 registers on CUDA, as for the other integral kernels: 512 threads per multiprocessor (ptxas gave 139
+ * without the bound). */
 #ifdef __CUDA_ARCH__
-#define AT_MOST_128_REGISTERS_COOPERATIVE __launch_bounds__(COOPERATIVE_SIZE, 16)
+#define AT_MOST_128_REGISTERS_COOPERATIVE __launch_bounds__(COOPERATIVE_SIZE, 512/COOPERATIVE_SIZE)
 #else
 #define AT_MOST_128_REGISTERS_COOPERATIVE
 #endif
