@@ -32,8 +32,9 @@ CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::Vecto
     if (!(gaps.minCoeff() > 0))
         return step;  // no gap at the Fermi level: the response is not defined, the Roothaan step stands
     // The Coulomb term of the response: amplitudes x move the density by dD = 2 sum_ai x_ai (C_a C_i^T + C_i C_a^T).
+    // (C_v x) C_o^T: n nv no + n no n operations, against nv no n + n nv n for C_v (x C_o^T).
     auto coulombTerm = [&](const Eigen::MatrixXd& x) {
-        const Eigen::MatrixXd half = product(virtuals, false, product(x, false, occupied, true), false);
+        const Eigen::MatrixXd half = product(product(virtuals, false, x, false), false, occupied, true);
         step.coulombBuilds++;
         return virtualOccupied(coulomb(2 * (half + half.transpose())));
     };
