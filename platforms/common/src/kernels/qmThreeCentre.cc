@@ -138,23 +138,28 @@ DEVICE void hermiteCoulomb(int L, double alpha, double X, double Y, double Z, co
  * E^ij_t of x_A^i x_B^j exp(-a x_A^2 - b x_B^2) = K sum_t E^ij_t Lambda_t for i <= iMax, j <= jMax, at
  * E[(i*(jMax+1)+j)*(iMax+jMax+1)+t]: E^(i+1)j_t = E^ij_(t-1)/(2p) + PA E^ij_t + (t+1) E^ij_(t+1), and in j with PB.
  */
-DEVICE void hermiteExpansion(int iMax, int jMax, double p, double PA, double PB, double* E) {
-    const int T = iMax+jMax+1;
-    for (int k = 0; k < (iMax+1)*(jMax+1)*T; k++)
-        E[k] = 0;
-    const double inverse2p = 0.5/p;
-    E[0] = 1;
-    for (int i = 0; i <= iMax; i++) {
-        if (i > 0)
-            for (int t = 0; t <= i; t++)
-                E[(i*(jMax+1))*T+t] = (t > 0 ? inverse2p*E[((i-1)*(jMax+1))*T+t-1] : 0.0) + PA*E[((i-1)*(jMax+1))*T+t] +
-                                      (t+1 <= i-1 ? (t+1)*E[((i-1)*(jMax+1))*T+t+1] : 0.0);
-        for (int j = 1; j <= jMax; j++)
-            for (int t = 0; t <= i+j; t++)
-                E[(i*(jMax+1)+j)*T+t] = (t > 0 ? inverse2p*E[(i*(jMax+1)+j-1)*T+t-1] : 0.0) + PB*E[(i*(jMax+1)+j-1)*T+t] +
-                                        (t+1 <= i+j-1 ? (t+1)*E[(i*(jMax+1)+j-1)*T+t+1] : 0.0);
-    }
+/* Written once for private memory (hermiteExpansion) and for local memory (hermiteExpansionShared, the tables a
+ * work group shares): OpenCL's pointers carry their address space. */
+#define DEFINE_HERMITE_EXPANSION(NAME, SPACE) \
+DEVICE void NAME(int iMax, int jMax, double p, double PA, double PB, SPACE double* E) {                                    \
+    const int T = iMax+jMax+1;                                                                                             \
+    for (int k = 0; k < (iMax+1)*(jMax+1)*T; k++)                                                                          \
+        E[k] = 0;                                                                                                          \
+    const double inverse2p = 0.5/p;                                                                                        \
+    E[0] = 1;                                                                                                              \
+    for (int i = 0; i <= iMax; i++) {                                                                                      \
+        if (i > 0)                                                                                                         \
+            for (int t = 0; t <= i; t++)                                                                                   \
+                E[(i*(jMax+1))*T+t] = (t > 0 ? inverse2p*E[((i-1)*(jMax+1))*T+t-1] : 0.0) + PA*E[((i-1)*(jMax+1))*T+t] +   \
+                                      (t+1 <= i-1 ? (t+1)*E[((i-1)*(jMax+1))*T+t+1] : 0.0);                                \
+        for (int j = 1; j <= jMax; j++)                                                                                    \
+            for (int t = 0; t <= i+j; t++)                                                                                 \
+                E[(i*(jMax+1)+j)*T+t] = (t > 0 ? inverse2p*E[(i*(jMax+1)+j-1)*T+t-1] : 0.0) + PB*E[(i*(jMax+1)+j-1)*T+t] + \
+                                        (t+1 <= i+j-1 ? (t+1)*E[(i*(jMax+1)+j-1)*T+t+1] : 0.0);                            \
+    }                                                                                                                      \
 }
+DEFINE_HERMITE_EXPANSION(hermiteExpansion, )
+DEFINE_HERMITE_EXPANSION(hermiteExpansionShared, LOCAL_ARG)
 
 /** The Hermite coefficients E_t of a single Gaussian x^l exp(-g x^2) at its own centre, l <= AUX_L: single[l*(AUX_L+1)+t]. */
 DEVICE void singleGaussianExpansion(int lMax, double g, double* single) {
@@ -169,18 +174,22 @@ DEVICE void singleGaussianExpansion(int lMax, double g, double* single) {
 }
 
 /** dst[tuv] += w E^(ij)_tuv, the Hermite coefficients of the cartesian pair (i, j) from the three directions' tables. */
-DEVICE void addPairHermite(const double* Ex, const double* Ey, const double* Ez, int jMax, int T, const int* i, const int* j,
-                           double w, double* dst) {
-    const double* ex = Ex+(i[0]*(jMax+1)+j[0])*T;
-    const double* ey = Ey+(i[1]*(jMax+1)+j[1])*T;
-    const double* ez = Ez+(i[2]*(jMax+1)+j[2])*T;
-    for (int t = 0; t <= i[0]+j[0]; t++)
-        for (int u = 0; u <= i[1]+j[1]; u++) {
-            const double wtu = w*ex[t]*ey[u];
-            for (int v = 0; v <= i[2]+j[2]; v++)
-                dst[hermitePosition(t, u, v)] += wtu*ez[v];
-        }
+/* For private and for local memory alike (DEFINE_HERMITE_EXPANSION). */
+#define DEFINE_ADD_PAIR_HERMITE(NAME, SPACE) \
+DEVICE void NAME(SPACE const double* Ex, SPACE const double* Ey, SPACE const double* Ez, int jMax, int T, const int* i, const int* j, \
+                 double w, SPACE double* dst) {                                                                                       \
+    SPACE const double* ex = Ex+(i[0]*(jMax+1)+j[0])*T;                                                                               \
+    SPACE const double* ey = Ey+(i[1]*(jMax+1)+j[1])*T;                                                                               \
+    SPACE const double* ez = Ez+(i[2]*(jMax+1)+j[2])*T;                                                                               \
+    for (int t = 0; t <= i[0]+j[0]; t++)                                                                                              \
+        for (int u = 0; u <= i[1]+j[1]; u++) {                                                                                        \
+            const double wtu = w*ex[t]*ey[u];                                                                                         \
+            for (int v = 0; v <= i[2]+j[2]; v++)                                                                                      \
+                dst[hermitePosition(t, u, v)] += wtu*ez[v];                                                                           \
+        }                                                                                                                             \
 }
+DEFINE_ADD_PAIR_HERMITE(addPairHermite, )
+DEFINE_ADD_PAIR_HERMITE(addPairHermiteShared, LOCAL_ARG)
 
 /** sum_tuv E^(ij)_t E^(ij)_u E^(ij)_v W_tuv: the cartesian pair (i, j) contracted with values W on its Hermite functions
  * (an element of the pair's block), from the three directions' tables. */
@@ -259,6 +268,34 @@ DEVICE void contractWithFitting(int pairOrder, int lq, const double* cq, const d
     for (int n = 0; n < HERMITE_COUNT(pairOrder); n++)
         W[n] = 0;
     addFittingContraction(pairOrder, lq, cq, R, 1.0, W);
+}
+
+/**
+ * W_tuv += the Coulomb potential of fitting shell q's fitted density (the coefficients c of its cartesian functions) on
+ * the Hermite functions up to pairOrder of a primitive pair of exponent p at P, over the shell's primitives: the fitted
+ * density's Hermite coefficients per primitive (sum_c c_c E^c), its Boys function and Hermite integrals.
+ * single, cq, F and R are the caller's scratch.
+ */
+DEVICE void addFittingShellPotential(int q, double p, const double* P, int pairOrder, GLOBAL const int* RESTRICT auxL,
+                                     GLOBAL const int* RESTRICT auxPrimStart, GLOBAL const int* RESTRICT auxNumPrim,
+                                     GLOBAL const int* RESTRICT auxCartesianOffset, GLOBAL const double* RESTRICT auxCenter,
+                                     GLOBAL const double* RESTRICT auxExponent, GLOBAL const double* RESTRICT auxCoefficient,
+                                     GLOBAL const double* RESTRICT coefficients, GLOBAL const double* RESTRICT boysTable, BoysTable boys,
+                                     double* single, double* cq, double* F, double* R, double* W) {
+    const int lq = auxL[q], nq = CART_COUNT(lq), L = pairOrder+lq;
+    const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
+    for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
+        const double g = auxExponent[pq], alpha = p*g/(p+g);
+        const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g))*auxCoefficient[pq];
+        singleGaussianExpansion(lq, g, single);
+        for (int n = 0; n < HERMITE_COUNT(lq); n++)
+            cq[n] = 0;
+        for (int c = 0; c < nq; c++)
+            addFittingHermite(lq, c, coefficients[auxCartesianOffset[q]+c], single, cq);
+        boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
+        hermiteCoulomb(L, alpha, X, Y, Z, F, R);
+        addFittingContraction(pairOrder, lq, cq, R, prefactor, W);
+    }
 }
 
 /** sa = sum_n DA[d count + n] V[n] and sb likewise with DB: the derivative Hermite densities of a pair (direction d)
@@ -359,6 +396,23 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreTensor(int numPairs, int numAuxShel
     }
 }
 
+/* The arguments of both density-fitting gradient kernels (threeCentreGradient, threeCentreGradientCooperative): the
+ * host launches either with the same list (launchThreeCentreGradient). */
+#define THREE_CENTRE_GRADIENT_ARGUMENTS \
+    int numPairs, int numGroups, int nbf, GLOBAL const int* RESTRICT pairFirst,                             \
+    GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT shellL,                               \
+    GLOBAL const int* RESTRICT shellAtom, GLOBAL const int* RESTRICT shellPrimStart,                        \
+    GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const int* RESTRICT shellCartesianOffset,               \
+    GLOBAL const double* RESTRICT shellCenter, GLOBAL const double* RESTRICT primExponent,                  \
+    GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT auxGroupShellStart,           \
+    int centreOffset, GLOBAL const int* RESTRICT auxAtom, GLOBAL const int* RESTRICT auxL,                  \
+    GLOBAL const int* RESTRICT auxPrimStart, GLOBAL const int* RESTRICT auxNumPrim,                         \
+    GLOBAL const int* RESTRICT auxCartesianOffset, GLOBAL const double* RESTRICT auxCenter,                 \
+    GLOBAL const double* RESTRICT auxExponent, GLOBAL const double* RESTRICT auxCoefficient,                \
+    GLOBAL const double* RESTRICT boysTable, double boysStep, double boysEnd, int boysOrders,               \
+    int boysTaylorTerms, GLOBAL const double* RESTRICT density, GLOBAL const double* RESTRICT coefficients, \
+    GLOBAL mm_ulong* RESTRICT gradient, GLOBAL mm_ulong* RESTRICT counter
+
 /**
  * The three-centre part of the density-fitted Coulomb gradient, sum_Q c_Q sum_uv D_uv d(Q|uv)/dR, for the cartesian
  * density D (nbf x nbf) and fit coefficients c (cartesian fitting functions), added in fixed point (GRADIENT_SCALE) to
@@ -372,20 +426,7 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreTensor(int numPairs, int numAuxShel
  * once. Compiled with POINT_CHARGES 1 the "fitting shells" are point charges (l = 0, one primitive whose coefficient is
  * 1, c = the charge's weight), each its own centre auxAtom[q]: the derivative of sum_uv D_uv sum_C c_C <u|1/|r-C||v>.
  */
-KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(int numPairs, int numGroups, int nbf, GLOBAL const int* RESTRICT pairFirst,
-                                GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT shellL,
-                                GLOBAL const int* RESTRICT shellAtom, GLOBAL const int* RESTRICT shellPrimStart,
-                                GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const int* RESTRICT shellCartesianOffset,
-                                GLOBAL const double* RESTRICT shellCenter, GLOBAL const double* RESTRICT primExponent,
-                                GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT auxGroupShellStart,
-                                int centreOffset,
-                                GLOBAL const int* RESTRICT auxAtom,
-                                GLOBAL const int* RESTRICT auxL, GLOBAL const int* RESTRICT auxPrimStart,
-                                GLOBAL const int* RESTRICT auxNumPrim, GLOBAL const int* RESTRICT auxCartesianOffset,
-                                GLOBAL const double* RESTRICT auxCenter, GLOBAL const double* RESTRICT auxExponent,
-                                GLOBAL const double* RESTRICT auxCoefficient, GLOBAL const double* RESTRICT boysTable,
-                                double boysStep, double boysEnd, int boysOrders, int boysTaylorTerms, GLOBAL const double* RESTRICT density, GLOBAL const double* RESTRICT coefficients,
-                                GLOBAL mm_ulong* RESTRICT gradient, GLOBAL mm_ulong* RESTRICT counter) {
+KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(THREE_CENTRE_GRADIENT_ARGUMENTS) {
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
     LOCAL mm_long chunk[1];
     double Ex[MAX_E], Ey[MAX_E], Ez[MAX_E];
@@ -476,21 +517,8 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(int numPairs, int numGroup
                 for (int n = 0; n < count; n++)
                     W[n] = 0;
                 for (int q = firstAux, centre = 0; q < lastAux; q++) {
-                    const int lq = auxL[q], nq = CART_COUNT(lq), L = pairOrder+lq;
-                    const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
-                    for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
-                        const double g = auxExponent[pq], alpha = p*g/(p+g);
-                        const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g))*auxCoefficient[pq];
-                        // The fitted density's Hermite coefficients on this primitive: sum_c c_c E^c.
-                        singleGaussianExpansion(lq, g, single);
-                        for (int n = 0; n < HERMITE_COUNT(lq); n++)
-                            cq[n] = 0;
-                        for (int c = 0; c < nq; c++)
-                            addFittingHermite(lq, c, coefficients[auxCartesianOffset[q]+c], single, cq);
-                        boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
-                        hermiteCoulomb(L, alpha, X, Y, Z, F, R);
-                        addFittingContraction(pairOrder, lq, cq, R, prefactor, W);
-                    }
+                    addFittingShellPotential(q, p, P, pairOrder, auxL, auxPrimStart, auxNumPrim, auxCartesianOffset, auxCenter,
+                                             auxExponent, auxCoefficient, coefficients, boysTable, boys, single, cq, F, R, W);
                     if (q+1 == lastAux || auxAtom[q+1] != auxAtom[q]) {
                         // The centre's last shell: its potential meets the derivative densities.
                         for (int d = 0; d < 3; d++) {
@@ -613,39 +641,6 @@ KERNEL void sumChargeGroups(int count, int numGroups, GLOBAL const double* RESTR
 #error "COOPERATIVE_SIZE (the cooperative gradient's work-group size) must be defined"
 #endif
 
-/** hermiteExpansion into local memory (the tables the work group shares). */
-DEVICE void hermiteExpansionShared(int iMax, int jMax, double p, double PA, double PB, LOCAL_ARG double* E) {
-    const int T = iMax+jMax+1;
-    for (int k = 0; k < (iMax+1)*(jMax+1)*T; k++)
-        E[k] = 0;
-    const double inverse2p = 0.5/p;
-    E[0] = 1;
-    for (int i = 0; i <= iMax; i++) {
-        if (i > 0)
-            for (int t = 0; t <= i; t++)
-                E[(i*(jMax+1))*T+t] = (t > 0 ? inverse2p*E[((i-1)*(jMax+1))*T+t-1] : 0.0) + PA*E[((i-1)*(jMax+1))*T+t] +
-                                      (t+1 <= i-1 ? (t+1)*E[((i-1)*(jMax+1))*T+t+1] : 0.0);
-        for (int j = 1; j <= jMax; j++)
-            for (int t = 0; t <= i+j; t++)
-                E[(i*(jMax+1)+j)*T+t] = (t > 0 ? inverse2p*E[(i*(jMax+1)+j-1)*T+t-1] : 0.0) + PB*E[(i*(jMax+1)+j-1)*T+t] +
-                                        (t+1 <= i+j-1 ? (t+1)*E[(i*(jMax+1)+j-1)*T+t+1] : 0.0);
-    }
-}
-
-/** addPairHermite from and into local memory. */
-DEVICE void addPairHermiteShared(LOCAL_ARG const double* Ex, LOCAL_ARG const double* Ey, LOCAL_ARG const double* Ez, int jMax, int T,
-                                 const int* i, const int* j, double w, LOCAL_ARG double* dst) {
-    LOCAL_ARG const double* ex = Ex+(i[0]*(jMax+1)+j[0])*T;
-    LOCAL_ARG const double* ey = Ey+(i[1]*(jMax+1)+j[1])*T;
-    LOCAL_ARG const double* ez = Ez+(i[2]*(jMax+1)+j[2])*T;
-    for (int t = 0; t <= i[0]+j[0]; t++)
-        for (int u = 0; u <= i[1]+j[1]; u++) {
-            const double wtu = w*ex[t]*ey[u];
-            for (int v = 0; v <= i[2]+j[2]; v++)
-                dst[hermitePosition(t, u, v)] += wtu*ez[v];
-        }
-}
-
 /* At most 128 registers on CUDA, as for the other integral kernels: 512 threads per multiprocessor (ptxas gave 139
  * without the bound). */
 #ifdef __CUDA_ARCH__
@@ -653,20 +648,7 @@ DEVICE void addPairHermiteShared(LOCAL_ARG const double* Ex, LOCAL_ARG const dou
 #else
 #define AT_MOST_128_REGISTERS_COOPERATIVE
 #endif
-KERNEL AT_MOST_128_REGISTERS_COOPERATIVE void threeCentreGradientCooperative(int numPairs, int numGroups, int nbf, GLOBAL const int* RESTRICT pairFirst,
-                                GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT shellL,
-                                GLOBAL const int* RESTRICT shellAtom, GLOBAL const int* RESTRICT shellPrimStart,
-                                GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const int* RESTRICT shellCartesianOffset,
-                                GLOBAL const double* RESTRICT shellCenter, GLOBAL const double* RESTRICT primExponent,
-                                GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT auxGroupShellStart,
-                                int centreOffset,
-                                GLOBAL const int* RESTRICT auxAtom,
-                                GLOBAL const int* RESTRICT auxL, GLOBAL const int* RESTRICT auxPrimStart,
-                                GLOBAL const int* RESTRICT auxNumPrim, GLOBAL const int* RESTRICT auxCartesianOffset,
-                                GLOBAL const double* RESTRICT auxCenter, GLOBAL const double* RESTRICT auxExponent,
-                                GLOBAL const double* RESTRICT auxCoefficient, GLOBAL const double* RESTRICT boysTable,
-                                double boysStep, double boysEnd, int boysOrders, int boysTaylorTerms, GLOBAL const double* RESTRICT density, GLOBAL const double* RESTRICT coefficients,
-                                GLOBAL mm_ulong* RESTRICT gradient, GLOBAL mm_ulong* RESTRICT counter) {
+KERNEL AT_MOST_128_REGISTERS_COOPERATIVE void threeCentreGradientCooperative(THREE_CENTRE_GRADIENT_ARGUMENTS) {
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
     LOCAL double sEx[MAX_E], sEy[MAX_E], sEz[MAX_E];
     LOCAL double sDA[3*MAX_PAIR_HERMITE], sDB[3*MAX_PAIR_HERMITE];
@@ -742,22 +724,10 @@ KERNEL AT_MOST_128_REGISTERS_COOPERATIVE void threeCentreGradientCooperative(int
                 }
                 SYNC_THREADS;
                 for (int q = firstAux+LOCAL_ID; q < lastAux; q += LOCAL_SIZE) {
-                    const int lq = auxL[q], nq = CART_COUNT(lq), L = pairOrder+lq;
-                    const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
                     for (int n = 0; n < count; n++)
                         W[n] = 0;
-                    for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
-                        const double g = auxExponent[pq], alpha = p*g/(p+g);
-                        const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g))*auxCoefficient[pq];
-                        singleGaussianExpansion(lq, g, single);
-                        for (int n = 0; n < HERMITE_COUNT(lq); n++)
-                            cq[n] = 0;
-                        for (int c = 0; c < nq; c++)
-                            addFittingHermite(lq, c, coefficients[auxCartesianOffset[q]+c], single, cq);
-                        boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
-                        hermiteCoulomb(L, alpha, X, Y, Z, F, R);
-                        addFittingContraction(pairOrder, lq, cq, R, prefactor, W);
-                    }
+                    addFittingShellPotential(q, p, P, pairOrder, auxL, auxPrimStart, auxNumPrim, auxCartesianOffset, auxCenter,
+                                             auxExponent, auxCoefficient, coefficients, boysTable, boys, single, cq, F, R, W);
                     for (int d = 0; d < 3; d++) {
                         double sa = 0, sb = 0;
                         for (int n = 0; n < count; n++) {
