@@ -555,11 +555,12 @@ MolecularGrid::MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& b
         });
     }
 
-    // 1. Points with weights; each either goes to its atom's sphere or waits for a cube.
-    std::vector<GridBatch> spheres(natoms);
+    // 1. Points with weights; each either goes to its atom's sphere or waits for a cube. Atoms in parallel, each into
+    // its own lists, joined in atom order afterwards: the batches are the same for any thread count.
     struct Loose { double p[3]; double w; int atom; };
-    std::vector<Loose> loose;
-    for (int A = 0; A < natoms; A++) {
+    std::vector<GridBatch> spheres(natoms);
+    std::vector<std::vector<Loose>> looseOf(natoms);
+    parallelFor(natoms, threads, [&](int A, int) {
         const RadialGrid& rad = radial[A];
         const int sphereShells = (int) std::floor(s.sphereShellFraction * nr);
         const double cap = s.sphereNeighbourFraction * pd.nearest[A];
@@ -567,6 +568,12 @@ MolecularGrid::MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& b
         sph.sphere = true;
         sph.atom = A;
         sph.center = {atoms[A].xyz[0], atoms[A].xyz[1], atoms[A].xyz[2]};
+        const size_t atomPoints = shellStart[(size_t) (A + 1) * nr] - shellStart[(size_t) A * nr];
+        for (std::vector<double>* v : {&sph.x, &sph.y, &sph.z, &sph.w})
+            v->reserve(atomPoints);
+        sph.parentAtom.reserve(atomPoints);
+        std::vector<Loose>& loose = looseOf[A];
+        loose.reserve(atomPoints);
         for (int i = 0; i < nr; i++) {
             const bool inSphere = i < sphereShells && rad.r[i] <= cap;
             if (inSphere)
@@ -591,42 +598,66 @@ MolecularGrid::MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& b
                     loose.push_back({{p[0], p[1], p[2]}, w, A});
             }
         }
-    }
+    });
     for (auto& sph : spheres)
         if (sph.size() > 0)
             batches_.push_back(std::move(sph));
 
-    // 2. Remaining points into axis-aligned cubes of edge cubeEdge.
-    if (!loose.empty()) {
-        double lo[3] = {1e300, 1e300, 1e300};
+    // 2. Remaining points into axis-aligned cubes of edge cubeEdge, numbered in the order their first points come.
+    size_t numLoose = 0;
+    double lo[3] = {1e300, 1e300, 1e300};
+    for (const std::vector<Loose>& loose : looseOf) {
+        numLoose += loose.size();
         for (const Loose& l : loose)
             for (int k = 0; k < 3; k++)
                 lo[k] = std::min(lo[k], l.p[k]);
+    }
+    if (numLoose > 0) {
         std::map<std::tuple<long, long, long>, size_t> cubeIndex;
-        for (const Loose& l : loose) {
-            const auto key = std::make_tuple((long) std::floor((l.p[0] - lo[0]) / s.cubeEdge),
-                                             (long) std::floor((l.p[1] - lo[1]) / s.cubeEdge),
-                                             (long) std::floor((l.p[2] - lo[2]) / s.cubeEdge));
-            auto it = cubeIndex.find(key);
-            if (it == cubeIndex.end()) {
-                it = cubeIndex.emplace(key, batches_.size()).first;
-                GridBatch cube;
-                cube.center = {lo[0] + (std::get<0>(key) + 0.5) * s.cubeEdge, lo[1] + (std::get<1>(key) + 0.5) * s.cubeEdge,
-                               lo[2] + (std::get<2>(key) + 0.5) * s.cubeEdge};
-                cube.radius = 0.5 * std::sqrt(3.0) * s.cubeEdge;
-                batches_.push_back(std::move(cube));
+        std::vector<size_t> cubeOf;  // per loose point (atom order), its batch
+        cubeOf.reserve(numLoose);
+        for (const std::vector<Loose>& loose : looseOf)
+            for (const Loose& l : loose) {
+                const auto key = std::make_tuple((long) std::floor((l.p[0] - lo[0]) / s.cubeEdge),
+                                                 (long) std::floor((l.p[1] - lo[1]) / s.cubeEdge),
+                                                 (long) std::floor((l.p[2] - lo[2]) / s.cubeEdge));
+                auto it = cubeIndex.find(key);
+                if (it == cubeIndex.end()) {
+                    it = cubeIndex.emplace(key, batches_.size()).first;
+                    GridBatch cube;
+                    cube.center = {lo[0] + (std::get<0>(key) + 0.5) * s.cubeEdge, lo[1] + (std::get<1>(key) + 0.5) * s.cubeEdge,
+                                   lo[2] + (std::get<2>(key) + 0.5) * s.cubeEdge};
+                    cube.radius = 0.5 * std::sqrt(3.0) * s.cubeEdge;
+                    batches_.push_back(std::move(cube));
+                }
+                cubeOf.push_back(it->second);
             }
-            GridBatch& b = batches_[it->second];
-            b.x.push_back(l.p[0]);
-            b.y.push_back(l.p[1]);
-            b.z.push_back(l.p[2]);
-            b.w.push_back(l.w);
-            b.parentAtom.push_back(l.atom);
-        }
+        // Sized first, then filled in the same order: no reallocation while hundreds of thousands of points go in.
+        std::vector<size_t> cubeSize(batches_.size(), 0);
+        for (size_t b : cubeOf)
+            cubeSize[b]++;
+        for (size_t b = 0; b < batches_.size(); b++)
+            if (!batches_[b].sphere) {
+                GridBatch& cube = batches_[b];
+                for (std::vector<double>* v : {&cube.x, &cube.y, &cube.z, &cube.w})
+                    v->reserve(cubeSize[b]);
+                cube.parentAtom.reserve(cubeSize[b]);
+            }
+        size_t k = 0;
+        for (const std::vector<Loose>& loose : looseOf)
+            for (const Loose& l : loose) {
+                GridBatch& b = batches_[cubeOf[k++]];
+                b.x.push_back(l.p[0]);
+                b.y.push_back(l.p[1]);
+                b.z.push_back(l.p[2]);
+                b.w.push_back(l.w);
+                b.parentAtom.push_back(l.atom);
+            }
     }
 
-    // 3. Significant shells per group (seed 001 eq. 3.1 with the group-to-centre distance).
-    for (GridBatch& b : batches_) {
+    // 3. Significant shells per group (seed 001 eq. 3.1 with the group-to-centre distance), groups in parallel.
+    parallelFor((int) batches_.size(), threads, [&](int index, int) {
+        GridBatch& b = batches_[index];
         b.lo = {1e300, 1e300, 1e300};
         b.hi = {-1e300, -1e300, -1e300};
         for (size_t i = 0; i < b.size(); i++) {
@@ -661,8 +692,9 @@ MolecularGrid::MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& b
                     b.functions.push_back(basis.offset(sh) + f);
             }
         }
+    });
+    for (const GridBatch& b : batches_)
         numPoints_ += b.size();
-    }
 }
 
 double MolecularGrid::averageFunctionsPerPoint() const {
