@@ -33,16 +33,6 @@ const double TARGET_GRADIENT_ITEMS = 262144;
 const double TARGET_COOPERATIVE_ITEMS = 4096;
 
 /**
- * Which gradient kernel: threeCentreGradient (a thread per item), or, with OPENMMDFT_COOPERATIVE_GRADIENT=1 in the
- * environment, threeCentreGradientCooperative (a work group per item). A switch for measuring the two against each
- * other on a GPU in one run; both are tested against the host.
- */
-bool cooperativeGradientChosen() {
-    const char* value = getenv("OPENMMDFT_COOPERATIVE_GRADIENT");
-    return value != nullptr && string(value) == "1";
-}
-
-/**
  * The density-fitting contractions on the device: B in device memory for the geometry (up to
  * MAX_TENSOR_BYTES, else the host keeps it), and per Coulomb build the pair density up and B^T c down: vectors only.
  * The metric and its inverse are kept there too (storeMetric), so that the fit coefficients are solved for on the

@@ -71,7 +71,7 @@ struct BoysParameters {
 };
 
 /**
- * Launches threeCentreGradient (cooperative: threeCentreGradientCooperative, fitting functions only) of program over
+ * Launches threeCentreGradient (cooperative: threeCentreGradientCooperative) of program over
  * numPairs x numGroups work items (the kernel's comment gives the meaning
  * of every input) into gradient, which must hold zeros, taking the items from counter (initializeWorkCounter); every
  * array must outlive the launch. readThreeCentreGradient() waits for it.

@@ -1,6 +1,13 @@
 // The compile-time settings of the density-fitting integral kernels (ThreeCentreProgram.h).
 #include "ThreeCentreProgram.h"
 #include <cstdio>
+#include <cstdlib>
+#include <string>
+
+bool OpenMMDFT::cooperativeGradientChosen() {
+    const char* value = std::getenv("OPENMMDFT_COOPERATIVE_GRADIENT");
+    return value != nullptr && std::string(value) == "1";
+}
 
 std::map<std::string, std::string> OpenMMDFT::threeCentreDefines(int basisL, int auxL, bool pointCharges) {
     std::map<std::string, std::string> defines;

@@ -39,6 +39,14 @@ constexpr int THREE_CENTRE_GROUP_SIZE = 128;
  */
 std::map<std::string, std::string> threeCentreDefines(int basisL, int auxL, bool pointCharges);
 
+/**
+ * Which three-centre gradient kernel the density fitting and the point charges launch: threeCentreGradient (a thread
+ * per work item), or, with OPENMMDFT_COOPERATIVE_GRADIENT=1 in the environment, threeCentreGradientCooperative (a work
+ * group per item). A switch for measuring the two against each other on a GPU in one run; both are tested against the
+ * host. Read when the density fitting's contractions are made, and at every point-charge gradient.
+ */
+bool cooperativeGradientChosen();
+
 /** The compiled three-centre program for (basisL, auxL, pointCharges), made once per Context by its owner. */
 using ThreeCentreProgramSource = std::function<OpenMM::ComputeProgram(int basisL, int auxL, bool pointCharges)>;
 

@@ -629,10 +629,9 @@ KERNEL void sumChargeGroups(int count, int numGroups, GLOBAL const double* RESTR
     }
 }
 
-#if !POINT_CHARGES
 /* ------------------------------------------------------------------------------------------------------------------
- * The same density-fitting gradient with a work group of COOPERATIVE_SIZE threads per work item (shell pair, run of
- * at most MAX_RUN_SHELLS fitting shells): the pair's Hermite tables and derivative densities are formed once per
+ * The same gradient (of fitting functions, or with POINT_CHARGES of point charges) with a work group of
+ * COOPERATIVE_SIZE threads per work item (shell pair, run of at most MAX_RUN_SHELLS fitting shells or charges): the pair's Hermite tables and derivative densities are formed once per
  * primitive pair in local memory, shared by the threads, which divide the run's fitting shells among them. Each
  * thread's private arrays are then only the fitting side's (R, W, cq), about a third of threeCentreGradient's, which
  * on a GPU spill to slow local memory. Same sums; the thread and shell partial sums are added in a fixed order.
@@ -724,10 +723,20 @@ KERNEL AT_MOST_128_REGISTERS_COOPERATIVE void threeCentreGradientCooperative(THR
                 }
                 SYNC_THREADS;
                 for (int q = firstAux+LOCAL_ID; q < lastAux; q += LOCAL_SIZE) {
+#if POINT_CHARGES
+                    // The charge's potential on the pair's Hermite functions, (2 pi / p) R_tuv(p, P-C) times its weight.
+                    const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
+                    boysFunction(pairOrder, p*(X*X+Y*Y+Z*Z), boysTable, boys, F);
+                    hermiteCoulomb(pairOrder, p, X, Y, Z, F, R);
+                    const double w = 2*PI_THREE_CENTRE/p*auxCoefficient[auxPrimStart[q]]*coefficients[auxCartesianOffset[q]];
+                    for (int n = 0; n < count; n++)
+                        W[n] = w*R[n];
+#else
                     for (int n = 0; n < count; n++)
                         W[n] = 0;
                     addFittingShellPotential(q, p, P, pairOrder, auxL, auxPrimStart, auxNumPrim, auxCartesianOffset, auxCenter,
                                              auxExponent, auxCoefficient, coefficients, boysTable, boys, single, cq, F, R, W);
+#endif
                     for (int d = 0; d < 3; d++) {
                         double sa = 0, sb = 0;
                         for (int n = 0; n < count; n++) {
@@ -769,4 +778,3 @@ KERNEL AT_MOST_128_REGISTERS_COOPERATIVE void threeCentreGradientCooperative(THR
         }
     }
 }
-#endif
