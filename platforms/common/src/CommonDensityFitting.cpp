@@ -8,8 +8,6 @@
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <string>
 #include <tuple>
 #include <vector>
 
@@ -95,10 +93,11 @@ public:
         for (int atom : task.basis.atom)
             numAtoms = max(numAtoms, atom + 1);
         const int numFittingShells = (int) task.aux.atom.size();
+        const int anyNumber = max(numFittingShells, 1);
         const vector<int> groupStart =
-            cooperativeGradient ? centreGroups(task.aux.atom, numPairs, TARGET_COOPERATIVE_ITEMS, max(numFittingShells, 1), THREE_CENTRE_MAX_RUN_SHELLS)
-                                : centreGroups(task.aux.atom, numPairs, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM,
-                                               max(numFittingShells, 1));
+            cooperativeGradient
+                ? centreGroups(task.aux.atom, numPairs, TARGET_COOPERATIVE_ITEMS, anyNumber, THREE_CENTRE_MAX_RUN_SHELLS)
+                : centreGroups(task.aux.atom, numPairs, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM, anyNumber);
         numGroups = (int) groupStart.size() - 1;
         uploadVector(cc, auxGroupShellStart, groupStart, "qmDFAuxGroupShellStart");
         ComputeKernel kernel = integrals->createKernel("threeCentreTensor");
@@ -138,8 +137,8 @@ public:
         uploadVector(cc, coefficientArray, coefficients, "qmDFGradientCoefficients");
         // One row per atom of the fitting functions (not point charges), which are the gradient's first rows.
         uploadVector(cc, gradientArray, vector<long long>(3 * numAtoms, 0), "qmDFGradient");
-        launchThreeCentreGradient(cc, integrals, cooperativeGradient, numPairs, numGroups, nbf, pairFirst, pairSecond, basis, auxGroupShellStart, 0,
-                                  aux, boysTable, boys, densityArray, coefficientArray, gradientArray,
+        launchThreeCentreGradient(cc, integrals, cooperativeGradient, numPairs, numGroups, nbf, pairFirst, pairSecond, basis,
+                                  auxGroupShellStart, 0, aux, boysTable, boys, densityArray, coefficientArray, gradientArray,
                                   gradientCounter);
         gradientStarted = true;
         return true;

@@ -171,7 +171,8 @@ unique_ptr<QM::PointChargeGradientInFlight> CommonPointCharges::startGradient(co
     const vector<int> groupStart =
         cooperative ? groupStarts(numCharges, chargesPerGroup(numCharges, numPairs, TARGET_COOPERATIVE_ITEMS, numCharges,
                                                               THREE_CENTRE_MAX_RUN_SHELLS))
-                    : groupStarts(numCharges, chargesPerGroup(numCharges, numPairs, TARGET_GRADIENT_ITEMS, numCharges, MAX_CHARGES_PER_ITEM));
+                    : groupStarts(numCharges,
+                                  chargesPerGroup(numCharges, numPairs, TARGET_GRADIENT_ITEMS, numCharges, MAX_CHARGES_PER_ITEM));
     const int numGroups = (int) groupStart.size() - 1;
     uploadVector(cc, g->pairFirst, task.pairFirst, "qmChargePairFirst");
     uploadVector(cc, g->pairSecond, task.pairSecond, "qmChargePairSecond");

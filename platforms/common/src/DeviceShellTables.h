@@ -71,13 +71,12 @@ struct BoysParameters {
 };
 
 /**
- * Launches threeCentreGradient (cooperative: threeCentreGradientCooperative) of program over
- * numPairs x numGroups work items (the kernel's comment gives the meaning
- * of every input) into gradient, which must hold zeros, taking the items from counter (initializeWorkCounter); every
- * array must outlive the launch. readThreeCentreGradient() waits for it.
+ * Launches threeCentreGradient (cooperative: threeCentreGradientCooperative) of program over numPairs x numGroups work
+ * items (the kernel's comment gives the meaning of every input) into gradient, which must hold zeros, taking the items
+ * from counter (initializeWorkCounter); every array must outlive the launch. readThreeCentreGradient() waits for it.
  */
-void launchThreeCentreGradient(OpenMM::ComputeContext& cc, OpenMM::ComputeProgram program, bool cooperative, int numPairs, int numGroups, int nbf,
-                               OpenMM::ComputeArray& pairFirst, OpenMM::ComputeArray& pairSecond, DeviceShells& basis,
+void launchThreeCentreGradient(OpenMM::ComputeContext& cc, OpenMM::ComputeProgram program, bool cooperative, int numPairs,
+                               int numGroups, int nbf, OpenMM::ComputeArray& pairFirst, OpenMM::ComputeArray& pairSecond, DeviceShells& basis,
                                OpenMM::ComputeArray& groupShellStart, int centreOffset,
                                DeviceShells& fitting, OpenMM::ComputeArray& boysTable, const BoysParameters& boys,
                                OpenMM::ComputeArray& density, OpenMM::ComputeArray& coefficients, OpenMM::ComputeArray& gradient,

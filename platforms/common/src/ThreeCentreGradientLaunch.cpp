@@ -20,11 +20,11 @@ void OpenMMDFT::launchIntegralKernel(ComputeContext& cc, ComputeKernel& kernel, 
     kernel->execute((int) std::min<long long>(items, 1LL << 30), THREE_CENTRE_GROUP_SIZE);
 }
 
-void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram program, bool cooperative, int numPairs, int numGroups, int nbf, ComputeArray& pairFirst,
-                                                  ComputeArray& pairSecond, DeviceShells& basis, ComputeArray& groupShellStart,
-                                                  int centreOffset, DeviceShells& fitting,
-                                                  ComputeArray& boysTable, const BoysParameters& boys, ComputeArray& density,
-                                                  ComputeArray& coefficients, ComputeArray& gradient, ComputeArray& counter) {
+void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram program, bool cooperative, int numPairs, int numGroups,
+                                          int nbf, ComputeArray& pairFirst, ComputeArray& pairSecond, DeviceShells& basis,
+                                          ComputeArray& groupShellStart, int centreOffset, DeviceShells& fitting,
+                                          ComputeArray& boysTable, const BoysParameters& boys, ComputeArray& density,
+                                          ComputeArray& coefficients, ComputeArray& gradient, ComputeArray& counter) {
     ComputeKernel kernel = program->createKernel(cooperative ? "threeCentreGradientCooperative" : "threeCentreGradient");
     kernel->addArg(numPairs);
     kernel->addArg(numGroups);
