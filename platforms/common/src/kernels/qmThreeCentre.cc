@@ -631,10 +631,11 @@ KERNEL void sumChargeGroups(int count, int numGroups, GLOBAL const double* RESTR
 
 /* ------------------------------------------------------------------------------------------------------------------
  * The same gradient (of fitting functions, or with POINT_CHARGES of point charges) with a work group of
- * COOPERATIVE_SIZE threads per work item (shell pair, run of at most MAX_RUN_SHELLS fitting shells or charges): the pair's Hermite tables and derivative densities are formed once per
- * primitive pair in local memory, shared by the threads, which divide the run's fitting shells among them. Each
- * thread's private arrays are then only the fitting side's (R, W, cq), about a third of threeCentreGradient's, which
- * on a GPU spill to slow local memory. Same sums; the thread and shell partial sums are added in a fixed order.
+ * COOPERATIVE_SIZE threads per work item (shell pair, run of at most MAX_RUN_SHELLS fitting shells or charges): the
+ * pair's Hermite tables and derivative densities are formed once per primitive pair in local memory, shared by the
+ * threads, which divide the run's fitting shells among them. Each thread's private arrays are then only the fitting
+ * side's (R, W, cq), about a third of threeCentreGradient's, which on a GPU spill to slow local memory. Same sums; the
+ * thread and shell partial sums are added in a fixed order.
  */
 #ifndef COOPERATIVE_SIZE
 #error "COOPERATIVE_SIZE (the cooperative gradient's work-group size) must be defined"
@@ -651,7 +652,7 @@ KERNEL AT_MOST_128_REGISTERS_COOPERATIVE void threeCentreGradientCooperative(THR
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
     LOCAL double sEx[MAX_E], sEy[MAX_E], sEz[MAX_E];
     LOCAL double sDA[3*MAX_PAIR_HERMITE], sDB[3*MAX_PAIR_HERMITE];
-    LOCAL double sShell[3*MAX_RUN_SHELLS];       // each fitting shell's (minus its centre's) gradient, one thread's each
+    LOCAL double sShell[3*MAX_RUN_SHELLS];       // each fitting shell's share of its centre's gradient, one thread's each
     LOCAL double sPair[6*COOPERATIVE_SIZE];     // each thread's gradients of the two orbital centres
     LOCAL mm_long sItem[1];
     double single[(AUX_L+1)*(AUX_L+1)];
