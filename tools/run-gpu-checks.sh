@@ -13,7 +13,8 @@
 #   times the density fitting's metric inverse on the host (the CPU platform's kernel) per OpenBLAS thread count; PROFILE=1 runs
 #   Nsight Compute, where present, on the three-centre and point-charge kernels of an n = 8 step; PROFILE_STEP=24 times
 #   every kernel of an n = 24 step under it and prints per-kernel totals; ENV_AB="NAME=1 ..." times an n = 24 CUDA step
-#   with each environment setting and then without any, for the engine's temporary A/B switches)
+#   with each environment setting and then without any, for the engine's temporary A/B switches (AB_WARMUP untimed
+#   steps first, default 4))
 set -uo pipefail
 cd "$(dirname "$0")/.."
 work=/tmp/openmmdft-device
@@ -86,7 +87,7 @@ if [ -n "${ENV_AB:-}" ]; then
     for setting in $ENV_AB none; do
         if [ "$setting" = none ]; then variant=(); else variant=("$setting"); fi
         env "${variant[@]}" timeout "${QM_LIMIT:-300}" "$work/bin/BenchQMRegion" --sizes "${AB_SIZES:-24}" --platforms CUDA:double \
-            --steps 2 --warmup 4 > "$out/bench-qm-ab-${setting//=/-}.log" 2>&1 || status=1
+            --steps 2 --warmup "${AB_WARMUP:-4}" > "$out/bench-qm-ab-${setting//=/-}.log" 2>&1 || status=1
         echo "variant $setting:" | tee -a "$out/summary.txt"
         grep -E "^\| [0-9]+ \||phases" "$out/bench-qm-ab-${setting//=/-}.log" | tee -a "$out/summary.txt"
     done
