@@ -474,7 +474,7 @@ KERNEL void partitionWeightGradient(int numPoints, int columns, int numAtoms, in
     const int n = numAtoms;
     for (int column = nextColumn(counter, taken); column < columns; column = nextColumn(counter, taken)) {
         double G[3*PARTITION_MAX_ATOMS];
-        double factor[PARTITION_MAX_ATOMS], before[PARTITION_MAX_ATOMS], slopeOf[PARTITION_MAX_ATOMS], muOf[PARTITION_MAX_ATOMS];
+        double before[PARTITION_MAX_ATOMS];
         for (int k = 0; k < 3*n; k++)
             G[k] = 0;
         for (int pt = column*PARTITION_GROUP+LOCAL_ID; pt < numPoints; pt += columns*PARTITION_GROUP) {
@@ -499,7 +499,9 @@ KERNEL void partitionWeightGradient(int numPoints, int columns, int numAtoms, in
             const double scale = f[pt]*pointW[pt]/W;
             // Pass 2, over the cells pass 1 kept: dP_c/dR accumulated as dW = (dP_A - W dZ) / Z, times f w / W. The
             // factors of P_c other than s(nu_cd) as prefix x suffix products: no division by a factor that may be
-            // tiny, zero, or (rounded) slightly negative.
+            // tiny, zero, or (rounded) slightly negative. The prefixes are kept; each factor, its slope and mu are
+            // computed again on the way back rather than kept (three arrays of PARTITION_MAX_ATOMS doubles less of
+            // private memory, which lives in slow local memory on a GPU; the same operations in the same order).
             double gA[3] = {0, 0, 0};
             for (int c = 0; c < n; c++) {
                 if (((kept[c/64] >> (c%64)) & 1) == 0)
@@ -507,14 +509,10 @@ KERNEL void partitionWeightGradient(int numPoints, int columns, int numAtoms, in
                 const double dc = distanceTo(atomXYZ, c, x, y, z);
                 double prefix = 1;
                 for (int d = 0; d < n; d++) {
-                    double mu = 0, slope = 0, s = 1;
+                    double mu, slope, s = 1;
                     if (d != c)
                         s = cellFactor(c, d, n, dc, distanceTo(atomXYZ, d, x, y, z), ssf, ssfA, pairInvR, pairA, &mu, &slope);
-                    factor[d] = s;
                     before[d] = prefix;
-                    // A factor exactly 1 in double (a neighbour far on the other side) has a slope below 1e-16.
-                    slopeOf[d] = (d == c || s == 1.0 ? 0.0 : slope);
-                    muOf[d] = mu;
                     prefix *= s;
                 }
                 const double kappa = scale*((c == A ? 1.0 : 0.0)-W)/Z;
@@ -522,11 +520,16 @@ KERNEL void partitionWeightGradient(int numPoints, int columns, int numAtoms, in
                              ucz = (dc > 0 ? (z-atomXYZ[3*c+2])/dc : 0.0);
                 double cx = 0, cy = 0, cz = 0, suffix = 1;
                 for (int d = n-1; d >= 0; d--) {
-                    const double others = before[d]*suffix*slopeOf[d];  // dP_c/dmu_cd
-                    suffix *= factor[d];
+                    const double dd = distanceTo(atomXYZ, d, x, y, z);
+                    double mu = 0, slope = 0, s = 1;
+                    if (d != c)
+                        s = cellFactor(c, d, n, dc, dd, ssf, ssfA, pairInvR, pairA, &mu, &slope);
+                    // A factor exactly 1 in double (a neighbour far on the other side) has a slope below 1e-16.
+                    const double others = before[d]*suffix*(d == c || s == 1.0 ? 0.0 : slope);  // dP_c/dmu_cd
+                    suffix *= s;
                     if (others == 0)
                         continue;
-                    const double dd = distanceTo(atomXYZ, d, x, y, z), invR = pairInvR[c*n+d], mu = muOf[d];
+                    const double invR = pairInvR[c*n+d];
                     const double udx = (dd > 0 ? (x-atomXYZ[3*d])/dd : 0.0), udy = (dd > 0 ? (y-atomXYZ[3*d+1])/dd : 0.0),
                                  udz = (dd > 0 ? (z-atomXYZ[3*d+2])/dd : 0.0);
                     const double ex = (atomXYZ[3*c]-atomXYZ[3*d])*invR, ey = (atomXYZ[3*c+1]-atomXYZ[3*d+1])*invR,
