@@ -8,6 +8,8 @@
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -29,6 +31,20 @@ const double TARGET_GRADIENT_ITEMS = 262144;
 /// The same for the cooperative gradient kernel, whose items are work groups of THREE_CENTRE_COOPERATIVE_SIZE threads
 /// (a GPU of 132 multiprocessors holds 528 at once).
 const double TARGET_COOPERATIVE_ITEMS = 4096;
+/// The tensor's low class (tensorClassesChosen): orbital shell pairs up to p with fitting shells up to d, computed by
+/// the kernel compiled for those l, whose private arrays are a fraction of the general one's (ptxas: 320-1120 bytes
+/// of stack for (ps|d) and (pp|d) compiled alone, against 7552 for DZVP with def2-universal-jfit).
+const int LOW_CLASS_BASIS_L = 1, LOW_CLASS_AUX_L = 2;
+
+/**
+ * Whether the tensor is computed in two classes (OPENMMDFT_TENSOR_CLASSES=1 in the environment): the low one by a
+ * kernel compiled for its l, the rest by the general kernel. A switch for measuring both ways on a GPU in one run; both
+ * are tested against the host.
+ */
+bool tensorClassesChosen() {
+    const char* value = getenv("OPENMMDFT_TENSOR_CLASSES");
+    return value != nullptr && string(value) == "1";
+}
 
 /**
  * The density-fitting contractions on the device: B in device memory for the geometry (up to
@@ -42,7 +58,8 @@ class CommonDensityFittingContractions : public QM::DensityFittingContractions {
 public:
     static constexpr double MAX_TENSOR_BYTES = 4.0 * 1073741824.0;
     CommonDensityFittingContractions(ComputeContext& cc, ComputeProgram program, ThreeCentreProgramSource integralProgram)
-        : cc(cc), program(program), integralProgram(integralProgram), cooperativeGradient(cooperativeGradientChosen()) {
+        : cc(cc), program(program), integralProgram(integralProgram), cooperativeGradient(cooperativeGradientChosen()),
+          tensorClasses(tensorClassesChosen()) {
     }
     bool store(const Eigen::MatrixXd& B) override {
         ContextSelector selector(cc);
@@ -62,13 +79,15 @@ public:
         aux.upload(cc, task.aux, task.rows);
         // The pairs in classes of equal angular momenta and primitive counts: the threads of a warp (consecutive
         // pairs, one fitting shell) then run the same loops. Each pair carries its columns, so the order is free.
+        // The larger l of the two first, so that the pairs of the tensor's low class come first.
         numPairs = (int) task.pairFirst.size();
         vector<int> order(numPairs);
         for (int k = 0; k < numPairs; k++)
             order[k] = k;
         auto pairClass = [&](int k) {
             const int a = task.pairFirst[k], b = task.pairSecond[k];
-            return make_tuple(task.basis.l[a], task.basis.l[b], task.basis.numPrim[a] * task.basis.numPrim[b]);
+            return make_tuple(max(task.basis.l[a], task.basis.l[b]), task.basis.l[a], task.basis.l[b],
+                              task.basis.numPrim[a] * task.basis.numPrim[b]);
         };
         stable_sort(order.begin(), order.end(), [&](int x, int y) { return pairClass(x) < pairClass(y); });
         vector<int> first(numPairs), second(numPairs), column(numPairs);
@@ -100,9 +119,44 @@ public:
                 : centreGroups(task.aux.atom, numPairs, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM, anyNumber);
         numGroups = (int) groupStart.size() - 1;
         uploadVector(cc, auxGroupShellStart, groupStart, "qmDFAuxGroupShellStart");
-        ComputeKernel kernel = integrals->createKernel("threeCentreTensor");
-        kernel->addArg(numPairs);
-        kernel->addArg(numAuxShells);
+        // The fitting shells as lists for the launches: all of them, and, for the classes, those up to
+        // LOW_CLASS_AUX_L and the others. Members: the launches run on while the host goes on.
+        vector<int> allAux, lowAux, highAux;
+        for (int q = 0; q < numAuxShells; q++) {
+            allAux.push_back(q);
+            (task.aux.l[q] <= LOW_CLASS_AUX_L ? lowAux : highAux).push_back(q);
+        }
+        int lowPairs = 0;  // the low class's pairs, first in the order above
+        while (lowPairs < numPairs && max(task.basis.l[first[lowPairs]], task.basis.l[second[lowPairs]]) <= LOW_CLASS_BASIS_L)
+            lowPairs++;
+        initializeWorkCounter(cc, tensorCounter);
+        const bool split = tensorClasses && (task.basis.maxL > LOW_CLASS_BASIS_L || task.aux.maxL > LOW_CLASS_AUX_L);
+        if (!split) {
+            uploadVector(cc, auxListAll, allAux, "qmDFAuxListAll");
+            launchTensor(integrals, 0, numPairs, auxListAll, numAuxShells);
+        }
+        else {
+            // Launched one after the other on the queue; each clears the work counter before it starts.
+            uploadVector(cc, auxListAll, allAux, "qmDFAuxListAll");
+            uploadVector(cc, auxListLow, lowAux, "qmDFAuxListLow");
+            uploadVector(cc, auxListHigh, highAux, "qmDFAuxListHigh");
+            ComputeProgram low = integralProgram(min(task.basis.maxL, LOW_CLASS_BASIS_L), min(task.aux.maxL, LOW_CLASS_AUX_L), false);
+            launchTensor(low, 0, lowPairs, auxListLow, (int) lowAux.size());
+            launchTensor(integrals, 0, lowPairs, auxListHigh, (int) highAux.size());
+            launchTensor(integrals, lowPairs, numPairs - lowPairs, auxListAll, numAuxShells);
+        }
+        integralsHere = true;
+        return true;  // B is still being computed: finishTensor() waits for it
+    }
+    /** threeCentreTensor of program for pairs [pairBegin, pairBegin + pairCount) and the fitting shells of auxList. */
+    void launchTensor(ComputeProgram program, int pairBegin, int pairCount, ComputeArray& auxList, int auxCount) {
+        if (pairCount <= 0 || auxCount <= 0)
+            return;
+        ComputeKernel kernel = program->createKernel("threeCentreTensor");
+        kernel->addArg(pairBegin);
+        kernel->addArg(pairCount);
+        kernel->addArg(auxCount);
+        kernel->addArg(auxList);
         kernel->addArg(rows);
         for (ComputeArray* a : {&pairFirst, &pairSecond, &pairColumn, &basis.l, &basis.primStart, &basis.numPrim, &basis.center,
                                 &basis.exponent, &basis.coefficient, &aux.l, &aux.primStart, &aux.numPrim, &aux.offset, &aux.size,
@@ -113,11 +167,8 @@ public:
         kernel->addArg(boys.orders);
         kernel->addArg(boys.taylorTerms);
         kernel->addArg(tensor);
-        initializeWorkCounter(cc, tensorCounter);  // a member: the launch runs on while the host goes on
         kernel->addArg(tensorCounter);
-        launchIntegralKernel(cc, kernel, (long long) numPairs * numAuxShells, tensorCounter);
-        integralsHere = true;
-        return true;  // B is still being computed: finishTensor() waits for it
+        launchIntegralKernel(cc, kernel, (long long) pairCount * auxCount, tensorCounter);
     }
     void finishTensor() override {
         // A small download on the same queue, once per geometry, so that the engine's set-up timings name the phase
@@ -300,9 +351,11 @@ private:
     bool integralsHere = false;
     int numPairs = 0, numAuxShells = 0, numAtoms = 0, numGroups = 0;
     const bool cooperativeGradient;  // threeCentreGradientCooperative (cooperativeGradientChosen)
+    const bool tensorClasses;        // the tensor in two classes (tensorClassesChosen)
     BoysParameters boys;
     DeviceShells basis, aux;
     ComputeArray pairFirst, pairSecond, pairColumn, auxTransform, auxTransformStart, auxGroupShellStart, boysTable;
+    ComputeArray auxListAll, auxListLow, auxListHigh;  // fitting shells of the tensor's launches
     ComputeArray densityArray, coefficientArray, gradientArray;
     ComputeArray tensorCounter, gradientCounter;  // the kernels' work items handed out
     bool gradientStarted = false;

@@ -218,6 +218,17 @@ inline void testDeviceDensityFittingMatchesLibint(const std::shared_ptr<const XC
     const Eigen::MatrixXd wrongSize = Eigen::MatrixXd::Zero(2, 2);
     EXPECT_THROW(device.gradient(D, numAtoms, threshold, 2, &wrongSize), OpenMM::OpenMMException);
     {
+        // The tensor in two classes (OPENMMDFT_TENSOR_CLASSES=1, read when the contractions are made: s and p shell
+        // pairs with fitting shells up to d by a kernel compiled for those l): the same Coulomb matrix and gradient.
+        setenv("OPENMMDFT_TENSOR_CLASSES", "1", 1);
+        DensityFittedCoulomb classes(basis, aux, threshold, 2, NormalEquationSolver(), factory->densityFittingContractions());
+        unsetenv("OPENMMDFT_TENSOR_CLASSES");
+        const Eigen::MatrixXd Jc = classes.compute(D);
+        EXPECT_LT((Jc - Jh).cwiseAbs().maxCoeff(), 1e-10 * Jh.cwiseAbs().maxCoeff()) << basisName << " Coulomb matrix, tensor classes";
+        EXPECT_LT((Jc - Jd).cwiseAbs().maxCoeff(), 1e-13 * Jh.cwiseAbs().maxCoeff()) << basisName << " tensor classes against one kernel";
+        EXPECT_LT((classes.gradient(D, numAtoms, threshold, 2) - gh).cwiseAbs().maxCoeff(), 1e-9) << basisName << " gradient, tensor classes";
+    }
+    {
         // The cooperative gradient kernel (a work group per item; OPENMMDFT_COOPERATIVE_GRADIENT=1, read when the
         // contractions are made): the same gradient.
         setenv("OPENMMDFT_COOPERATIVE_GRADIENT", "1", 1);
