@@ -130,14 +130,12 @@ public:
         while (lowPairs < numPairs && max(task.basis.l[first[lowPairs]], task.basis.l[second[lowPairs]]) <= LOW_CLASS_BASIS_L)
             lowPairs++;
         initializeWorkCounter(cc, tensorCounter);
+        uploadVector(cc, auxListAll, allAux, "qmDFAuxListAll");
         const bool split = tensorClasses && (task.basis.maxL > LOW_CLASS_BASIS_L || task.aux.maxL > LOW_CLASS_AUX_L);
-        if (!split) {
-            uploadVector(cc, auxListAll, allAux, "qmDFAuxListAll");
+        if (!split)
             launchTensor(integrals, 0, numPairs, auxListAll, numAuxShells);
-        }
         else {
             // Launched one after the other on the queue; each clears the work counter before it starts.
-            uploadVector(cc, auxListAll, allAux, "qmDFAuxListAll");
             uploadVector(cc, auxListLow, lowAux, "qmDFAuxListLow");
             uploadVector(cc, auxListHigh, highAux, "qmDFAuxListHigh");
             ComputeProgram low = integralProgram(min(task.basis.maxL, LOW_CLASS_BASIS_L), min(task.aux.maxL, LOW_CLASS_AUX_L), false);
