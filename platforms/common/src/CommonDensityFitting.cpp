@@ -8,8 +8,6 @@
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <string>
 #include <tuple>
 #include <vector>
 
@@ -42,8 +40,7 @@ const int LOW_CLASS_BASIS_L = 1, LOW_CLASS_AUX_L = 2;
  * are tested against the host.
  */
 bool tensorClassesChosen() {
-    const char* value = getenv("OPENMMDFT_TENSOR_CLASSES");
-    return value != nullptr && string(value) == "1";
+    return environmentSwitchOn("OPENMMDFT_TENSOR_CLASSES");
 }
 
 /**

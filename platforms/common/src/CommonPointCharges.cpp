@@ -182,8 +182,8 @@ unique_ptr<QM::PointChargeGradientInFlight> CommonPointCharges::startGradient(co
     uploadVector(cc, g->coefficients, weights, "qmChargeWeights");
     uploadVector(cc, g->gradient, vector<long long>(3 * (numAtoms + numCharges), 0), "qmChargeGradient");
     // Point charges, each its own centre in the rows after the atoms'.
-    launchThreeCentreGradient(cc, program, cooperative, numPairs, numGroups, (int) D.rows(), g->pairFirst, g->pairSecond, g->basis, g->groupShellStart,
-                              numAtoms, g->charges, g->boysTable, BoysParameters::of(task), g->density,
+    launchThreeCentreGradient(cc, program, cooperative, numPairs, numGroups, (int) D.rows(), g->pairFirst, g->pairSecond, g->basis,
+                              g->groupShellStart, numAtoms, g->charges, g->boysTable, BoysParameters::of(task), g->density,
                               g->coefficients, g->gradient, g->counter);
     return unique_ptr<QM::PointChargeGradientInFlight>(g.release());
 }

@@ -2,6 +2,7 @@
 #define OPENMMDFT_DEVICESHELLTABLES_H_
 // A basis's flat shell tables (QM::FlatShells) in device memory, for the integral kernels of kernels/qmThreeCentre.cc,
 // and the launch of their gradient kernel, which the density fitting and the point charges share.
+#include "ThreeCentreProgram.h"
 #include "openmmdft/qm/ThreeCentreTask.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ComputeArray.h"
@@ -49,9 +50,11 @@ struct DeviceShells {
 /**
  * Launches one of kernels/qmThreeCentre.cc's integral kernels over items work items, which its work groups take from
  * counter (the kernel's last argument, one long long; zeroed here, on the same queue, so that the launch stays
- * asynchronous). OpenMM caps the number of work groups; the kernels loop until every item is taken.
+ * asynchronous). OpenMM caps the number of work groups; the kernels loop until every item is taken. groupSize threads
+ * per work group; itemThreads threads per item (1, or a whole work group for the cooperative gradient).
  */
-void launchIntegralKernel(OpenMM::ComputeContext& cc, OpenMM::ComputeKernel& kernel, long long items, OpenMM::ComputeArray& counter);
+void launchIntegralKernel(OpenMM::ComputeContext& cc, OpenMM::ComputeKernel& kernel, long long items, OpenMM::ComputeArray& counter,
+                          int groupSize = THREE_CENTRE_GROUP_SIZE, int itemThreads = 1);
 
 /** Allocates a work-item counter for launchIntegralKernel, if not yet allocated. */
 void initializeWorkCounter(OpenMM::ComputeContext& cc, OpenMM::ComputeArray& counter);

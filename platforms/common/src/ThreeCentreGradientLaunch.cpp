@@ -12,12 +12,13 @@ void OpenMMDFT::initializeWorkCounter(ComputeContext& cc, ComputeArray& counter)
         counter.initialize<long long>(cc, 1, "qmIntegralWorkCounter");
 }
 
-void OpenMMDFT::launchIntegralKernel(ComputeContext& cc, ComputeKernel& kernel, long long items, ComputeArray& counter) {
+void OpenMMDFT::launchIntegralKernel(ComputeContext& cc, ComputeKernel& kernel, long long items, ComputeArray& counter, int groupSize,
+                                     int itemThreads) {
     if (items <= 0)
         return;
     cc.clearBuffer(counter);
-    // At least one work item per item up to OpenMM's cap on work groups (execute takes an int).
-    kernel->execute((int) std::min<long long>(items, 1LL << 30), THREE_CENTRE_GROUP_SIZE);
+    // At least itemThreads threads per item up to OpenMM's cap on work groups (execute takes an int).
+    kernel->execute((int) std::min<long long>(items, (1LL << 30) / itemThreads) * itemThreads, groupSize);
 }
 
 void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram program, bool cooperative, int numPairs, int numGroups,
@@ -46,14 +47,10 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
     initializeWorkCounter(cc, counter);
     kernel->addArg(counter);
     const long long items = (long long) numPairs * numGroups;
-    if (!cooperative) {
+    if (cooperative)
+        launchIntegralKernel(cc, kernel, items, counter, THREE_CENTRE_COOPERATIVE_SIZE, THREE_CENTRE_COOPERATIVE_SIZE);  // a work group per item
+    else
         launchIntegralKernel(cc, kernel, items, counter);
-        return;
-    }
-    cc.clearBuffer(counter);
-    // A work group per item, up to OpenMM's cap on work groups; the kernel loops until every item is taken.
-    kernel->execute((int) std::min<long long>(items, (1LL << 30) / THREE_CENTRE_COOPERATIVE_SIZE) * THREE_CENTRE_COOPERATIVE_SIZE,
-                    THREE_CENTRE_COOPERATIVE_SIZE);
 }
 
 Eigen::MatrixXd OpenMMDFT::readThreeCentreGradient(ComputeArray& gradient) {

@@ -4,9 +4,13 @@
 #include <cstdlib>
 #include <string>
 
-bool OpenMMDFT::cooperativeGradientChosen() {
-    const char* value = std::getenv("OPENMMDFT_COOPERATIVE_GRADIENT");
+bool OpenMMDFT::environmentSwitchOn(const char* name) {
+    const char* value = std::getenv(name);
     return value != nullptr && std::string(value) == "1";
+}
+
+bool OpenMMDFT::cooperativeGradientChosen() {
+    return environmentSwitchOn("OPENMMDFT_COOPERATIVE_GRADIENT");
 }
 
 std::map<std::string, std::string> OpenMMDFT::threeCentreDefines(int basisL, int auxL, bool pointCharges) {

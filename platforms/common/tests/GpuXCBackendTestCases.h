@@ -331,34 +331,25 @@ inline void testDevicePointChargeGradientMatchesHost(const std::shared_ptr<const
     for (const auto& charges : {std::make_pair(system.nuclei, 0.0), std::make_pair(system.lattice, 1e-12)}) {
         Eigen::MatrixXd hostAtoms, hostCharges;
         pointChargeGradient(basis, charges.first, D, numAtoms, charges.second, hostAtoms, hostCharges, 2);
-        Eigen::MatrixXd deviceAtoms = Eigen::MatrixXd::Zero(numAtoms, 3), deviceCharges = Eigen::MatrixXd::Zero(charges.first.size(), 3);
-        std::vector<double> weights;
-        for (const PointCharge& c : charges.first)
-            weights.push_back(-c.charge);
-        const std::unique_ptr<PointChargeGradientInFlight> started =
-            device->startGradient(makePointChargeTask(basis, charges.first, charges.second), weights, toCartesianBasis(basis, D), numAtoms);
-        ASSERT_TRUE(started != nullptr);
-        started->addTo(deviceAtoms, deviceCharges);
-        EXPECT_LT((deviceAtoms - hostAtoms).cwiseAbs().maxCoeff(), 1e-10) << basisName << " atoms: device\n" << deviceAtoms << "\nhost\n" << hostAtoms;
-        EXPECT_LT((deviceCharges - hostCharges).cwiseAbs().maxCoeff(), 1e-10) << basisName << " charges";
         EXPECT_GT(hostCharges.cwiseAbs().maxCoeff(), 1e-3);  // a gradient worth comparing
-    }
-    // The cooperative gradient kernel (OPENMMDFT_COOPERATIVE_GRADIENT=1, read at the start): the same gradients.
-    for (const auto& charges : {std::make_pair(system.nuclei, 0.0), std::make_pair(system.lattice, 1e-12)}) {
-        Eigen::MatrixXd hostAtoms, hostCharges;
-        pointChargeGradient(basis, charges.first, D, numAtoms, charges.second, hostAtoms, hostCharges, 2);
         std::vector<double> weights;
         for (const PointCharge& c : charges.first)
             weights.push_back(-c.charge);
-        setenv("OPENMMDFT_COOPERATIVE_GRADIENT", "1", 1);
-        const std::unique_ptr<PointChargeGradientInFlight> started =
-            device->startGradient(makePointChargeTask(basis, charges.first, charges.second), weights, toCartesianBasis(basis, D), numAtoms);
-        unsetenv("OPENMMDFT_COOPERATIVE_GRADIENT");
-        ASSERT_TRUE(started != nullptr);
-        Eigen::MatrixXd deviceAtoms = Eigen::MatrixXd::Zero(numAtoms, 3), deviceCharges = Eigen::MatrixXd::Zero(charges.first.size(), 3);
-        started->addTo(deviceAtoms, deviceCharges);
-        EXPECT_LT((deviceAtoms - hostAtoms).cwiseAbs().maxCoeff(), 1e-10) << basisName << " cooperative, atoms";
-        EXPECT_LT((deviceCharges - hostCharges).cwiseAbs().maxCoeff(), 1e-10) << basisName << " cooperative, charges";
+        // The default kernel, then the cooperative one (OPENMMDFT_COOPERATIVE_GRADIENT=1, read at the start).
+        for (const bool cooperative : {false, true}) {
+            const std::string kernel = cooperative ? " (cooperative kernel)" : "";
+            if (cooperative)
+                setenv("OPENMMDFT_COOPERATIVE_GRADIENT", "1", 1);
+            const std::unique_ptr<PointChargeGradientInFlight> started =
+                device->startGradient(makePointChargeTask(basis, charges.first, charges.second), weights, toCartesianBasis(basis, D), numAtoms);
+            unsetenv("OPENMMDFT_COOPERATIVE_GRADIENT");
+            ASSERT_TRUE(started != nullptr);
+            Eigen::MatrixXd deviceAtoms = Eigen::MatrixXd::Zero(numAtoms, 3), deviceCharges = Eigen::MatrixXd::Zero(charges.first.size(), 3);
+            started->addTo(deviceAtoms, deviceCharges);
+            EXPECT_LT((deviceAtoms - hostAtoms).cwiseAbs().maxCoeff(), 1e-10) << basisName << kernel << " atoms: device\n" << deviceAtoms
+                                                                              << "\nhost\n" << hostAtoms;
+            EXPECT_LT((deviceCharges - hostCharges).cwiseAbs().maxCoeff(), 1e-10) << basisName << kernel << " charges";
+        }
     }
     // Both started before either is read (as the engine's gradient queues them), read in the other order; a second
     // read of one is refused rather than adding it twice.

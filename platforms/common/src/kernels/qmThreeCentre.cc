@@ -191,6 +191,35 @@ DEVICE void NAME(SPACE const double* Ex, SPACE const double* Ey, SPACE const dou
 DEFINE_ADD_PAIR_HERMITE(addPairHermite, )
 DEFINE_ADD_PAIR_HERMITE(addPairHermiteShared, LOCAL_ARG)
 
+/* dst += sum_ij D_ij d/dX_d of the primitive pair's Hermite coefficients for one of its centres (onA: A, whose function
+ * i is raised and lowered, d/dA_x x_A^i e^(-a x_A^2) = 2a x_A^(i+1) e^(..) - i x_A^(i-1) e^(..); else B with j), in
+ * direction d: the pair's derivative Hermite density, the cartesian density scaled by cab. Written once for private
+ * and for local memory (DEFINE_HERMITE_EXPANSION), with the matching addPairHermite. */
+#define DEFINE_ADD_DERIVATIVE_DENSITY(NAME, SPACE, ADD_PAIR_HERMITE) \
+DEVICE void NAME(SPACE const double* Ex, SPACE const double* Ey, SPACE const double* Ez, int la, int lb, int jMax, int T, int o1, int o2, \
+                 int nbf, GLOBAL const double* RESTRICT density, double cab, int onA, double exponent, int d, SPACE double* dst) {        \
+    for (int i = 0; i < CART_COUNT(la); i++) {                                                                                          \
+        int ip[3];                                                                                                                      \
+        cartesianPowers(la, i, ip);                                                                                                     \
+        for (int j = 0; j < CART_COUNT(lb); j++) {                                                                                      \
+            int jp[3];                                                                                                                  \
+            cartesianPowers(lb, j, jp);                                                                                                 \
+            const double Dij = cab*density[(mm_long) (o1+i)*nbf+o2+j];                                                                  \
+            if (Dij == 0)                                                                                                               \
+                continue;                                                                                                               \
+            int* raised = (onA ? ip : jp);                                                                                              \
+            raised[d]++;                                                                                                                \
+            ADD_PAIR_HERMITE(Ex, Ey, Ez, jMax, T, ip, jp, 2*exponent*Dij, dst);                                                        \
+            raised[d] -= 2;                                                                                                             \
+            if (raised[d] >= 0)                                                                                                         \
+                ADD_PAIR_HERMITE(Ex, Ey, Ez, jMax, T, ip, jp, -(raised[d]+1)*Dij, dst);                                                \
+            raised[d]++;  /* ip is the next j's too */                                                                                  \
+        }                                                                                                                               \
+    }                                                                                                                                   \
+}
+DEFINE_ADD_DERIVATIVE_DENSITY(addDerivativeDensity, , addPairHermite)
+DEFINE_ADD_DERIVATIVE_DENSITY(addDerivativeDensityShared, LOCAL_ARG, addPairHermiteShared)
+
 /** sum_tuv E^(ij)_t E^(ij)_u E^(ij)_v W_tuv: the cartesian pair (i, j) contracted with values W on its Hermite functions
  * (an element of the pair's block), from the three directions' tables. */
 DEVICE double contractPairHermite(const double* Ex, const double* Ey, const double* Ez, int jMax, int T, const int* i, const int* j,
@@ -448,7 +477,6 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(THREE_CENTRE_GRADIENT_ARGU
         const int firstAux = auxGroupShellStart[group], lastAux = auxGroupShellStart[group+1];
         const int s1 = pairFirst[k], s2 = pairSecond[k];
         const int la = shellL[s1], lb = shellL[s2];
-        const int na = CART_COUNT(la), nb = CART_COUNT(lb);
         const int iMax = la+1, jMax = lb+1, T = iMax+jMax+1, pairOrder = la+lb+1;
         const int o1 = shellCartesianOffset[s1], o2 = shellCartesianOffset[s2];
         const double weight = (s1 == s2 ? 1.0 : 2.0);
@@ -470,30 +498,9 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreGradient(THREE_CENTRE_GRADIENT_ARGU
                     DA[n] = 0;
                     DB[n] = 0;
                 }
-                for (int i = 0; i < na; i++) {
-                    int ip[3];
-                    cartesianPowers(la, i, ip);
-                    for (int j = 0; j < nb; j++) {
-                        int jp[3];
-                        cartesianPowers(lb, j, jp);
-                        const double Dij = cab*density[(mm_long) (o1+i)*nbf+o2+j];
-                        if (Dij == 0)
-                            continue;
-                        for (int d = 0; d < 3; d++) {
-                            ip[d]++;
-                            addPairHermite(Ex, Ey, Ez, jMax, T, ip, jp, 2*a*Dij, DA+d*count);
-                            ip[d] -= 2;
-                            if (ip[d] >= 0)
-                                addPairHermite(Ex, Ey, Ez, jMax, T, ip, jp, -(ip[d]+1)*Dij, DA+d*count);
-                            ip[d]++;
-                            jp[d]++;
-                            addPairHermite(Ex, Ey, Ez, jMax, T, ip, jp, 2*b*Dij, DB+d*count);
-                            jp[d] -= 2;
-                            if (jp[d] >= 0)
-                                addPairHermite(Ex, Ey, Ez, jMax, T, ip, jp, -(jp[d]+1)*Dij, DB+d*count);
-                            jp[d]++;
-                        }
-                    }
+                for (int d = 0; d < 3; d++) {
+                    addDerivativeDensity(Ex, Ey, Ez, la, lb, jMax, T, o1, o2, nbf, density, cab, 1, a, d, DA+d*count);
+                    addDerivativeDensity(Ex, Ey, Ez, la, lb, jMax, T, o1, o2, nbf, density, cab, 0, b, d, DB+d*count);
                 }
 #if POINT_CHARGES
                 // A point charge is the limit of a normalized s Gaussian of infinite exponent (one primitive, l = 0):
@@ -673,7 +680,6 @@ KERNEL AT_MOST_128_REGISTERS_COOPERATIVE void threeCentreGradientCooperative(THR
         const int firstAux = auxGroupShellStart[group], lastAux = auxGroupShellStart[group+1];
         const int s1 = pairFirst[k], s2 = pairSecond[k];
         const int la = shellL[s1], lb = shellL[s2];
-        const int na = CART_COUNT(la), nb = CART_COUNT(lb);
         const int iMax = la+1, jMax = lb+1, T = iMax+jMax+1, pairOrder = la+lb+1, count = HERMITE_COUNT(pairOrder);
         const int o1 = shellCartesianOffset[s1], o2 = shellCartesianOffset[s2];
         const double weight = (s1 == s2 ? 1.0 : 2.0);
@@ -699,30 +705,11 @@ KERNEL AT_MOST_128_REGISTERS_COOPERATIVE void threeCentreGradientCooperative(THR
                 SYNC_THREADS;
                 // Derivative Hermite densities, one direction of one centre per thread (threads 0-2: A, 3-5: B).
                 if (LOCAL_ID < 6) {
-                    const int d = LOCAL_ID%3;
-                    const bool onA = (LOCAL_ID < 3);
+                    const int d = LOCAL_ID%3, onA = (LOCAL_ID < 3);
                     LOCAL_ARG double* dst = (onA ? sDA : sDB)+d*count;
                     for (int n = 0; n < count; n++)
                         dst[n] = 0;
-                    for (int i = 0; i < na; i++) {
-                        int ip[3];
-                        cartesianPowers(la, i, ip);
-                        for (int j = 0; j < nb; j++) {
-                            int jp[3];
-                            cartesianPowers(lb, j, jp);
-                            const double Dij = cab*density[(mm_long) (o1+i)*nbf+o2+j];
-                            if (Dij == 0)
-                                continue;
-                            int* raised = (onA ? ip : jp);
-                            const double exponent = (onA ? a : b);
-                            raised[d]++;
-                            addPairHermiteShared(sEx, sEy, sEz, jMax, T, ip, jp, 2*exponent*Dij, dst);
-                            raised[d] -= 2;
-                            if (raised[d] >= 0)
-                                addPairHermiteShared(sEx, sEy, sEz, jMax, T, ip, jp, -(raised[d]+1)*Dij, dst);
-                            raised[d]++;
-                        }
-                    }
+                    addDerivativeDensityShared(sEx, sEy, sEz, la, lb, jMax, T, o1, o2, nbf, density, cab, onA, onA ? a : b, d, dst);
                 }
                 SYNC_THREADS;
                 for (int q = firstAux+LOCAL_ID; q < lastAux; q += LOCAL_SIZE) {
