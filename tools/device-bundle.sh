@@ -16,7 +16,8 @@ openmmLib=$("$python" -c "import openmm.version as v; print(v.openmm_library_pat
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$stage/plugins"
-for program in tests/TestCudaLeastSquares tests/TestCudaQMMMForce tests/TestCudaXCBackend benchmarks/BenchLeastSquares benchmarks/BenchQMRegion; do
+for program in tests/TestCudaLeastSquares tests/TestCudaQMMMForce tests/TestCudaXCBackend benchmarks/BenchLeastSquares benchmarks/BenchQMRegion \
+               benchmarks/BenchOrbitalUpdate; do
     [ -x "$build/$program" ] || { echo "device-bundle.sh: $build/$program is missing (build with the C++ tests and CUDA)" >&2; exit 1; }
     cp "$build/$program" "$stage/bin/"
 done

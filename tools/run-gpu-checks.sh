@@ -14,7 +14,8 @@
 #   Nsight Compute, where present, on the three-centre and point-charge kernels of an n = 8 step; PROFILE_STEP=24 times
 #   every kernel of an n = 24 step under it and prints per-kernel totals; ENV_AB="NAME=1 ..." times an n = 24 CUDA step
 #   with each environment setting and then without any, for the engine's temporary A/B switches (AB_WARMUP untimed
-#   steps first, default 4))
+#   steps first, default 4); BLAS_CORETYPE_AB="Haswell SkylakeX" times the metric inverse and an n = 24 CUDA step with
+#   OpenBLAS's own kernels and then with each forced kernel set)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 work=/tmp/openmmdft-device
@@ -36,7 +37,24 @@ export OPENMMDFT_OPENMM_PLUGIN_DIR="$work/plugins" OPENMMDFT_CUDA_PLUGIN_FILE="$
 # The QM region's basis sets, from this copy of the repository (the bundle's plugins are not installed).
 export OPENMMDFT_QM_DATA_DIR="$PWD/qmengine/data"
 { date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; lscpu | grep -E "^Model name|^CPU\(s\)"; } 2>&1 | tee -a "$out/summary.txt"
+# OpenBLAS (DYNAMIC_ARCH) picks its kernels by the CPU's model number; a model it does not know (the leases' hosts
+# call themselves "Intel(R) Xeon(R) Processor") may get slow generic ones: their LAPACK took 2-4x the 2-core VM's time.
+{ grep -m1 -E "^model\s" /proc/cpuinfo; echo "flags: $(grep -m1 '^flags' /proc/cpuinfo | grep -o -w -E 'avx2|fma|avx512f|avx512vl|amx_tile' | tr '\n' ' ')"
+  python3 - "$work/lib/libopenblas.so.0" <<'PYTHON'
+import ctypes, sys
+blas = ctypes.CDLL(sys.argv[1])
+blas.openblas_get_corename.restype = blas.openblas_get_config.restype = ctypes.c_char_p
+print("OpenBLAS:", blas.openblas_get_config().decode(), "| kernels:", blas.openblas_get_corename().decode(),
+      "| threads:", blas.openblas_get_num_threads())
+PYTHON
+} 2>&1 | tee -a "$out/summary.txt"
 status=0
+if [ -x "$work/bin/BenchOrbitalUpdate" ]; then
+    # The SCF's orbital update on this host: LAPACK's eigensolver against the rotation (matrix products), with
+    # OpenBLAS's threads and with one.
+    { timeout 120 "$work/bin/BenchOrbitalUpdate"; OPENBLAS_NUM_THREADS=1 timeout 120 "$work/bin/BenchOrbitalUpdate"; } 2>&1 |
+        tee -a "$out/summary.txt" || status=1
+fi
 for test in ${TESTS:-TestCudaXCBackend TestCudaQMMMForce TestCudaLeastSquares}; do
     timeout "${TEST_LIMIT:-240}" "$work/bin/$test" > "$out/$test.log" 2>&1
     rc=$?
@@ -73,6 +91,20 @@ if [ -n "${METRIC_THREADS_AB:-}" ]; then
         OPENBLAS_NUM_THREADS="$threads" timeout "${LS_LIMIT:-240}" "$work/bin/BenchLeastSquares" --metric-inverse --sizes 1704 \
             --platforms CPU --repeat 3 2>&1 | grep -v WARNING | tee -a "$out/summary.txt" || status=1
     done
+fi
+if [ -n "${BLAS_CORETYPE_AB:-}" ]; then
+    # OpenBLAS's kernels forced (OPENBLAS_CORETYPE, read when the library loads), against its own choice: the metric
+    # inverse (LAPACK on the host, as the GPU path makes it) and an n = 24 CUDA step (its host eigensolver and products).
+    for core in default $BLAS_CORETYPE_AB; do
+        if [ "$core" = default ]; then unset OPENBLAS_CORETYPE; else export OPENBLAS_CORETYPE="$core"; fi
+        echo "OPENBLAS_CORETYPE=$core:" | tee -a "$out/summary.txt"
+        timeout "${LS_LIMIT:-240}" "$work/bin/BenchLeastSquares" --metric-inverse --sizes 1704 --platforms CPU --repeat 3 2>&1 |
+            grep -v WARNING | tee -a "$out/summary.txt" || status=1
+        timeout "${QM_LIMIT:-300}" "$work/bin/BenchQMRegion" --sizes 24 --platforms CUDA:double --steps 2 --warmup "${AB_WARMUP:-4}" \
+            > "$out/bench-qm-coretype-$core.log" 2>&1 || status=1
+        grep -E "^\| 24|phases" "$out/bench-qm-coretype-$core.log" | tee -a "$out/summary.txt"
+    done
+    unset OPENBLAS_CORETYPE
 fi
 if [ -n "${BLAS_THREADS_AB:-}" ]; then
     # The host's LAPACK with fewer OpenBLAS threads (read once by the engine: OPENBLAS_NUM_THREADS): dsyevd for 24 QM

@@ -1,4 +1,5 @@
 #include "CoulombResponse.h"
+#include "OrbitalRotation.h"
 #include "openmmdft/qm/DenseAlgebra.h"
 
 namespace OpenMMDFT {
@@ -10,7 +11,7 @@ double dot(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
 }
 } // namespace
 
-CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::VectorXd& eps, int nOccupied, const Eigen::MatrixXd& S,
+CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::VectorXd& eps, int nOccupied,
                                     const Eigen::MatrixXd& coulombMismatch,
                                     const std::function<Eigen::MatrixXd(const Eigen::MatrixXd&)>& coulomb, int maxSteps,
                                     double tolerance) {
@@ -18,6 +19,7 @@ CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::Vecto
     const int nOcc = nOccupied, nVirt = (int) C.cols() - nOccupied;
     const Eigen::MatrixXd occupied = C.leftCols(nOcc), virtuals = C.rightCols(nVirt);
     step.occupied = occupied;
+    step.orbitals = C;
     if (nOcc == 0 || nVirt == 0 || maxSteps <= 0)
         return step;
     // The virtual-occupied block of a matrix in the AO basis.
@@ -64,10 +66,9 @@ CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::Vecto
     }
     if (!t.allFinite())
         return step;
-    // Rotate and orthonormalize: C' (C'^T S C')^-1/2.
-    const Eigen::MatrixXd rotated = occupied + product(virtuals, false, t, false);
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> metric(product(rotated, true, product(S, false, rotated, false), false));
-    step.occupied = product(rotated, false, metric.operatorInverseSqrt(), false);
+    // Rotate and orthonormalize: (C_o + C_v t)(1 + t^T t)^-1/2, which is C'(C'^T S C')^-1/2 for C orthonormal in S.
+    step.orbitals = rotateOccupiedVirtual(C, nOcc, t);
+    step.occupied = step.orbitals.leftCols(nOcc);
     return step;
 }
 

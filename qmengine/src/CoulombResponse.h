@@ -18,6 +18,7 @@ namespace QM {
 
 struct CoulombResponseStep {
     Eigen::MatrixXd occupied;  ///< corrected occupied orbitals (n_bf x n_occ), orthonormal in the overlap metric
+    Eigen::MatrixXd orbitals;  ///< all orbitals turned by the same rotation (occupied first), orthonormal
     int coulombBuilds = 0;     ///< Coulomb matrices built by the conjugate-gradient steps
 };
 
@@ -29,9 +30,10 @@ struct CoulombResponseStep {
  *   (eps_a - eps_i) t_ai + 4 sum_bj (ai|bj) t_bj = -(C_a^T coulombMismatch C_i),
  * a symmetric positive definite system, by conjugate gradients preconditioned with the orbital-energy differences,
  * at most maxSteps steps (one Coulomb build each), stopping at a residual below tolerance times the first one. The
- * orbitals C_i + sum_a t_ai C_a are then orthonormalized (Loewdin), which keeps the density idempotent.
+ * orbitals C_i + sum_a t_ai C_a are then orthonormalized (Loewdin), which keeps the density idempotent, and the
+ * virtual ones turned with them (rotateOccupiedVirtual, OrbitalRotation.h; C must be orthonormal in S).
  */
-CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::VectorXd& eps, int nOccupied, const Eigen::MatrixXd& S,
+CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::VectorXd& eps, int nOccupied,
                                     const Eigen::MatrixXd& coulombMismatch,
                                     const std::function<Eigen::MatrixXd(const Eigen::MatrixXd&)>& coulomb, int maxSteps,
                                     double tolerance);

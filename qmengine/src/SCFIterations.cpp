@@ -1,5 +1,6 @@
 #include "SCFIterations.h"
 #include "CoulombResponse.h"
+#include "OrbitalRotation.h"
 #include "openmmdft/qm/DIIS.h"
 #include "openmmdft/qm/DenseAlgebra.h"
 #include <algorithm>
@@ -50,6 +51,12 @@ constexpr double RESPONSE_TOLERANCE = 0.05;
 /// it, with a small HOMO-LUMO gap, its step overshoots (LiF near the ionic/covalent crossing from atomic densities:
 /// the error went from 0.03 to 1 and the SCF failed).
 constexpr double RESPONSE_ERROR_LIMIT = 1e-2;
+/// The orbitals of an extrapolated Fock matrix come from rotating the last iteration's (OrbitalRotation.h) instead of
+/// an eigensolver below this SCF error, with rotations of at most MAX_ROTATION; the rotation's own residual is held at
+/// ROTATION_TOLERANCE times the SCF's convergence threshold, so that it never shows in the SCF's error.
+constexpr double ROTATION_ERROR_LIMIT = 1e-2;
+constexpr double MAX_ROTATION = 0.2;
+constexpr double ROTATION_TOLERANCE = 1e-3;
 
 /// One SCF iteration's Fock matrix and error, and its Coulomb matrix where the response step needs it.
 struct Iterate {
@@ -91,6 +98,18 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     const Eigen::MatrixXd XS = product(X, true, S, false);
     Eigen::VectorXd eps;
     Eigen::MatrixXd C;
+    // Closed shells with integer occupations: the first nElectrons / 2 orbitals of C hold two electrons each, so that
+    // orbitals rotated from the last iteration's (occupied first) give the density without sorting energies.
+    const bool closedShell = !fractional && std::abs(nElectrons - 2 * std::round(nElectrons / 2)) < 1e-9;
+    const int closedShellOccupied = (int) std::lround(nElectrons / 2);
+    bool haveOrbitals = false;  // C holds orbitals near those of the next Fock matrix, orthonormal, occupied first
+    // The last geometry's orbitals carried over in the symmetrically orthonormalized basis (X U is orthonormal here).
+    const SharedMatrix& carried = problem.recycled ? problem.recycled->lowdinOrbitals : SharedMatrix();
+    if (closedShell && problem.symmetricOrthogonalization && carried && carried->rows() == X.cols() &&
+        carried->cols() == X.cols()) {
+        C = product(X, false, *carried, false);
+        haveOrbitals = true;
+    }
     if (!haveDensity) { // core guess
         diagonalize(H, eps, C);
         D = densityFrom(eps, C);
@@ -99,7 +118,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     // The Coulomb-response step after DIIS (CoulombResponse.h): for closed shells with integer occupations, where
     // DIIS runs undamped (a level shift or damping marks an SCF that is far from its solution).
     // The iterates' Coulomb matrices (and the pairs' changes of them) are kept for it, even if its steps stop.
-    const bool keepCoulomb = s.coulombResponseSteps > 0 && !fractional && std::abs(nElectrons - 2 * std::round(nElectrons / 2)) < 1e-9;
+    const bool keepCoulomb = s.coulombResponseSteps > 0 && closedShell;
     bool responding = keepCoulomb;  // whether response steps are still taken in this SCF
     bool responseTaken = false;     // whether the last step was corrected by the response
     // Krylov-subspace recycling: the pairs of the previous MD steps' SCFs join the subspace from the first
@@ -216,9 +235,23 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
             Fx += shift * (S - 0.5 * congruence(D, S));
         r.timings["scf.fockAndDIIS"] += seconds() - t;
         t = seconds();
-        diagonalize(Fx, eps, C);
-        D = densityFrom(eps, C);
-        r.timings["scf.diagonalization"] += seconds() - t;
+        BlockDiagonalization rotation;
+        if (haveOrbitals && closedShell && shift == 0 && it > strategy.dampedIterations && errMax < ROTATION_ERROR_LIMIT &&
+            blockDiagonalize(Fx, C, closedShellOccupied, ROTATION_TOLERANCE * s.convergence, MAX_ROTATION, rotation)) {
+            C = std::move(rotation.orbitals);
+            eps = std::move(rotation.energies);
+            factor = C.leftCols(closedShellOccupied) * std::sqrt(2.0);
+            haveFactor = true;
+            D = product(factor, false, factor, true);
+            r.orbitalRotations++;
+            r.timings["scf.orbitalRotation"] += seconds() - t;
+        }
+        else {
+            diagonalize(Fx, eps, C);
+            D = densityFrom(eps, C);
+            haveOrbitals = true;
+            r.timings["scf.diagonalization"] += seconds() - t;
+        }
         responseTaken = responding && !repeated && shift == 0 && it > strategy.dampedIterations && errMax < RESPONSE_ERROR_LIMIT &&
                         diis.combinedCompanion().size() == J.size();
         if (responseTaken) {
@@ -226,9 +259,10 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
             // response step corrects the orbitals for the Coulomb matrix moving with the density.
             t = seconds();
             const int occupied = (int) factor.cols();
-            const CoulombResponseStep step = coulombResponse(C, eps, occupied, S, coulomb(D) - diis.combinedCompanion(), coulomb,
+            const CoulombResponseStep step = coulombResponse(C, eps, occupied, coulomb(D) - diis.combinedCompanion(), coulomb,
                                                              s.coulombResponseSteps, RESPONSE_TOLERANCE);
             factor = step.occupied * std::sqrt(2.0);
+            C = step.orbitals;
             D = product(factor, false, factor, true);
             r.coulombResponseBuilds += 1 + step.coulombBuilds;
             r.timings["scf.coulombResponse"] += seconds() - t;
@@ -256,6 +290,8 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         r.coulombChanges.clear();
     // Orbitals of the final Fock matrix (unshifted, not extrapolated).
     diagonalize(F, eps, C);
+    if (problem.symmetricOrthogonalization)
+        r.lowdinOrbitals = std::make_shared<const Eigen::MatrixXd>(product(XS, false, C, false));  // X^T S = S^1/2
     r.density = D;
     r.orbitals = C;
     r.orbitalEnergies.assign(eps.data(), eps.data() + eps.size());

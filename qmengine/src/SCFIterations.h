@@ -26,7 +26,8 @@ struct SCFProblem {
     std::function<double(const Eigen::MatrixXd& D, Eigen::MatrixXd& F)> extra = nullptr;
     /// X = S^-1/2: the errors are comparable with those of other geometries, so DIIS pairs can be recycled.
     bool symmetricOrthogonalization = false;
-    /// Pairs of earlier SCFs for the DIIS subspace (null or empty: none).
+    /// Pairs of earlier SCFs for the DIIS subspace (null or empty: none), and their orbitals (lowdinOrbitals) to start
+    /// the orbital rotations from.
     const DensityGuess* recycled = nullptr;
 };
 

@@ -87,7 +87,7 @@ TEST(CoulombResponse, SolvesItsLinearEquations) {
     expected = expected * metric.operatorInverseSqrt();
 
     auto coulomb = [&](const Eigen::MatrixXd& D) { return model.coulomb(D); };
-    const CoulombResponseStep step = coulombResponse(model.C, model.eps, nocc, model.S, model.mismatch, coulomb, n, 1e-14);
+    const CoulombResponseStep step = coulombResponse(model.C, model.eps, nocc, model.mismatch, coulomb, n, 1e-14);
     EXPECT_LE(step.coulombBuilds, n);
     EXPECT_GT(step.coulombBuilds, 1);
     EXPECT_LT((step.occupied - expected).norm(), 1e-10 * expected.norm());
@@ -96,17 +96,17 @@ TEST(CoulombResponse, SolvesItsLinearEquations) {
     // The step moved the orbitals: the response is not the Roothaan step.
     EXPECT_GT((step.occupied - occupied).norm(), 1e-5);
     // Fewer steps stop early with one Coulomb build each.
-    EXPECT_EQ(1, coulombResponse(model.C, model.eps, nocc, model.S, model.mismatch, coulomb, 1, 1e-14).coulombBuilds);
+    EXPECT_EQ(1, coulombResponse(model.C, model.eps, nocc, model.mismatch, coulomb, 1, 1e-14).coulombBuilds);
 }
 
 TEST(CoulombResponse, NoGapOrNoMismatchLeavesTheOrbitals) {
     Model model(4);
     auto coulomb = [&](const Eigen::MatrixXd& D) { return model.coulomb(D); };
     const Eigen::MatrixXd occupied = model.C.leftCols(model.nocc);
-    const CoulombResponseStep none = coulombResponse(model.C, model.eps, model.nocc, model.S, Eigen::MatrixXd::Zero(7, 7), coulomb, 5, 0.05);
+    const CoulombResponseStep none = coulombResponse(model.C, model.eps, model.nocc, Eigen::MatrixXd::Zero(7, 7), coulomb, 5, 0.05);
     EXPECT_EQ(0.0, (none.occupied - occupied).norm());
     model.eps[model.nocc] = model.eps[model.nocc - 1];  // degenerate at the Fermi level
-    const CoulombResponseStep degenerate = coulombResponse(model.C, model.eps, model.nocc, model.S, model.mismatch, coulomb, 5, 0.05);
+    const CoulombResponseStep degenerate = coulombResponse(model.C, model.eps, model.nocc, model.mismatch, coulomb, 5, 0.05);
     EXPECT_EQ(0.0, (degenerate.occupied - occupied).norm());
     EXPECT_EQ(0, degenerate.coulombBuilds);
 }

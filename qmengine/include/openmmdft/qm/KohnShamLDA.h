@@ -40,6 +40,10 @@ struct DensityGuess {
     /// (one per pair, or none) are the changes of the Coulomb matrix J[D] that went with them, which the Coulomb-response
     /// step needs (QMSettings::coulombResponseSteps).
     std::vector<SharedMatrix> fockChanges, errorChanges, coulombChanges;
+    /// Optional: the orbitals of the SCF that led to `density` in its symmetrically orthonormalized basis, S^1/2 C (an
+    /// orthogonal matrix, occupied first). In the next geometry X U (X = S^-1/2 there) are orthonormal orbitals close to
+    /// its own, from which the first iteration's orbitals follow by a rotation instead of an eigensolver.
+    SharedMatrix lowdinOrbitals;
 };
 
 /**
@@ -81,8 +85,10 @@ struct QMResult {
     /// Pairs for the next SCF's DIIS (DensityGuess): this SCF's, then those it recycled, newest first, at most
     /// QMSettings::recycledSubspace.
     std::vector<SharedMatrix> fockChanges, errorChanges, coulombChanges;  ///< coulombChanges: with the response step
+    SharedMatrix lowdinOrbitals;  ///< S^1/2 orbitals (DensityGuess::lowdinOrbitals); null unless X = S^-1/2
     int recycledPairs = 0;       ///< pairs from the guess in this SCF's DIIS subspace (0 if it dropped them)
     int coulombResponseBuilds = 0; ///< Coulomb matrices built by the Coulomb-response steps (QMSettings::coulombResponseSteps)
+    int orbitalRotations = 0;      ///< SCF steps whose orbitals came from rotating the last step's, not an eigensolver
     double gridElectrons = 0;    ///< integral of rho on the grid
     size_t gridPoints = 0;
     std::string xcBackend;           ///< where the XC work ran (XCBackend::name)
@@ -97,7 +103,7 @@ struct QMResult {
     /// "scf.coulomb.builds.contractions" and ".host" (DensityFittedCoulomb::timings), "total" (set-up, guess and
     /// iterations).
     std::map<std::string, double> timings;
-    DensityGuess guess() const { return {density, fockChanges, errorChanges, coulombChanges}; }
+    DensityGuess guess() const { return {density, fockChanges, errorChanges, coulombChanges, lowdinOrbitals}; }
 };
 
 /// Nuclear gradient of QMResult::total (hartree / bohr): dE/dR of every QM atom and dE/dC of every MM charge.
