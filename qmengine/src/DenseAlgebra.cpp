@@ -3,6 +3,7 @@
 #include <openmm/OpenMMException.h>
 #include <algorithm>
 #include <dlfcn.h>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -173,6 +174,11 @@ Eigen::MatrixXd streamedGram(const MatrixList& A, int threads) {
 
 Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) {
     return product(B, true, product(A, false, B, false), false);
+}
+
+void withOpenBLASThreads(const std::function<void()>& work) {
+    BlasThreadLimit limit(std::numeric_limits<double>::infinity());
+    work();
 }
 
 void symmetricEigensystem(const Eigen::MatrixXd& A, Eigen::VectorXd& values, Eigen::MatrixXd& vectors) {

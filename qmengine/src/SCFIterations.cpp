@@ -103,6 +103,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     const bool closedShell = !fractional && std::abs(nElectrons - 2 * std::round(nElectrons / 2)) < 1e-9;
     const int closedShellOccupied = (int) std::lround(nElectrons / 2);
     bool haveOrbitals = false;  // C holds orbitals near those of the next Fock matrix, orthonormal, occupied first
+    int refusedRotations = 0;   // after two, this SCF is not where rotations work (small gap): no more attempts
     // The last geometry's orbitals carried over in the symmetrically orthonormalized basis (X U is orthonormal here).
     const SharedMatrix& carried = problem.recycled ? problem.recycled->lowdinOrbitals : SharedMatrix();
     if (closedShell && problem.symmetricOrthogonalization && carried && carried->rows() == X.cols() &&
@@ -236,8 +237,13 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         r.timings["scf.fockAndDIIS"] += seconds() - t;
         t = seconds();
         BlockDiagonalization rotation;
-        if (haveOrbitals && closedShell && shift == 0 && it > strategy.dampedIterations && errMax < ROTATION_ERROR_LIMIT &&
-            blockDiagonalize(Fx, C, closedShellOccupied, ROTATION_TOLERANCE * s.convergence, MAX_ROTATION, rotation)) {
+        bool rotated = false;
+        if (refusedRotations < 2 && haveOrbitals && closedShell && shift == 0 && it > strategy.dampedIterations &&
+            errMax < ROTATION_ERROR_LIMIT) {
+            rotated = blockDiagonalize(Fx, C, closedShellOccupied, ROTATION_TOLERANCE * s.convergence, MAX_ROTATION, rotation);
+            refusedRotations += !rotated;
+        }
+        if (rotated) {
             C = std::move(rotation.orbitals);
             eps = std::move(rotation.energies);
             factor = C.leftCols(closedShellOccupied) * std::sqrt(2.0);

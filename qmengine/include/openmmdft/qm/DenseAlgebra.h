@@ -7,6 +7,7 @@
  * for a few hundred basis functions costs more than the whole rest of an iteration. */
 
 #include <Eigen/Dense>
+#include <functional>
 #include <vector>
 
 namespace OpenMMDFT {
@@ -48,6 +49,13 @@ Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B);
 
 /** Eigenvalues in ascending order and orthonormal eigenvectors (columns) of symmetric A (dsyevd). */
 void symmetricEigensystem(const Eigen::MatrixXd& A, Eigen::VectorXd& values, Eigen::MatrixXd& vectors);
+
+/**
+ * Run work (BLAS or LAPACK calls made elsewhere, e.g. by a platform's least-squares kernel) with OpenBLAS's own
+ * thread count, while the functions above wait: they set OpenBLAS's thread count per call, which must not change
+ * under a call running on another thread.
+ */
+void withOpenBLASThreads(const std::function<void()>& work);
 
 } // namespace QM
 } // namespace OpenMMDFT

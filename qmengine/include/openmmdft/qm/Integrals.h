@@ -8,6 +8,7 @@
 #include "openmmdft/qm/Types.h"
 #include <Eigen/Dense>
 #include <openmm/OpenMMException.h>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -92,10 +93,12 @@ public:
 /// the metric is factored once (SymmetricPositiveDefiniteSolver, through metricSolver when given).
 class DensityFittedCoulomb {
 public:
-    /// contractions: where B d and B^T c run (null: the host), given B after it is computed.
+    /// contractions: where B d and B^T c run (null: the host), given B after it is computed. meanwhile: the caller's
+    /// own set-up work (without BLAS calls of its own; they would wait), run while another thread factors the metric.
     DensityFittedCoulomb(const BasisSet& basis, const BasisSet& auxiliary, double threshold, int threads = 1,
                          const NormalEquationSolver& metricSolver = NormalEquationSolver(),
-                         std::unique_ptr<DensityFittingContractions> contractions = nullptr);
+                         std::unique_ptr<DensityFittingContractions> contractions = nullptr,
+                         const std::function<void()>& meanwhile = nullptr);
     ~DensityFittedCoulomb();
     /// J of a symmetric density over the basis's functions (PairDensityMap reads one of D_ab and D_ba for each pair).
     Eigen::MatrixXd compute(const Eigen::MatrixXd& density) const;
@@ -115,8 +118,9 @@ public:
     /// three-centre part takes that form.
     Eigen::MatrixXd gradient(const Eigen::MatrixXd& density, int numAtoms, double threshold, int threads,
                              const Eigen::MatrixXd* cartesianDensity = nullptr) const;
-    /// Seconds spent in the parts of the set-up ("metric", "metricSolver", "screening": Schwarz bounds and the pair
-    /// list, "tensor"), in the Coulomb builds so far ("builds.contractions": B d, the fit and B^T c where they run,
+    /// Seconds spent in the parts of the set-up ("metric", "metricSolver": the factorization or inverse on its own
+    /// thread, "metricSolverWait": the wait for it after the rest, "screening": Schwarz bounds and the pair list,
+    /// "tensor"), in the Coulomb builds so far ("builds.contractions": B d, the fit and B^T c where they run,
     /// with their transfers; "builds.host": the pair gathering and angular transformations around them) and in the
     /// last gradient ("gradient.metric", "gradient.threeCentre").
     const std::map<std::string, double>& timings() const;
