@@ -22,12 +22,18 @@ for program in tests/TestCudaLeastSquares tests/TestCudaQMMMForce tests/TestCuda
     cp "$build/$program" "$stage/bin/"
 done
 # The plugins now carry the QM engine; one compiled for this machine's CPU (-march=native) may use
-# instructions the GPU machine's CPU lacks. Build the bundle from a portable build folder:
-#   cmake -S . -B build-portable -DQMENGINE_NATIVE_ARCH=OFF -DPython3_EXECUTABLE=.venv/bin/python && cmake --build build-portable -j2
-if grep -q '^QMENGINE_NATIVE_ARCH:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
+# instructions the GPU machine's CPU lacks, and one without -march gets SSE2 only (the engine's XC loops 2.3x slower,
+# which the GPU machine's host timings would then show). Build the bundle for a named architecture:
+#   cmake -S . -B build-portable -DQMENGINE_NATIVE_ARCH=OFF -DQMENGINE_ARCH=x86-64-v3 -DPython3_EXECUTABLE=.venv/bin/python
+#   cmake --build build-portable -j2
+# (x86-64-v3: AVX2, FMA, BMI2, as every x86 host of an H100 or H200 has; run-gpu-checks.sh checks the CPU first.)
+arch=$(sed -n 's/^QMENGINE_ARCH:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null)
+if grep -q '^QMENGINE_NATIVE_ARCH:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null && [ -z "$arch" ]; then
+    arch=native
     echo "device-bundle.sh: warning: $build compiles the QM engine with -march=native; the GPU machine's CPU may lack" \
-         "its instructions (build with -DQMENGINE_NATIVE_ARCH=OFF)" >&2
+         "its instructions (build with -DQMENGINE_NATIVE_ARCH=OFF -DQMENGINE_ARCH=x86-64-v3)" >&2
 fi
+echo "${arch:-x86-64}" > "$stage/ARCH"
 cudaPlugin=$(find "$build" -name libOpenMMDFTCUDA.so | head -1)
 [ -n "$cudaPlugin" ] || { echo "device-bundle.sh: libOpenMMDFTCUDA.so not found under $build" >&2; exit 1; }
 # OpenMM's CPU platform too: the QM/MM benchmark's baseline on the same machine.
@@ -44,5 +50,5 @@ done | sort -u | while read -r name path; do
     fi
 done
 mkdir -p "$root/.device"
-tar -C "$stage" -I "xz -T0" -cf "$root/.device/bundle.tar.xz" bin lib plugins
+tar -C "$stage" -I "xz -T0" -cf "$root/.device/bundle.tar.xz" ARCH bin lib plugins
 echo "device-bundle.sh: wrote .device/bundle.tar.xz ($(du -h "$root/.device/bundle.tar.xz" | cut -f1)): $(ls "$stage/bin" | tr '\n' ' ')+ $(ls "$stage/lib" | wc -l) libraries"

@@ -37,17 +37,41 @@ export OPENMMDFT_OPENMM_PLUGIN_DIR="$work/plugins" OPENMMDFT_CUDA_PLUGIN_FILE="$
 # The QM region's basis sets, from this copy of the repository (the bundle's plugins are not installed).
 export OPENMMDFT_QM_DATA_DIR="$PWD/qmengine/data"
 { date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; lscpu | grep -E "^Model name|^CPU\(s\)"; } 2>&1 | tee -a "$out/summary.txt"
+# The bundle's engine is compiled for a named architecture (tools/device-bundle.sh: x86-64-v3, AVX2 and FMA); on a
+# CPU without it every program would die of an illegal instruction, so say so and stop.
+flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+arch=$(cat "$work/ARCH" 2>/dev/null || echo unknown)
+echo "bundle engine architecture: $arch; CPU: $(grep -m1 -E '^model\s' /proc/cpuinfo | tr -s ' \t'), flags:$(for f in avx2 fma bmi2 movbe avx512f avx512vl; do case "$flags" in *" $f "*) printf ' %s' $f ;; esac; done)" |
+    tee -a "$out/summary.txt"
+if [ "$arch" = x86-64-v3 ]; then
+    for f in avx2 fma bmi2 f16c movbe; do
+        case "$flags" in *" $f "*) ;; *) echo "run-gpu-checks.sh: this CPU lacks $f, which the bundle (x86-64-v3) needs: rebuild it with -DQMENGINE_ARCH=x86-64" | tee -a "$out/summary.txt"; exit 1 ;; esac
+    done
+fi
 # OpenBLAS (DYNAMIC_ARCH) picks its kernels by the CPU's model number; a model it does not know (the leases' hosts
-# call themselves "Intel(R) Xeon(R) Processor") may get slow generic ones: their LAPACK took 2-4x the 2-core VM's time.
-{ grep -m1 -E "^model\s" /proc/cpuinfo; echo "flags: $(grep -m1 '^flags' /proc/cpuinfo | grep -o -w -E 'avx2|fma|avx512f|avx512vl|amx_tile' | tr '\n' ' ')"
-  python3 - "$work/lib/libopenblas.so.0" <<'PYTHON'
+# call themselves "Intel(R) Xeon(R) Processor") may get old generic ones (Prescott: SSE3), which would explain LAPACK
+# 2-3x slower there than on the 2-core VM. Print its choice; where it is such a fallback on a CPU with AVX2 and FMA,
+# use its Haswell kernels (what a user on such a host would set: OPENBLAS_CORETYPE=Haswell).
+openblasCore() {
+    python3 - "$work/lib/libopenblas.so.0" <<'PYTHON'
 import ctypes, sys
 blas = ctypes.CDLL(sys.argv[1])
 blas.openblas_get_corename.restype = blas.openblas_get_config.restype = ctypes.c_char_p
-print("OpenBLAS:", blas.openblas_get_config().decode(), "| kernels:", blas.openblas_get_corename().decode(),
-      "| threads:", blas.openblas_get_num_threads())
+print(blas.openblas_get_corename().decode(), "|", blas.openblas_get_config().decode(), "| threads:", blas.openblas_get_num_threads())
 PYTHON
-} 2>&1 | tee -a "$out/summary.txt"
+}
+core=$(openblasCore 2>&1)
+echo "OpenBLAS kernels: $core" | tee -a "$out/summary.txt"
+case "${core%% *}" in
+    Katmai|Coppermine|Northwood|Prescott|Banias|Atom|Core2|Penryn|Dunnington|Nehalem)
+        case "$flags" in *" avx2 "*" fma "*|*" fma "*" avx2 "*)
+            if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+                export OPENBLAS_CORETYPE=Haswell
+                echo "OpenBLAS fell back to ${core%% *} kernels on a CPU with AVX2 and FMA: OPENBLAS_CORETYPE=Haswell -> $(openblasCore 2>&1)" |
+                    tee -a "$out/summary.txt"
+            fi ;;
+        esac ;;
+esac
 status=0
 if [ -x "$work/bin/BenchOrbitalUpdate" ]; then
     # The SCF's orbital update on this host: LAPACK's eigensolver against the rotation (matrix products), with
@@ -95,16 +119,17 @@ fi
 if [ -n "${BLAS_CORETYPE_AB:-}" ]; then
     # OpenBLAS's kernels forced (OPENBLAS_CORETYPE, read when the library loads), against its own choice: the metric
     # inverse (LAPACK on the host, as the GPU path makes it) and an n = 24 CUDA step (its host eigensolver and products).
+    chosen=${OPENBLAS_CORETYPE:-}
     for core in default $BLAS_CORETYPE_AB; do
         if [ "$core" = default ]; then unset OPENBLAS_CORETYPE; else export OPENBLAS_CORETYPE="$core"; fi
-        echo "OPENBLAS_CORETYPE=$core:" | tee -a "$out/summary.txt"
+        echo "OPENBLAS_CORETYPE=$core: $(openblasCore 2>&1)" | tee -a "$out/summary.txt"
         timeout "${LS_LIMIT:-240}" "$work/bin/BenchLeastSquares" --metric-inverse --sizes 1704 --platforms CPU --repeat 3 2>&1 |
             grep -v WARNING | tee -a "$out/summary.txt" || status=1
         timeout "${QM_LIMIT:-300}" "$work/bin/BenchQMRegion" --sizes 24 --platforms CUDA:double --steps 2 --warmup "${AB_WARMUP:-4}" \
             > "$out/bench-qm-coretype-$core.log" 2>&1 || status=1
         grep -E "^\| 24|phases" "$out/bench-qm-coretype-$core.log" | tee -a "$out/summary.txt"
     done
-    unset OPENBLAS_CORETYPE
+    if [ -n "$chosen" ]; then export OPENBLAS_CORETYPE="$chosen"; else unset OPENBLAS_CORETYPE; fi
 fi
 if [ -n "${BLAS_THREADS_AB:-}" ]; then
     # The host's LAPACK with fewer OpenBLAS threads (read once by the engine: OPENBLAS_NUM_THREADS): dsyevd for 24 QM

@@ -2,6 +2,7 @@
 #include "Parallel.h"
 #include <openmm/OpenMMException.h>
 #include <algorithm>
+#include <iterator>
 #include <dlfcn.h>
 #include <limits>
 #include <mutex>
@@ -174,6 +175,33 @@ Eigen::MatrixXd streamedGram(const MatrixList& A, int threads) {
 
 Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) {
     return product(B, true, product(A, false, B, false), false);
+}
+
+std::string openBLASKernelWarning() {
+    static const std::string warning = [] {
+        void* library = dlopen("libopenblas.so.0", RTLD_LAZY | RTLD_NOLOAD);
+        auto corename = reinterpret_cast<char* (*)()>(dlsym(library != nullptr ? library : RTLD_DEFAULT, "openblas_get_corename"));
+        if (corename == nullptr || corename() == nullptr)
+            return std::string();
+        const std::string core = corename();
+        // OpenBLAS's x86 kernel sets without AVX (DYNAMIC_ARCH's fallbacks for a CPU it does not recognise).
+        static const char* const withoutAVX[] = {"Katmai", "Coppermine", "Northwood", "Prescott", "Banias", "Atom", "Core2", "Penryn",
+                                                 "Dunnington", "Nehalem", "Athlon", "Opteron", "Opteron_SSE3", "Barcelona", "Bobcat", "Nano"};
+        if (std::find(std::begin(withoutAVX), std::end(withoutAVX), core) == std::end(withoutAVX))
+            return std::string();
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+        __builtin_cpu_init();
+        if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")))
+            return std::string();
+        const char* better = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") ? "SkylakeX" : "Haswell";
+        return "openmm-dft: OpenBLAS runs its " + core + " kernels on a CPU with AVX2 and FMA (it did not recognise the "
+               "CPU model), which makes the QM engine's dense algebra about twice as slow as it could be; set "
+               "OPENBLAS_CORETYPE=" + better + " in the environment before the program starts";
+#else
+        return std::string();
+#endif
+    }();
+    return warning;
 }
 
 void withOpenBLASThreads(const std::function<void()>& work) {

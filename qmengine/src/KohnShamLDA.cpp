@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <iostream>
+#include <mutex>
 #include <sstream>
 
 namespace OpenMMDFT {
@@ -190,6 +192,13 @@ KohnShamLDA::KohnShamLDA(const QMSettings& settings, std::shared_ptr<const XCBac
                          NormalEquationSolver metricSolver)
     : settings_(settings), xcFactory_(xcFactory ? xcFactory : std::make_shared<HostXCBackendFactory>()),
       metricSolver_(std::move(metricSolver)) {
+    // Once per process: a BLAS on its slow fallback kernels is a setting away from twice the speed.
+    static std::once_flag warned;
+    std::call_once(warned, [] {
+        const std::string warning = openBLASKernelWarning();
+        if (!warning.empty())
+            std::cerr << warning << std::endl;
+    });
     basisDefinition_ = loadBasisDefinition(settings.basisSet, settings.dataDirectory);
     if (settings.coulomb == CoulombMethod::DensityFitting)
         auxiliaryDefinition_ = loadBasisDefinition(settings.auxiliaryBasisSet, settings.dataDirectory);

@@ -4,6 +4,9 @@
 #include "openmmdft/qm/DenseAlgebra.h"
 #include <openmm/OpenMMException.h>
 #include <cmath>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <string>
 #include <gtest/gtest.h>
 #include <random>
 
@@ -80,4 +83,26 @@ TEST(DenseAlgebra, MatrixListProductsRefuseMismatchedSizes) {
     EXPECT_THROW(streamedGram(list, 1), OpenMM::OpenMMException);
     EXPECT_THROW(addStreamedCombination(list, Eigen::VectorXd::Ones(1), x, 1), OpenMM::OpenMMException);
     EXPECT_EQ(0, streamedGram({}, 1).size());
+}
+
+TEST(DenseAlgebra, OpenBLASKernelWarningNamesAFallback) {
+    // ctest runs this twice: with OpenBLAS's own kernel choice, and with OPENBLAS_CORETYPE=Prescott (a pre-AVX
+    // fallback forced, as OpenBLAS chooses for a CPU model it does not know).
+    void* library = dlopen("libopenblas.so.0", RTLD_LAZY | RTLD_NOLOAD);
+    auto corename = reinterpret_cast<char* (*)()>(dlsym(library != nullptr ? library : RTLD_DEFAULT, "openblas_get_corename"));
+    if (corename == nullptr)
+        GTEST_SKIP() << "the BLAS is not OpenBLAS";
+    const std::string core = corename(), warning = openBLASKernelWarning();
+    __builtin_cpu_init();
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    const char* forced = std::getenv("OPENBLAS_CORETYPE");
+    if (forced != nullptr && std::string(forced) == "Prescott") {
+        ASSERT_EQ("Prescott", core);
+        if (!avx2)
+            GTEST_SKIP() << "this CPU has no AVX2: Prescott's kernels are no loss";
+        EXPECT_NE(std::string::npos, warning.find("its Prescott kernels")) << warning;
+        EXPECT_NE(std::string::npos, warning.find("OPENBLAS_CORETYPE=Haswell") + warning.find("OPENBLAS_CORETYPE=SkylakeX") + 1) << warning;
+    }
+    else if (core == "Haswell" || core == "SkylakeX" || core == "Zen" || core == "Cooperlake" || core == "SapphireRapids")
+        EXPECT_EQ("", warning);  // kernels with AVX2: nothing to say
 }

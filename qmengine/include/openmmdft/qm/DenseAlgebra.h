@@ -8,6 +8,7 @@
 
 #include <Eigen/Dense>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace OpenMMDFT {
@@ -56,6 +57,15 @@ void symmetricEigensystem(const Eigen::MatrixXd& A, Eigen::VectorXd& values, Eig
  * under a call running on another thread.
  */
 void withOpenBLASThreads(const std::function<void()>& work);
+
+/**
+ * A warning when OpenBLAS runs one of its pre-AVX kernel sets (Prescott, Nehalem, ...) on a CPU with AVX2 and FMA:
+ * OpenBLAS chooses by the CPU's model number, and a model it does not know (a cloud host's masked "Intel Xeon
+ * Processor") may get those, with LAPACK 1.7-2.5x slower (measured on the development VM with OPENBLAS_CORETYPE=Prescott).
+ * The kernels are chosen when the library loads, so the warning says what to set before the program starts. Empty
+ * when the choice is fine or the BLAS is not OpenBLAS.
+ */
+std::string openBLASKernelWarning();
 
 } // namespace QM
 } // namespace OpenMMDFT
