@@ -197,6 +197,7 @@ public:
         pointElectrons.initialize<double>(cc, numPoints, "qmXCPointElectrons");
         sums.initialize<double>(cc, max(2 * layout.numBatches(), 1), "qmXCBatchSums");
         density.initialize<double>(cc, (size_t) nbf * nbf, "qmXCDensity");
+        occupied.initialize<double>(cc, (size_t) nbf * nbf, "qmXCOccupiedOrbitals");  // at most nbf of them
         matrix.initialize<double>(cc, (size_t) nbf * nbf, "qmXCMatrix");
         fixedMatrix.initialize<long long>(cc, (size_t) nbf * nbf, "qmXCFixedPointMatrix");
         fixedMatrix.upload(vector<long long>((size_t) nbf * nbf, 0));
@@ -207,7 +208,7 @@ public:
             evaluateBasis(chunks[0]);
     }
 
-    QM::XCContribution compute(const Eigen::MatrixXd& D, const Eigen::MatrixXd* /*factor*/) override {
+    QM::XCContribution compute(const Eigen::MatrixXd& D, const Eigen::MatrixXd* factor) override {
         ContextSelector selector(cc);
         const int nbf = geometry.basis.size();
         QM::XCContribution out;
@@ -216,6 +217,15 @@ public:
             return out;
         vector<double> d(D.data(), D.data() + (size_t) nbf * nbf);  // symmetric: either layout
         density.upload(d);
+        // The occupied orbitals too (D = F F^T), row-major: batches with more functions than orbitals form rho
+        // from them, as the host's integrator does.
+        const int numOccupied = factor != nullptr && factor->rows() == nbf && factor->cols() < nbf ? (int) factor->cols() : 0;
+        if (numOccupied > 0) {
+            vector<double> f((size_t) nbf * numOccupied);
+            Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> >(f.data(), nbf, numOccupied) = *factor;
+            occupied.uploadSubArray(f.data(), 0, (int) f.size());
+        }
+        densityKernel->setArg(22, numOccupied);
         for (const Chunk& chunk : chunks) {
             if (!keepBasisValues)
                 evaluateBasis(chunk);
@@ -396,6 +406,8 @@ private:
         gradientDensityKernel->addArg(1);
         gradientDensityKernel->addArg(gradientX);
         gradientDensityKernel->addArg(pointF);
+        gradientDensityKernel->addArg(occupied);
+        gradientDensityKernel->addArg(0);  // X = Phi D: no orbitals
 
         gradientPointsKernel = program->createKernel("gradientPoints");
         gradientPointsKernel->addArg(0);
@@ -491,6 +503,8 @@ private:
         densityKernel->addArg(0);   // no X: the SCF needs rho only
         densityKernel->addArg(wv);  // (X and f are not written)
         densityKernel->addArg(wv);
+        densityKernel->addArg(occupied);
+        densityKernel->addArg(0);  // numOccupied (argument 22): set by compute()
 
         matricesKernel = program->createKernel("matrixTiles");
         matricesKernel->addArg(0);  // firstTile
@@ -537,7 +551,7 @@ private:
     ComputeArray blockBatch, blockFirstPoint, tileBatch, tileRow, tileColumn;
     ComputeArray shellCenter, shellL, shellPure, shellPrimStart, shellNumPrim, primExponent, primCoefficient;
     ComputeArray cartPowersArray, pureMatrixArray;
-    ComputeArray phi, wv, pointEnergy, pointElectrons, sums, density, matrix, fixedMatrix;
+    ComputeArray phi, wv, pointEnergy, pointElectrons, sums, density, occupied, matrix, fixedMatrix;
     ComputeKernel basisKernel, densityKernel, matricesKernel, fixedToMatrixKernel, sumsKernel;
     static constexpr int GROUP_SIZE = 256;  // work items per group of densityBlocks and matrixTiles
     ComputeProgram program;

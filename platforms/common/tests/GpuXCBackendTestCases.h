@@ -163,6 +163,16 @@ inline void testDeviceXCMatchesHost(const std::shared_ptr<const XCBackendFactory
     EXPECT_LT((fd.atoms - fh.atoms).cwiseAbs().maxCoeff(), 1e-8) << "fixed grid: device\n" << fd.atoms << "\nhost\n" << fh.atoms;
     const bool kept = c.storage == BasisFunctionStorage::Precompute && c.budgetMiB > 1;
     EXPECT_EQ(d.storedBasisBytes > 0, kept);
+
+    // The SCF hands the back end its occupied orbitals F (D = F F^T) too, from which the device forms rho in the
+    // batches with more functions than orbitals: the same contribution as from D alone, to rounding.
+    const std::unique_ptr<XCBackend> xc = factory->create(XCGeometry{device.basis(), device.grid(), atoms, s});
+    const Eigen::MatrixXd F = d.orbitals.leftCols(d.occupiedOrbitals) * std::sqrt(2.0);
+    const Eigen::MatrixXd D = F * F.transpose();
+    const XCContribution fromD = xc->compute(D, nullptr), fromF = xc->compute(D, &F);
+    EXPECT_NEAR(fromF.energy, fromD.energy, 1e-11 * std::abs(fromD.energy));
+    EXPECT_NEAR(fromF.electrons, fromD.electrons, 1e-11 * fromD.electrons);
+    EXPECT_LT((fromF.matrix - fromD.matrix).cwiseAbs().maxCoeff(), 1e-11);
 }
 
 /**

@@ -90,9 +90,12 @@ DEVICE void ldaPoint(double rho, double* eps, double* v) {
 
 /**
  * Density blocks [firstBlock, lastBlock): each XC_BLOCK points of one batch. X is formed in column tiles of
- * XC_TILE functions (each thread 2 points x 4 functions), rho summed per point in local memory; then
- * wv = w v_xc, pointEnergy = w rho eps_xc, pointElectrons = w rho. With withX (the gradient) also X itself, in
- * the layout of phi, and f = rho eps_xc per point.
+ * XC_TILE columns (each thread 2 points x 4 columns), rho summed per point in local memory; then
+ * wv = w v_xc, pointEnergy = w rho eps_xc, pointElectrons = w rho. X = Phi D (rho = sum X Phi) over the batch's nf
+ * functions, or, where numOccupied > 0 and fewer than nf (the host's rule too), X = Phi F over the occupied
+ * orbitals of D = F F^T (rho = sum X^2; numOccupied x nf instead of nf x nf products per point; F row-major,
+ * nbf x numOccupied). With withX (the gradient, always by D) also X itself, in the layout of phi, and
+ * f = rho eps_xc per point.
  */
 KERNEL void densityBlocks(int firstBlock, int lastBlock, GLOBAL const int* RESTRICT blockBatch,
                           GLOBAL const int* RESTRICT blockFirstPoint, GLOBAL const double* RESTRICT pointW,
@@ -101,9 +104,10 @@ KERNEL void densityBlocks(int firstBlock, int lastBlock, GLOBAL const int* RESTR
                           GLOBAL const int* RESTRICT batchFunctionStart, GLOBAL const int* RESTRICT batchFunctions,
                           GLOBAL const double* RESTRICT density, int nbf, GLOBAL const double* RESTRICT phi,
                           GLOBAL double* RESTRICT wv, GLOBAL double* RESTRICT pointEnergy, GLOBAL double* RESTRICT pointElectrons,
-                          int withX, GLOBAL double* RESTRICT X, GLOBAL double* RESTRICT f) {
+                          int withX, GLOBAL double* RESTRICT X, GLOBAL double* RESTRICT f,
+                          GLOBAL const double* RESTRICT occupied, int numOccupied) {
     LOCAL double phiTile[XC_BLOCK*(XC_K+1)];   // [point][k]
-    LOCAL double dTile[XC_K*(XC_TILE+1)];      // [k][function]
+    LOCAL double dTile[XC_K*(XC_TILE+1)];      // [k][column]
     LOCAL double rhoPart[XC_BLOCK*16];
     const int tx = LOCAL_ID%16, ty = LOCAL_ID/16;
     for (int block = firstBlock+GROUP_ID; block < lastBlock; block += NUM_GROUPS) {
@@ -112,8 +116,10 @@ KERNEL void densityBlocks(int firstBlock, int lastBlock, GLOBAL const int* RESTR
         const int nf = batchNumFunctions[b];
         GLOBAL const double* P = phi + (batchPhiStart[b]-phiBase) + (p0-batchPointStart[b])*nf;
         GLOBAL const int* fn = batchFunctions + batchFunctionStart[b];
+        const bool byOrbitals = numOccupied > 0 && numOccupied < nf;  // the same for the whole work group
+        const int columns = byOrbitals ? numOccupied : nf;
         double rho0 = 0, rho1 = 0;  // points ty and ty+16, this thread's columns
-        for (int i0 = 0; i0 < nf; i0 += XC_TILE) {
+        for (int i0 = 0; i0 < columns; i0 += XC_TILE) {
             double acc[2][4];
             for (int c = 0; c < 4; c++)
                 acc[0][c] = acc[1][c] = 0;
@@ -124,7 +130,10 @@ KERNEL void densityBlocks(int firstBlock, int lastBlock, GLOBAL const int* RESTR
                 }
                 for (int q = 0; q < 4; q++) {
                     const int e = LOCAL_ID+256*q, kk = e/XC_TILE, ii = e%XC_TILE;
-                    dTile[kk*(XC_TILE+1)+ii] = (k0+kk < nf && i0+ii < nf ? density[fn[k0+kk]*nbf+fn[i0+ii]] : 0.0);
+                    double value = 0.0;
+                    if (k0+kk < nf && i0+ii < columns)
+                        value = byOrbitals ? occupied[fn[k0+kk]*numOccupied+i0+ii] : density[fn[k0+kk]*nbf+fn[i0+ii]];
+                    dTile[kk*(XC_TILE+1)+ii] = value;
                 }
                 SYNC_THREADS;
                 for (int k = 0; k < XC_K; k++) {
@@ -139,11 +148,11 @@ KERNEL void densityBlocks(int firstBlock, int lastBlock, GLOBAL const int* RESTR
             }
             for (int c = 0; c < 4; c++) {
                 const int i = i0+tx+16*c;
-                if (i < nf) {
+                if (i < columns) {
                     if (ty < np)
-                        rho0 += acc[0][c]*P[ty*nf+i];
+                        rho0 += acc[0][c]*(byOrbitals ? acc[0][c] : P[ty*nf+i]);
                     if (ty+16 < np)
-                        rho1 += acc[1][c]*P[(ty+16)*nf+i];
+                        rho1 += acc[1][c]*(byOrbitals ? acc[1][c] : P[(ty+16)*nf+i]);
                     if (withX) {
                         GLOBAL double* Xb = X + (P-phi);
                         if (ty < np)
