@@ -5,6 +5,7 @@
 #include "openmmdft/qm/Integrals.h"
 #include "openmmdft/qm/Angular.h"
 #include "openmmdft/qm/DenseAlgebra.h"
+#include "openmmdft/qm/EnvironmentSwitch.h"
 #include "openmmdft/qm/IntegralGradients.h"
 #include "openmmdft/qm/LinearSolve.h"
 #include "openmmdft/qm/PairDensityMap.h"
@@ -15,7 +16,6 @@
 #include <libint2.hpp>
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <future>
 #include <mutex>
 
@@ -362,8 +362,7 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
     // already, and OpenBLAS's threads waiting for each other among the engine's took 1.1 s for the 0.08 s inverse of
     // 24 waters on 2 cores (and the work beside it slowed by as much): there it runs after the rest, when asked for.
     // OPENMMDFT_SEQUENTIAL_METRIC=1 keeps it sequential on the device path too (an A/B for a GPU machine's host).
-    const char* sequential = std::getenv("OPENMMDFT_SEQUENTIAL_METRIC");
-    const bool overlap = tensorThere && !(sequential != nullptr && std::string(sequential) == "1");
+    const bool overlap = tensorThere && !environmentSwitchOn("OPENMMDFT_SEQUENTIAL_METRIC");
     double solverSeconds = 0;
     std::future<void> factored = std::async(overlap ? std::launch::async : std::launch::deferred, [&] {
         withOpenBLASThreads([&] {

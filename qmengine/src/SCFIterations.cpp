@@ -246,9 +246,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         if (rotated) {
             C = std::move(rotation.orbitals);
             eps = std::move(rotation.energies);
-            factor = C.leftCols(closedShellOccupied) * std::sqrt(2.0);
-            haveFactor = true;
-            D = product(factor, false, factor, true);
+            D = densityFrom(eps, C);  // integer occupations fill the first orbitals, occupied first here
             r.orbitalRotations++;
             r.timings["scf.orbitalRotation"] += seconds() - t;
         }

@@ -2,6 +2,7 @@
 #include "CommonDensityFitting.h"
 #include "CentreGroups.h"
 #include "DeviceShellTables.h"
+#include "openmmdft/qm/EnvironmentSwitch.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ComputeArray.h"
 #include "openmm/common/ComputeKernel.h"
@@ -40,7 +41,7 @@ const int LOW_CLASS_BASIS_L = 1, LOW_CLASS_AUX_L = 2;
  * are tested against the host.
  */
 bool tensorClassesChosen() {
-    return environmentSwitchOn("OPENMMDFT_TENSOR_CLASSES");
+    return QM::environmentSwitchOn("OPENMMDFT_TENSOR_CLASSES");
 }
 
 /**

@@ -1,16 +1,11 @@
 // The compile-time settings of the density-fitting integral kernels (ThreeCentreProgram.h).
 #include "ThreeCentreProgram.h"
+#include "openmmdft/qm/EnvironmentSwitch.h"
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
-bool OpenMMDFT::environmentSwitchOn(const char* name) {
-    const char* value = std::getenv(name);
-    return value != nullptr && std::string(value) == "1";
-}
-
 bool OpenMMDFT::cooperativeGradientChosen() {
-    return environmentSwitchOn("OPENMMDFT_COOPERATIVE_GRADIENT");
+    return QM::environmentSwitchOn("OPENMMDFT_COOPERATIVE_GRADIENT");
 }
 
 std::map<std::string, std::string> OpenMMDFT::threeCentreDefines(int basisL, int auxL, bool pointCharges) {

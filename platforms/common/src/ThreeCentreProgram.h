@@ -39,9 +39,6 @@ constexpr int THREE_CENTRE_GROUP_SIZE = 128;
  */
 std::map<std::string, std::string> threeCentreDefines(int basisL, int auxL, bool pointCharges);
 
-/** Whether the environment variable name is set to 1 (the GPU A/B runs' temporary switches). */
-bool environmentSwitchOn(const char* name);
-
 /**
  * Which three-centre gradient kernel the density fitting and the point charges launch: threeCentreGradient (a thread
  * per work item), or, with OPENMMDFT_COOPERATIVE_GRADIENT=1 in the environment, threeCentreGradientCooperative (a work
