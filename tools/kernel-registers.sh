@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 file=${1:-platforms/common/src/kernels/qmThreeCentre.cc}
 shift || true
 defines=("$@")
-[ ${#defines[@]} -gt 0 ] || defines=(BASIS_L=2 AUX_L=4 POINT_CHARGES=0 GRADIENT_SCALE=17592186044416.0 GROUP_SIZE=128 MAX_CENTRES_PER_ITEM=8 COOPERATIVE_SIZE=128 MAX_RUN_SHELLS=128)
+[ ${#defines[@]} -gt 0 ] || defines=(BASIS_L=2 AUX_L=4 POINT_CHARGES=0 GRADIENT_SCALE=17592186044416.0 GROUP_SIZE=128 MAX_CENTRES_PER_ITEM=8)
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -184,4 +184,9 @@ if [ -n "${PROFILE_STEP:-}" ]; then
         echo "run-gpu-checks.sh: PROFILE_STEP: ncu not found on this machine" | tee -a "$out/summary.txt"
     fi
 fi
+# The device tool brings back at most 8 files from $OUT: the summary, the step table and one archive of every log.
+if [ -n "${OUT:-}" ]; then
+    ( cd "$out" && logs=$(ls | grep -v -x -e summary.txt -e bench-qm.md -e logs.tar.gz) &&
+        [ -n "$logs" ] && tar -czf logs.tar.gz $logs && rm -f $logs )
+fi
 exit $status

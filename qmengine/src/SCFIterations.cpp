@@ -130,6 +130,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     // Whether the guess's pairs came with their Coulomb matrices' changes (all of them, so that they stay matched).
     const bool givenCoulomb = problem.recycled && problem.recycled->coulombChanges.size() == problem.recycled->fockChanges.size();
     if (recycling && problem.recycled) {
+        const double tRecycling = seconds();
         const DensityGuess& g = *problem.recycled;
         std::vector<const Eigen::MatrixXd*> focks, errors, coulombs;
         const bool withCoulomb = keepCoulomb && givenCoulomb;
@@ -143,6 +144,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
                     coulombs.push_back(g.coulombChanges[j].get());
             }
         diis.setRecycled(focks, errors, coulombs);
+        r.timings["scf.recycling"] += seconds() - tRecycling;
     }
     std::deque<Iterate> iterates; // of the last iterations, oldest first
     double previousError = 1e300;
@@ -293,6 +295,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     if (!handCoulomb)
         r.coulombChanges.clear();
     // Orbitals of the final Fock matrix (unshifted, not extrapolated).
+    const double tFinal = seconds();
     diagonalize(F, eps, C);
     if (problem.symmetricOrthogonalization)
         r.lowdinOrbitals = std::make_shared<const Eigen::MatrixXd>(product(XS, false, C, false));  // X^T S = S^1/2
@@ -304,6 +307,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     r.occupiedOrbitals = (int) std::lround(nElectrons / 2);
     r.homoLumoGap = r.occupiedOrbitals < eps.size() && r.occupiedOrbitals > 0
                         ? eps[r.occupiedOrbitals] - eps[r.occupiedOrbitals - 1] : 0.0;
+    r.timings["scf.finalOrbitals"] += seconds() - tFinal;
     return out;
 }
 

@@ -2,7 +2,6 @@
 #include "CommonDensityFitting.h"
 #include "CentreGroups.h"
 #include "DeviceShellTables.h"
-#include "openmmdft/qm/EnvironmentSwitch.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ComputeArray.h"
 #include "openmm/common/ComputeKernel.h"
@@ -27,22 +26,6 @@ const int MAX_BASIS_L = 3, MAX_AUX_L = 5;
 /// More, and the pairs' derivative Hermite densities are formed more often than needed (once per item): 24 waters
 /// grouped by atom gave 72 runs per pair, 1.4 million items.
 const double TARGET_GRADIENT_ITEMS = 262144;
-/// The same for the cooperative gradient kernel, whose items are work groups of THREE_CENTRE_COOPERATIVE_SIZE threads
-/// (a GPU of 132 multiprocessors holds 528 at once).
-const double TARGET_COOPERATIVE_ITEMS = 4096;
-/// The tensor's low class (tensorClassesChosen): orbital shell pairs up to p with fitting shells up to d, computed by
-/// the kernel compiled for those l, whose private arrays are a fraction of the general one's (ptxas: 320-1120 bytes
-/// of stack for (ps|d) and (pp|d) compiled alone, against 7552 for DZVP with def2-universal-jfit).
-const int LOW_CLASS_BASIS_L = 1, LOW_CLASS_AUX_L = 2;
-
-/**
- * Whether the tensor is computed in two classes (OPENMMDFT_TENSOR_CLASSES=1 in the environment): the low one by a
- * kernel compiled for its l, the rest by the general kernel. A switch for measuring both ways on a GPU in one run; both
- * are tested against the host.
- */
-bool tensorClassesChosen() {
-    return QM::environmentSwitchOn("OPENMMDFT_TENSOR_CLASSES");
-}
 
 /**
  * The density-fitting contractions on the device: B in device memory for the geometry (up to
@@ -56,8 +39,7 @@ class CommonDensityFittingContractions : public QM::DensityFittingContractions {
 public:
     static constexpr double MAX_TENSOR_BYTES = 4.0 * 1073741824.0;
     CommonDensityFittingContractions(ComputeContext& cc, ComputeProgram program, ThreeCentreProgramSource integralProgram)
-        : cc(cc), program(program), integralProgram(integralProgram), cooperativeGradient(cooperativeGradientChosen()),
-          tensorClasses(tensorClassesChosen()) {
+        : cc(cc), program(program), integralProgram(integralProgram) {
     }
     bool store(const Eigen::MatrixXd& B) override {
         ContextSelector selector(cc);
@@ -77,7 +59,7 @@ public:
         aux.upload(cc, task.aux, task.rows);
         // The pairs in classes of equal angular momenta and primitive counts: the threads of a warp (consecutive
         // pairs, one fitting shell) then run the same loops. Each pair carries its columns, so the order is free.
-        // The larger l of the two first, so that the pairs of the tensor's low class come first.
+        // The key leads with the larger l of the two (any order of the classes gives the same tensor).
         numPairs = (int) task.pairFirst.size();
         vector<int> order(numPairs);
         for (int k = 0; k < numPairs; k++)
@@ -103,7 +85,7 @@ public:
         boys = BoysParameters::of(task);
         numAuxShells = (int) task.aux.l.size();
         // The gradient's work items are (shell pair, run of fitting shells on at most
-        // THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM atoms; any number for the cooperative kernel).
+        // THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM atoms).
         numAtoms = 0;  // rows of the gradient: every atom with orbital or fitting shells
         for (int s = 0; s < numAuxShells; s++)
             numAtoms = max(numAtoms, task.aux.atom[s] + 1);
@@ -112,35 +94,16 @@ public:
         const int numFittingShells = (int) task.aux.atom.size();
         const int anyNumber = max(numFittingShells, 1);
         const vector<int> groupStart =
-            cooperativeGradient
-                ? centreGroups(task.aux.atom, numPairs, TARGET_COOPERATIVE_ITEMS, anyNumber, THREE_CENTRE_MAX_RUN_SHELLS)
-                : centreGroups(task.aux.atom, numPairs, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM, anyNumber);
+            centreGroups(task.aux.atom, numPairs, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM, anyNumber);
         numGroups = (int) groupStart.size() - 1;
         uploadVector(cc, auxGroupShellStart, groupStart, "qmDFAuxGroupShellStart");
-        // The fitting shells as lists for the launches: all of them, and, for the classes, those up to
-        // LOW_CLASS_AUX_L and the others. Members: the launches run on while the host goes on.
-        vector<int> allAux, lowAux, highAux;
-        for (int q = 0; q < numAuxShells; q++) {
+        // The fitting shells as a list for the launch: all of them. A member: the launch runs on while the host goes on.
+        vector<int> allAux;
+        for (int q = 0; q < numAuxShells; q++)
             allAux.push_back(q);
-            (task.aux.l[q] <= LOW_CLASS_AUX_L ? lowAux : highAux).push_back(q);
-        }
-        int lowPairs = 0;  // the low class's pairs, first in the order above
-        while (lowPairs < numPairs && max(task.basis.l[first[lowPairs]], task.basis.l[second[lowPairs]]) <= LOW_CLASS_BASIS_L)
-            lowPairs++;
         initializeWorkCounter(cc, tensorCounter);
         uploadVector(cc, auxListAll, allAux, "qmDFAuxListAll");
-        const bool split = tensorClasses && (task.basis.maxL > LOW_CLASS_BASIS_L || task.aux.maxL > LOW_CLASS_AUX_L);
-        if (!split)
-            launchTensor(integrals, 0, numPairs, auxListAll, numAuxShells);
-        else {
-            // Launched one after the other on the queue; each clears the work counter before it starts.
-            uploadVector(cc, auxListLow, lowAux, "qmDFAuxListLow");
-            uploadVector(cc, auxListHigh, highAux, "qmDFAuxListHigh");
-            ComputeProgram low = integralProgram(min(task.basis.maxL, LOW_CLASS_BASIS_L), min(task.aux.maxL, LOW_CLASS_AUX_L), false);
-            launchTensor(low, 0, lowPairs, auxListLow, (int) lowAux.size());
-            launchTensor(integrals, 0, lowPairs, auxListHigh, (int) highAux.size());
-            launchTensor(integrals, lowPairs, numPairs - lowPairs, auxListAll, numAuxShells);
-        }
+        launchTensor(integrals, 0, numPairs, auxListAll, numAuxShells);
         integralsHere = true;
         return true;  // B is still being computed: finishTensor() waits for it
     }
@@ -184,9 +147,8 @@ public:
         uploadVector(cc, coefficientArray, coefficients, "qmDFGradientCoefficients");
         // One row per atom of the fitting functions (not point charges), which are the gradient's first rows.
         uploadVector(cc, gradientArray, vector<long long>(3 * numAtoms, 0), "qmDFGradient");
-        launchThreeCentreGradient(cc, integrals, cooperativeGradient, numPairs, numGroups, nbf, pairFirst, pairSecond, basis,
-                                  auxGroupShellStart, 0, aux, boysTable, boys, densityArray, coefficientArray, gradientArray,
-                                  gradientCounter);
+        launchThreeCentreGradient(cc, integrals, numPairs, numGroups, nbf, pairFirst, pairSecond, basis, auxGroupShellStart, 0, aux,
+                                  boysTable, boys, densityArray, coefficientArray, gradientArray, gradientCounter);
         gradientStarted = true;
         return true;
     }
@@ -346,12 +308,10 @@ private:
     // The integrals' inputs, kept for the gradient of the same geometry.
     bool integralsHere = false;
     int numPairs = 0, numAuxShells = 0, numAtoms = 0, numGroups = 0;
-    const bool cooperativeGradient;  // threeCentreGradientCooperative (cooperativeGradientChosen)
-    const bool tensorClasses;        // the tensor in two classes (tensorClassesChosen)
     BoysParameters boys;
     DeviceShells basis, aux;
     ComputeArray pairFirst, pairSecond, pairColumn, auxTransform, auxTransformStart, auxGroupShellStart, boysTable;
-    ComputeArray auxListAll, auxListLow, auxListHigh;  // fitting shells of the tensor's launches
+    ComputeArray auxListAll;  // fitting shells of the tensor's launch
     ComputeArray densityArray, coefficientArray, gradientArray;
     ComputeArray tensorCounter, gradientCounter;  // the kernels' work items handed out
     bool gradientStarted = false;

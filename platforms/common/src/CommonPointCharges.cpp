@@ -23,9 +23,6 @@ const double TARGET_MATRIX_ITEMS = 262144;
 /// The same for the gradient kernel, whose items first form their pair's derivative Hermite densities, a cost that
 /// more charges per item share: about one full GPU of items.
 const double TARGET_GRADIENT_ITEMS = 65536;
-/// The same for the cooperative gradient kernel (cooperativeGradientChosen), whose items are work groups of
-/// THREE_CENTRE_COOPERATIVE_SIZE threads, one charge each.
-const double TARGET_COOPERATIVE_ITEMS = 4096;
 /// Charges per work item of the gradient at most (THREE_CENTRE_MAX_CHARGES_PER_ITEM): the pair's derivative Hermite
 /// densities are formed once for them.
 const int MAX_CHARGES_PER_ITEM = THREE_CENTRE_MAX_CHARGES_PER_ITEM;
@@ -167,12 +164,8 @@ unique_ptr<QM::PointChargeGradientInFlight> CommonPointCharges::startGradient(co
     unique_ptr<DevicePointChargeGradient> g(new DevicePointChargeGradient(cc, numAtoms, numCharges));
     g->basis.upload(cc, task.basis, 0);
     g->charges.upload(cc, task.aux, numCharges);
-    const bool cooperative = cooperativeGradientChosen();
     const vector<int> groupStart =
-        cooperative ? groupStarts(numCharges, chargesPerGroup(numCharges, numPairs, TARGET_COOPERATIVE_ITEMS, numCharges,
-                                                              THREE_CENTRE_MAX_RUN_SHELLS))
-                    : groupStarts(numCharges,
-                                  chargesPerGroup(numCharges, numPairs, TARGET_GRADIENT_ITEMS, numCharges, MAX_CHARGES_PER_ITEM));
+        groupStarts(numCharges, chargesPerGroup(numCharges, numPairs, TARGET_GRADIENT_ITEMS, numCharges, MAX_CHARGES_PER_ITEM));
     const int numGroups = (int) groupStart.size() - 1;
     uploadVector(cc, g->pairFirst, task.pairFirst, "qmChargePairFirst");
     uploadVector(cc, g->pairSecond, task.pairSecond, "qmChargePairSecond");
@@ -182,7 +175,7 @@ unique_ptr<QM::PointChargeGradientInFlight> CommonPointCharges::startGradient(co
     uploadVector(cc, g->coefficients, weights, "qmChargeWeights");
     uploadVector(cc, g->gradient, vector<long long>(3 * (numAtoms + numCharges), 0), "qmChargeGradient");
     // Point charges, each its own centre in the rows after the atoms'.
-    launchThreeCentreGradient(cc, program, cooperative, numPairs, numGroups, (int) D.rows(), g->pairFirst, g->pairSecond, g->basis,
+    launchThreeCentreGradient(cc, program, numPairs, numGroups, (int) D.rows(), g->pairFirst, g->pairSecond, g->basis,
                               g->groupShellStart, numAtoms, g->charges, g->boysTable, BoysParameters::of(task), g->density,
                               g->coefficients, g->gradient, g->counter);
     return unique_ptr<QM::PointChargeGradientInFlight>(g.release());

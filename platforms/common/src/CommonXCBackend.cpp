@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
-#include <cstdlib>
 #include <map>
 #include <sstream>
 #include <string>
@@ -30,26 +29,15 @@ double now() {
 }
 
 /**
- * Work-group size of the grid-stride kernels that do real work per point (evaluateBasis, gradientPoints,
- * gradientFunctions, partitionWeights). OpenMM's CUDA platform launches at most 6 work groups per multiprocessor
- * (CudaContext::executeKernel caps the grid), so its default of 64 threads capped them at 384 threads per
- * multiprocessor, 19% occupancy (Nsight Compute: 16.7% on an H200, where they took 44 ms of an n = 24 step); with 256
- * their registers set the limit (40-72, ptxas: 37-75%). OPENMMDFT_GRID_STRIDE_BLOCK overrides it, for a same-lease
- * A/B on a GPU.
+ * Launches a grid-stride kernel (evaluateBasis, gradientPoints, gradientFunctions, partitionWeights) over items work
+ * items in OpenMM's default work groups (64 threads on CUDA). Larger groups (256, so that registers rather than
+ * OpenMM's cap of 6 work groups per multiprocessor limit the occupancy) were measured against it on an H200 in one
+ * lease: the SCF's and the grid's kernels took the same time, the XC gradient's basis values and point terms 0.050
+ * instead of 0.040 s of an n = 24 step (docs/PERFORMANCE.md).
  */
-int gridStrideBlock(ComputeKernel& kernel) {
-    static const int chosen = [] {
-        const char* value = getenv("OPENMMDFT_GRID_STRIDE_BLOCK");
-        const int size = value != nullptr ? atoi(value) : 256;
-        return size >= 32 && size <= 1024 ? size : 256;
-    }();
-    return min(chosen, kernel->getMaxBlockSize());
-}
-
-/** Launches a grid-stride kernel over items work items in work groups of gridStrideBlock(). */
 void executeGridStride(ComputeKernel& kernel, int items) {
     if (items > 0)
-        kernel->execute(items, gridStrideBlock(kernel));
+        kernel->execute(items);
 }
 
 /** The grid and basis of one geometry as flat arrays, in the layout kernels/qmXC.cc describes. */

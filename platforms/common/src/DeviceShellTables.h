@@ -2,7 +2,6 @@
 #define OPENMMDFT_DEVICESHELLTABLES_H_
 // A basis's flat shell tables (QM::FlatShells) in device memory, for the integral kernels of kernels/qmThreeCentre.cc,
 // and the launch of their gradient kernel, which the density fitting and the point charges share.
-#include "ThreeCentreProgram.h"
 #include "openmmdft/qm/ThreeCentreTask.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ComputeArray.h"
@@ -50,11 +49,9 @@ struct DeviceShells {
 /**
  * Launches one of kernels/qmThreeCentre.cc's integral kernels over items work items, which its work groups take from
  * counter (the kernel's last argument, one long long; zeroed here, on the same queue, so that the launch stays
- * asynchronous). OpenMM caps the number of work groups; the kernels loop until every item is taken. groupSize threads
- * per work group; itemThreads threads per item (1, or a whole work group for the cooperative gradient).
+ * asynchronous). OpenMM caps the number of work groups; the kernels loop until every item is taken.
  */
-void launchIntegralKernel(OpenMM::ComputeContext& cc, OpenMM::ComputeKernel& kernel, long long items, OpenMM::ComputeArray& counter,
-                          int groupSize = THREE_CENTRE_GROUP_SIZE, int itemThreads = 1);
+void launchIntegralKernel(OpenMM::ComputeContext& cc, OpenMM::ComputeKernel& kernel, long long items, OpenMM::ComputeArray& counter);
 
 /** Allocates a work-item counter for launchIntegralKernel, if not yet allocated. */
 void initializeWorkCounter(OpenMM::ComputeContext& cc, OpenMM::ComputeArray& counter);
@@ -74,12 +71,12 @@ struct BoysParameters {
 };
 
 /**
- * Launches threeCentreGradient (cooperative: threeCentreGradientCooperative) of program over numPairs x numGroups work
- * items (the kernel's comment gives the meaning of every input) into gradient, which must hold zeros, taking the items
- * from counter (initializeWorkCounter); every array must outlive the launch. readThreeCentreGradient() waits for it.
+ * Launches threeCentreGradient of program over numPairs x numGroups work items (the kernel's comment gives the meaning
+ * of every input) into gradient, which must hold zeros, taking the items from counter (initializeWorkCounter); every
+ * array must outlive the launch. readThreeCentreGradient() waits for it.
  */
-void launchThreeCentreGradient(OpenMM::ComputeContext& cc, OpenMM::ComputeProgram program, bool cooperative, int numPairs,
-                               int numGroups, int nbf, OpenMM::ComputeArray& pairFirst, OpenMM::ComputeArray& pairSecond, DeviceShells& basis,
+void launchThreeCentreGradient(OpenMM::ComputeContext& cc, OpenMM::ComputeProgram program, int numPairs, int numGroups, int nbf,
+                               OpenMM::ComputeArray& pairFirst, OpenMM::ComputeArray& pairSecond, DeviceShells& basis,
                                OpenMM::ComputeArray& groupShellStart, int centreOffset,
                                DeviceShells& fitting, OpenMM::ComputeArray& boysTable, const BoysParameters& boys,
                                OpenMM::ComputeArray& density, OpenMM::ComputeArray& coefficients, OpenMM::ComputeArray& gradient,

@@ -12,21 +12,20 @@ void OpenMMDFT::initializeWorkCounter(ComputeContext& cc, ComputeArray& counter)
         counter.initialize<long long>(cc, 1, "qmIntegralWorkCounter");
 }
 
-void OpenMMDFT::launchIntegralKernel(ComputeContext& cc, ComputeKernel& kernel, long long items, ComputeArray& counter, int groupSize,
-                                     int itemThreads) {
+void OpenMMDFT::launchIntegralKernel(ComputeContext& cc, ComputeKernel& kernel, long long items, ComputeArray& counter) {
     if (items <= 0)
         return;
     cc.clearBuffer(counter);
-    // At least itemThreads threads per item up to OpenMM's cap on work groups (execute takes an int).
-    kernel->execute((int) std::min<long long>(items, (1LL << 30) / itemThreads) * itemThreads, groupSize);
+    // At least one work item per item up to OpenMM's cap on work groups (execute takes an int).
+    kernel->execute((int) std::min<long long>(items, 1LL << 30), THREE_CENTRE_GROUP_SIZE);
 }
 
-void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram program, bool cooperative, int numPairs, int numGroups,
+void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram program, int numPairs, int numGroups,
                                           int nbf, ComputeArray& pairFirst, ComputeArray& pairSecond, DeviceShells& basis,
                                           ComputeArray& groupShellStart, int centreOffset, DeviceShells& fitting,
                                           ComputeArray& boysTable, const BoysParameters& boys, ComputeArray& density,
                                           ComputeArray& coefficients, ComputeArray& gradient, ComputeArray& counter) {
-    ComputeKernel kernel = program->createKernel(cooperative ? "threeCentreGradientCooperative" : "threeCentreGradient");
+    ComputeKernel kernel = program->createKernel("threeCentreGradient");
     kernel->addArg(numPairs);
     kernel->addArg(numGroups);
     kernel->addArg(nbf);
@@ -46,11 +45,7 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
     kernel->addArg(gradient);
     initializeWorkCounter(cc, counter);
     kernel->addArg(counter);
-    const long long items = (long long) numPairs * numGroups;
-    if (cooperative)
-        launchIntegralKernel(cc, kernel, items, counter, THREE_CENTRE_COOPERATIVE_SIZE, THREE_CENTRE_COOPERATIVE_SIZE);  // a work group per item
-    else
-        launchIntegralKernel(cc, kernel, items, counter);
+    launchIntegralKernel(cc, kernel, (long long) numPairs * numGroups, counter);
 }
 
 Eigen::MatrixXd OpenMMDFT::readThreeCentreGradient(ComputeArray& gradient) {

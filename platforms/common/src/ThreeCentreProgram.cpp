@@ -1,12 +1,7 @@
 // The compile-time settings of the density-fitting integral kernels (ThreeCentreProgram.h).
 #include "ThreeCentreProgram.h"
-#include "openmmdft/qm/EnvironmentSwitch.h"
 #include <cstdio>
 #include <string>
-
-bool OpenMMDFT::cooperativeGradientChosen() {
-    return QM::environmentSwitchOn("OPENMMDFT_COOPERATIVE_GRADIENT");
-}
 
 std::map<std::string, std::string> OpenMMDFT::threeCentreDefines(int basisL, int auxL, bool pointCharges) {
     std::map<std::string, std::string> defines;
@@ -14,8 +9,6 @@ std::map<std::string, std::string> OpenMMDFT::threeCentreDefines(int basisL, int
     defines["AUX_L"] = std::to_string(auxL);
     defines["POINT_CHARGES"] = pointCharges ? "1" : "0";
     defines["GROUP_SIZE"] = std::to_string(THREE_CENTRE_GROUP_SIZE);
-    defines["COOPERATIVE_SIZE"] = std::to_string(THREE_CENTRE_COOPERATIVE_SIZE);
-    defines["MAX_RUN_SHELLS"] = std::to_string(THREE_CENTRE_MAX_RUN_SHELLS);
     defines["MAX_CENTRES_PER_ITEM"] =
         std::to_string(pointCharges ? THREE_CENTRE_MAX_CHARGES_PER_ITEM : THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM);
     char scale[64];

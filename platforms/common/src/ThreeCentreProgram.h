@@ -19,13 +19,6 @@ constexpr double THREE_CENTRE_GRADIENT_SCALE = 17592186044416.0;
 constexpr int THREE_CENTRE_MAX_CHARGES_PER_ITEM = 16;
 constexpr int THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM = 8;
 
-/// Work-group size of the cooperative density-fitting gradient (threeCentreGradientCooperative: one work group per
-/// work item), and the most fitting shells per item it takes (one per thread, their gradients kept in local memory).
-/// 128, not a warp: OpenMM's CUDA platform launches at most 6 work groups per multiprocessor, and 6 warps would leave
-/// it nearly idle while they wait on memory.
-constexpr int THREE_CENTRE_COOPERATIVE_SIZE = 128;
-constexpr int THREE_CENTRE_MAX_RUN_SHELLS = 128;
-
 /// Work-group size of every launch of the program's integral kernels (their CUDA register bound assumes it): 128, so
 /// that the work groups OpenMM launches (6 per multiprocessor on CUDA) fill the 512 threads a multiprocessor holds at
 /// 128 registers (64: 384).
@@ -38,14 +31,6 @@ constexpr int THREE_CENTRE_GROUP_SIZE = 128;
  * waters in DZVP), though the instructions of the fitting path were nearly the same.
  */
 std::map<std::string, std::string> threeCentreDefines(int basisL, int auxL, bool pointCharges);
-
-/**
- * Which three-centre gradient kernel the density fitting and the point charges launch: threeCentreGradient (a thread
- * per work item), or, with OPENMMDFT_COOPERATIVE_GRADIENT=1 in the environment, threeCentreGradientCooperative (a work
- * group per item). A switch for measuring the two against each other on a GPU in one run; both are tested against the
- * host. Read when the density fitting's contractions are made, and at every point-charge gradient.
- */
-bool cooperativeGradientChosen();
 
 /** The compiled three-centre program for (basisL, auxL, pointCharges), made once per Context by its owner. */
 using ThreeCentreProgramSource = std::function<OpenMM::ComputeProgram(int basisL, int auxL, bool pointCharges)>;

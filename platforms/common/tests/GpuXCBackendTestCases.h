@@ -17,7 +17,6 @@
 #include <openmm/OpenMMException.h>
 #include <gtest/gtest.h>
 #include <cmath>
-#include <cstdlib>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -227,28 +226,6 @@ inline void testDeviceDensityFittingMatchesLibint(const std::shared_ptr<const XC
     EXPECT_EQ(0.0, (device.gradient(D, numAtoms, threshold, 2, &cartesianD) - gd).cwiseAbs().maxCoeff()) << basisName;
     const Eigen::MatrixXd wrongSize = Eigen::MatrixXd::Zero(2, 2);
     EXPECT_THROW(device.gradient(D, numAtoms, threshold, 2, &wrongSize), OpenMM::OpenMMException);
-    {
-        // The tensor in two classes (OPENMMDFT_TENSOR_CLASSES=1, read when the contractions are made: s and p shell
-        // pairs with fitting shells up to d by a kernel compiled for those l): the same Coulomb matrix and gradient.
-        setenv("OPENMMDFT_TENSOR_CLASSES", "1", 1);
-        DensityFittedCoulomb classes(basis, aux, threshold, 2, NormalEquationSolver(), factory->densityFittingContractions());
-        unsetenv("OPENMMDFT_TENSOR_CLASSES");
-        const Eigen::MatrixXd Jc = classes.compute(D);
-        EXPECT_LT((Jc - Jh).cwiseAbs().maxCoeff(), 1e-10 * Jh.cwiseAbs().maxCoeff()) << basisName << " Coulomb matrix, tensor classes";
-        EXPECT_LT((Jc - Jd).cwiseAbs().maxCoeff(), 1e-13 * Jh.cwiseAbs().maxCoeff()) << basisName << " tensor classes against one kernel";
-        EXPECT_LT((classes.gradient(D, numAtoms, threshold, 2) - gh).cwiseAbs().maxCoeff(), 1e-9) << basisName << " gradient, tensor classes";
-    }
-    {
-        // The cooperative gradient kernel (a work group per item; OPENMMDFT_COOPERATIVE_GRADIENT=1, read when the
-        // contractions are made): the same gradient.
-        setenv("OPENMMDFT_COOPERATIVE_GRADIENT", "1", 1);
-        DensityFittedCoulomb cooperative(basis, aux, threshold, 2, NormalEquationSolver(), factory->densityFittingContractions());
-        unsetenv("OPENMMDFT_COOPERATIVE_GRADIENT");
-        cooperative.compute(D);
-        const Eigen::MatrixXd gc = cooperative.gradient(D, numAtoms, threshold, 2);
-        EXPECT_LT((gc - gh).cwiseAbs().maxCoeff(), 1e-9) << basisName << " cooperative gradient: device\n" << gc << "\nLibint\n" << gh;
-        EXPECT_LT((gc - gd).cwiseAbs().maxCoeff(), 1e-11) << basisName << " cooperative against per-item gradient";
-    }
     // The host's own path is Libint's three-centre and metric parts.
     const Eigen::MatrixXd libint = densityFittedCoulombGradient(basis, aux, D, host.fitCoefficients(), numAtoms, threshold, 2);
     EXPECT_LT((gh - libint).cwiseAbs().maxCoeff(), 1e-12);
@@ -345,21 +322,14 @@ inline void testDevicePointChargeGradientMatchesHost(const std::shared_ptr<const
         std::vector<double> weights;
         for (const PointCharge& c : charges.first)
             weights.push_back(-c.charge);
-        // The default kernel, then the cooperative one (OPENMMDFT_COOPERATIVE_GRADIENT=1, read at the start).
-        for (const bool cooperative : {false, true}) {
-            const std::string kernel = cooperative ? " (cooperative kernel)" : "";
-            if (cooperative)
-                setenv("OPENMMDFT_COOPERATIVE_GRADIENT", "1", 1);
-            const std::unique_ptr<PointChargeGradientInFlight> started =
-                device->startGradient(makePointChargeTask(basis, charges.first, charges.second), weights, toCartesianBasis(basis, D), numAtoms);
-            unsetenv("OPENMMDFT_COOPERATIVE_GRADIENT");
-            ASSERT_TRUE(started != nullptr);
-            Eigen::MatrixXd deviceAtoms = Eigen::MatrixXd::Zero(numAtoms, 3), deviceCharges = Eigen::MatrixXd::Zero(charges.first.size(), 3);
-            started->addTo(deviceAtoms, deviceCharges);
-            EXPECT_LT((deviceAtoms - hostAtoms).cwiseAbs().maxCoeff(), 1e-10) << basisName << kernel << " atoms: device\n" << deviceAtoms
-                                                                              << "\nhost\n" << hostAtoms;
-            EXPECT_LT((deviceCharges - hostCharges).cwiseAbs().maxCoeff(), 1e-10) << basisName << kernel << " charges";
-        }
+        const std::unique_ptr<PointChargeGradientInFlight> started =
+            device->startGradient(makePointChargeTask(basis, charges.first, charges.second), weights, toCartesianBasis(basis, D), numAtoms);
+        ASSERT_TRUE(started != nullptr);
+        Eigen::MatrixXd deviceAtoms = Eigen::MatrixXd::Zero(numAtoms, 3), deviceCharges = Eigen::MatrixXd::Zero(charges.first.size(), 3);
+        started->addTo(deviceAtoms, deviceCharges);
+        EXPECT_LT((deviceAtoms - hostAtoms).cwiseAbs().maxCoeff(), 1e-10) << basisName << " atoms: device\n" << deviceAtoms << "\nhost\n"
+                                                                          << hostAtoms;
+        EXPECT_LT((deviceCharges - hostCharges).cwiseAbs().maxCoeff(), 1e-10) << basisName << " charges";
     }
     // Both started before either is read (as the engine's gradient queues them), read in the other order; a second
     // read of one is refused rather than adding it twice.

@@ -138,28 +138,23 @@ DEVICE void hermiteCoulomb(int L, double alpha, double X, double Y, double Z, co
  * E^ij_t of x_A^i x_B^j exp(-a x_A^2 - b x_B^2) = K sum_t E^ij_t Lambda_t for i <= iMax, j <= jMax, at
  * E[(i*(jMax+1)+j)*(iMax+jMax+1)+t]: E^(i+1)j_t = E^ij_(t-1)/(2p) + PA E^ij_t + (t+1) E^ij_(t+1), and in j with PB.
  */
-/* Written once for private memory (hermiteExpansion) and for local memory (hermiteExpansionShared, the tables a
- * work group shares): OpenCL's pointers carry their address space. */
-#define DEFINE_HERMITE_EXPANSION(NAME, SPACE) \
-DEVICE void NAME(int iMax, int jMax, double p, double PA, double PB, SPACE double* E) {                                    \
-    const int T = iMax+jMax+1;                                                                                             \
-    for (int k = 0; k < (iMax+1)*(jMax+1)*T; k++)                                                                          \
-        E[k] = 0;                                                                                                          \
-    const double inverse2p = 0.5/p;                                                                                        \
-    E[0] = 1;                                                                                                              \
-    for (int i = 0; i <= iMax; i++) {                                                                                      \
-        if (i > 0)                                                                                                         \
-            for (int t = 0; t <= i; t++)                                                                                   \
-                E[(i*(jMax+1))*T+t] = (t > 0 ? inverse2p*E[((i-1)*(jMax+1))*T+t-1] : 0.0) + PA*E[((i-1)*(jMax+1))*T+t] +   \
-                                      (t+1 <= i-1 ? (t+1)*E[((i-1)*(jMax+1))*T+t+1] : 0.0);                                \
-        for (int j = 1; j <= jMax; j++)                                                                                    \
-            for (int t = 0; t <= i+j; t++)                                                                                 \
-                E[(i*(jMax+1)+j)*T+t] = (t > 0 ? inverse2p*E[(i*(jMax+1)+j-1)*T+t-1] : 0.0) + PB*E[(i*(jMax+1)+j-1)*T+t] + \
-                                        (t+1 <= i+j-1 ? (t+1)*E[(i*(jMax+1)+j-1)*T+t+1] : 0.0);                            \
-    }                                                                                                                      \
+DEVICE void hermiteExpansion(int iMax, int jMax, double p, double PA, double PB, double* E) {
+    const int T = iMax+jMax+1;
+    for (int k = 0; k < (iMax+1)*(jMax+1)*T; k++)
+        E[k] = 0;
+    const double inverse2p = 0.5/p;
+    E[0] = 1;
+    for (int i = 0; i <= iMax; i++) {
+        if (i > 0)
+            for (int t = 0; t <= i; t++)
+                E[(i*(jMax+1))*T+t] = (t > 0 ? inverse2p*E[((i-1)*(jMax+1))*T+t-1] : 0.0) + PA*E[((i-1)*(jMax+1))*T+t] +
+                                      (t+1 <= i-1 ? (t+1)*E[((i-1)*(jMax+1))*T+t+1] : 0.0);
+        for (int j = 1; j <= jMax; j++)
+            for (int t = 0; t <= i+j; t++)
+                E[(i*(jMax+1)+j)*T+t] = (t > 0 ? inverse2p*E[(i*(jMax+1)+j-1)*T+t-1] : 0.0) + PB*E[(i*(jMax+1)+j-1)*T+t] +
+                                        (t+1 <= i+j-1 ? (t+1)*E[(i*(jMax+1)+j-1)*T+t+1] : 0.0);
+    }
 }
-DEFINE_HERMITE_EXPANSION(hermiteExpansion, )
-DEFINE_HERMITE_EXPANSION(hermiteExpansionShared, LOCAL_ARG)
 
 /** The Hermite coefficients E_t of a single Gaussian x^l exp(-g x^2) at its own centre, l <= AUX_L: single[l*(AUX_L+1)+t]. */
 DEVICE void singleGaussianExpansion(int lMax, double g, double* single) {
@@ -174,51 +169,43 @@ DEVICE void singleGaussianExpansion(int lMax, double g, double* single) {
 }
 
 /** dst[tuv] += w E^(ij)_tuv, the Hermite coefficients of the cartesian pair (i, j) from the three directions' tables. */
-/* For private and for local memory alike (DEFINE_HERMITE_EXPANSION). */
-#define DEFINE_ADD_PAIR_HERMITE(NAME, SPACE) \
-DEVICE void NAME(SPACE const double* Ex, SPACE const double* Ey, SPACE const double* Ez, int jMax, int T, const int* i, const int* j, \
-                 double w, SPACE double* dst) {                                                                                       \
-    SPACE const double* ex = Ex+(i[0]*(jMax+1)+j[0])*T;                                                                               \
-    SPACE const double* ey = Ey+(i[1]*(jMax+1)+j[1])*T;                                                                               \
-    SPACE const double* ez = Ez+(i[2]*(jMax+1)+j[2])*T;                                                                               \
-    for (int t = 0; t <= i[0]+j[0]; t++)                                                                                              \
-        for (int u = 0; u <= i[1]+j[1]; u++) {                                                                                        \
-            const double wtu = w*ex[t]*ey[u];                                                                                         \
-            for (int v = 0; v <= i[2]+j[2]; v++)                                                                                      \
-                dst[hermitePosition(t, u, v)] += wtu*ez[v];                                                                           \
-        }                                                                                                                             \
+DEVICE void addPairHermite(const double* Ex, const double* Ey, const double* Ez, int jMax, int T, const int* i, const int* j,
+                           double w, double* dst) {
+    const double* ex = Ex+(i[0]*(jMax+1)+j[0])*T;
+    const double* ey = Ey+(i[1]*(jMax+1)+j[1])*T;
+    const double* ez = Ez+(i[2]*(jMax+1)+j[2])*T;
+    for (int t = 0; t <= i[0]+j[0]; t++)
+        for (int u = 0; u <= i[1]+j[1]; u++) {
+            const double wtu = w*ex[t]*ey[u];
+            for (int v = 0; v <= i[2]+j[2]; v++)
+                dst[hermitePosition(t, u, v)] += wtu*ez[v];
+        }
 }
-DEFINE_ADD_PAIR_HERMITE(addPairHermite, )
-DEFINE_ADD_PAIR_HERMITE(addPairHermiteShared, LOCAL_ARG)
 
-/* dst += sum_ij D_ij d/dX_d of the primitive pair's Hermite coefficients for one of its centres (onA: A, whose function
+/** dst += sum_ij D_ij d/dX_d of the primitive pair's Hermite coefficients for one of its centres (onA: A, whose function
  * i is raised and lowered, d/dA_x x_A^i e^(-a x_A^2) = 2a x_A^(i+1) e^(..) - i x_A^(i-1) e^(..); else B with j), in
- * direction d: the pair's derivative Hermite density, the cartesian density scaled by cab. Written once for private
- * and for local memory (DEFINE_HERMITE_EXPANSION), with the matching addPairHermite. */
-#define DEFINE_ADD_DERIVATIVE_DENSITY(NAME, SPACE, ADD_PAIR_HERMITE) \
-DEVICE void NAME(SPACE const double* Ex, SPACE const double* Ey, SPACE const double* Ez, int la, int lb, int jMax, int T, int o1, int o2, \
-                 int nbf, GLOBAL const double* RESTRICT density, double cab, int onA, double exponent, int d, SPACE double* dst) {        \
-    for (int i = 0; i < CART_COUNT(la); i++) {                                                                                          \
-        int ip[3];                                                                                                                      \
-        cartesianPowers(la, i, ip);                                                                                                     \
-        for (int j = 0; j < CART_COUNT(lb); j++) {                                                                                      \
-            int jp[3];                                                                                                                  \
-            cartesianPowers(lb, j, jp);                                                                                                 \
-            const double Dij = cab*density[(mm_long) (o1+i)*nbf+o2+j];                                                                  \
-            if (Dij == 0)                                                                                                               \
-                continue;                                                                                                               \
-            int* raised = (onA ? ip : jp);                                                                                              \
-            raised[d]++;                                                                                                                \
-            ADD_PAIR_HERMITE(Ex, Ey, Ez, jMax, T, ip, jp, 2*exponent*Dij, dst);                                                        \
-            raised[d] -= 2;                                                                                                             \
-            if (raised[d] >= 0)                                                                                                         \
-                ADD_PAIR_HERMITE(Ex, Ey, Ez, jMax, T, ip, jp, -(raised[d]+1)*Dij, dst);                                                \
-            raised[d]++;  /* ip is the next j's too */                                                                                  \
-        }                                                                                                                               \
-    }                                                                                                                                   \
+ * direction d: the pair's derivative Hermite density, the cartesian density scaled by cab. */
+DEVICE void addDerivativeDensity(const double* Ex, const double* Ey, const double* Ez, int la, int lb, int jMax, int T, int o1, int o2,
+                                 int nbf, GLOBAL const double* RESTRICT density, double cab, int onA, double exponent, int d, double* dst) {
+    for (int i = 0; i < CART_COUNT(la); i++) {
+        int ip[3];
+        cartesianPowers(la, i, ip);
+        for (int j = 0; j < CART_COUNT(lb); j++) {
+            int jp[3];
+            cartesianPowers(lb, j, jp);
+            const double Dij = cab*density[(mm_long) (o1+i)*nbf+o2+j];
+            if (Dij == 0)
+                continue;
+            int* raised = (onA ? ip : jp);
+            raised[d]++;
+            addPairHermite(Ex, Ey, Ez, jMax, T, ip, jp, 2*exponent*Dij, dst);
+            raised[d] -= 2;
+            if (raised[d] >= 0)
+                addPairHermite(Ex, Ey, Ez, jMax, T, ip, jp, -(raised[d]+1)*Dij, dst);
+            raised[d]++;  // ip is the next j's too
+        }
+    }
 }
-DEFINE_ADD_DERIVATIVE_DENSITY(addDerivativeDensity, , addPairHermite)
-DEFINE_ADD_DERIVATIVE_DENSITY(addDerivativeDensityShared, LOCAL_ARG, addPairHermiteShared)
 
 /** sum_tuv E^(ij)_t E^(ij)_u E^(ij)_v W_tuv: the cartesian pair (i, j) contracted with values W on its Hermite functions
  * (an element of the pair's block), from the three directions' tables. */
@@ -427,8 +414,8 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreTensor(int pairBegin, int pairCount
     }
 }
 
-/* The arguments of both density-fitting gradient kernels (threeCentreGradient, threeCentreGradientCooperative): the
- * host launches either with the same list (launchThreeCentreGradient). */
+/* The arguments of the density-fitting gradient kernel (threeCentreGradient), in the order the host passes them
+ * (launchThreeCentreGradient). */
 #define THREE_CENTRE_GRADIENT_ARGUMENTS \
     int numPairs, int numGroups, int nbf, GLOBAL const int* RESTRICT pairFirst,                             \
     GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT shellL,                               \
@@ -635,136 +622,5 @@ KERNEL void sumChargeGroups(int count, int numGroups, GLOBAL const double* RESTR
         for (int g = 0; g < numGroups; g++)
             sum += partial[(mm_long) g*count+e];
         total[e] = sum;
-    }
-}
-
-/* ------------------------------------------------------------------------------------------------------------------
- * The same gradient (of fitting functions, or with POINT_CHARGES of point charges) with a work group of
- * COOPERATIVE_SIZE threads per work item (shell pair, run of at most MAX_RUN_SHELLS fitting shells or charges): the
- * pair's Hermite tables and derivative densities are formed once per primitive pair in local memory, shared by the
- * threads, which divide the run's fitting shells among them. Each thread's private arrays are then only the fitting
- * side's (R, W, cq), about a third of threeCentreGradient's, which on a GPU spill to slow local memory. Same sums; the
- * thread and shell partial sums are added in a fixed order.
- */
-#ifndef COOPERATIVE_SIZE
-#error "COOPERATIVE_SIZE (the cooperative gradient's work-group size) must be defined"
-#endif
-
-/* At most 128 registers on CUDA, as for the other integral kernels: 512 threads per multiprocessor (ptxas gave 139
- * without the bound). */
-#ifdef __CUDA_ARCH__
-#define AT_MOST_128_REGISTERS_COOPERATIVE __launch_bounds__(COOPERATIVE_SIZE, 512/COOPERATIVE_SIZE)
-#else
-#define AT_MOST_128_REGISTERS_COOPERATIVE
-#endif
-KERNEL AT_MOST_128_REGISTERS_COOPERATIVE void threeCentreGradientCooperative(THREE_CENTRE_GRADIENT_ARGUMENTS) {
-    const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
-    LOCAL double sEx[MAX_E], sEy[MAX_E], sEz[MAX_E];
-    LOCAL double sDA[3*MAX_PAIR_HERMITE], sDB[3*MAX_PAIR_HERMITE];
-    LOCAL double sShell[3*MAX_RUN_SHELLS];       // each fitting shell's share of its centre's gradient, one thread's each
-    LOCAL double sPair[6*COOPERATIVE_SIZE];     // each thread's gradients of the two orbital centres
-    LOCAL mm_long sItem[1];
-    double single[(AUX_L+1)*(AUX_L+1)];
-    double R[MAX_HERMITE], F[MAX_ORDER+1];
-    double cq[HERMITE_COUNT(AUX_L)], W[MAX_PAIR_HERMITE];
-    const mm_long numItems = (mm_long) numPairs*numGroups;
-    while (true) {
-        SYNC_THREADS;  // the previous item's local arrays are read
-        if (LOCAL_ID == 0)
-            sItem[0] = (mm_long) ATOMIC_ADD(counter, (mm_ulong) 1);
-        SYNC_THREADS;
-        const mm_long item = sItem[0];
-        if (item >= numItems)
-            break;
-        const int group = (int) (item/numPairs), k = (int) (item%numPairs);
-        const int firstAux = auxGroupShellStart[group], lastAux = auxGroupShellStart[group+1];
-        const int s1 = pairFirst[k], s2 = pairSecond[k];
-        const int la = shellL[s1], lb = shellL[s2];
-        const int iMax = la+1, jMax = lb+1, T = iMax+jMax+1, pairOrder = la+lb+1, count = HERMITE_COUNT(pairOrder);
-        const int o1 = shellCartesianOffset[s1], o2 = shellCartesianOffset[s2];
-        const double weight = (s1 == s2 ? 1.0 : 2.0);
-        const double A[3] = {shellCenter[3*s1], shellCenter[3*s1+1], shellCenter[3*s1+2]};
-        const double B[3] = {shellCenter[3*s2], shellCenter[3*s2+1], shellCenter[3*s2+2]};
-        const double AB2 = (A[0]-B[0])*(A[0]-B[0]) + (A[1]-B[1])*(A[1]-B[1]) + (A[2]-B[2])*(A[2]-B[2]);
-        double gA[3] = {0, 0, 0}, gB[3] = {0, 0, 0};
-        for (int n = LOCAL_ID; n < 3*(lastAux-firstAux); n += LOCAL_SIZE)
-            sShell[n] = 0;
-        for (int pa = shellPrimStart[s1]; pa < shellPrimStart[s1]+shellNumPrim[s1]; pa++)
-            for (int pb = shellPrimStart[s2]; pb < shellPrimStart[s2]+shellNumPrim[s2]; pb++) {
-                const double a = primExponent[pa], b = primExponent[pb], p = a+b;
-                const double cab = weight*primCoefficient[pa]*primCoefficient[pb]*exp(-a*b/p*AB2);
-                if (fabs(cab) < 1e-18)
-                    continue;  // the same for every thread of the group
-                double P[3];
-                for (int d = 0; d < 3; d++)
-                    P[d] = (a*A[d]+b*B[d])/p;
-                SYNC_THREADS;  // the previous primitive pair's tables are read
-                if (LOCAL_ID < 3)
-                    hermiteExpansionShared(iMax, jMax, p, P[LOCAL_ID]-A[LOCAL_ID], P[LOCAL_ID]-B[LOCAL_ID],
-                                           LOCAL_ID == 0 ? sEx : (LOCAL_ID == 1 ? sEy : sEz));
-                SYNC_THREADS;
-                // Derivative Hermite densities, one direction of one centre per thread (threads 0-2: A, 3-5: B).
-                if (LOCAL_ID < 6) {
-                    const int d = LOCAL_ID%3, onA = (LOCAL_ID < 3);
-                    LOCAL_ARG double* dst = (onA ? sDA : sDB)+d*count;
-                    for (int n = 0; n < count; n++)
-                        dst[n] = 0;
-                    addDerivativeDensityShared(sEx, sEy, sEz, la, lb, jMax, T, o1, o2, nbf, density, cab, onA, onA ? a : b, d, dst);
-                }
-                SYNC_THREADS;
-                for (int q = firstAux+LOCAL_ID; q < lastAux; q += LOCAL_SIZE) {
-#if POINT_CHARGES
-                    // The charge's potential on the pair's Hermite functions, (2 pi / p) R_tuv(p, P-C) times its weight.
-                    const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
-                    boysFunction(pairOrder, p*(X*X+Y*Y+Z*Z), boysTable, boys, F);
-                    hermiteCoulomb(pairOrder, p, X, Y, Z, F, R);
-                    const double w = 2*PI_THREE_CENTRE/p*auxCoefficient[auxPrimStart[q]]*coefficients[auxCartesianOffset[q]];
-                    for (int n = 0; n < count; n++)
-                        W[n] = w*R[n];
-#else
-                    for (int n = 0; n < count; n++)
-                        W[n] = 0;
-                    addFittingShellPotential(q, p, P, pairOrder, auxL, auxPrimStart, auxNumPrim, auxCartesianOffset, auxCenter,
-                                             auxExponent, auxCoefficient, coefficients, boysTable, boys, single, cq, F, R, W);
-#endif
-                    for (int d = 0; d < 3; d++) {
-                        double sa = 0, sb = 0;
-                        for (int n = 0; n < count; n++) {
-                            sa += sDA[d*count+n]*W[n];
-                            sb += sDB[d*count+n]*W[n];
-                        }
-                        gA[d] += sa;
-                        gB[d] += sb;
-                        sShell[3*(q-firstAux)+d] -= sa+sb;  // translational invariance
-                    }
-                }
-            }
-        for (int d = 0; d < 3; d++) {
-            sPair[6*LOCAL_ID+d] = gA[d];
-            sPair[6*LOCAL_ID+3+d] = gB[d];
-        }
-        SYNC_THREADS;
-        if (LOCAL_ID == 0) {
-            const int atomA = shellAtom[s1], atomB = shellAtom[s2];
-            for (int d = 0; d < 3; d++) {
-                double sumA = 0, sumB = 0;
-                for (int t = 0; t < LOCAL_SIZE; t++) {
-                    sumA += sPair[6*t+d];
-                    sumB += sPair[6*t+3+d];
-                }
-                ATOMIC_ADD(&gradient[3*atomA+d], (mm_ulong) ((mm_long) round(sumA*GRADIENT_SCALE)));
-                ATOMIC_ADD(&gradient[3*atomB+d], (mm_ulong) ((mm_long) round(sumB*GRADIENT_SCALE)));
-            }
-            // Each centre's shells, summed in order.
-            for (int q = firstAux; q < lastAux;) {
-                double sum[3] = {0, 0, 0};
-                const int atom = auxAtom[q];
-                for (; q < lastAux && auxAtom[q] == atom; q++)
-                    for (int d = 0; d < 3; d++)
-                        sum[d] += sShell[3*(q-firstAux)+d];
-                for (int d = 0; d < 3; d++)
-                    ATOMIC_ADD(&gradient[3*(centreOffset+atom)+d], (mm_ulong) ((mm_long) round(sum[d]*GRADIENT_SCALE)));
-            }
-        }
     }
 }
