@@ -146,13 +146,15 @@ unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(const vector<Vec3>& qmP
         g->errorChanges = t.subspaceErrors;
         g->coulombChanges = t.subspaceCoulombs;
         g->lowdinOrbitals = t.lowdinOrbitals;
+        g->errorChangeGram = t.subspaceErrorGram;
     }
     return g;
 }
 
 void DensityExtrapolation::record(const vector<Vec3>& qmPositions, const Eigen::MatrixXd& density,
                                   vector<QM::SharedMatrix> fockChanges, vector<QM::SharedMatrix> errorChanges,
-                                  vector<QM::SharedMatrix> coulombChanges, QM::SharedMatrix lowdinOrbitals) {
+                                  vector<QM::SharedMatrix> coulombChanges, QM::SharedMatrix lowdinOrbitals,
+                                  QM::SharedMatrix errorChangeGram) {
     if (resumesSetAside(qmPositions))
         std::swap(current, setAside);  // back on the trajectory; the excursion is set aside in its place
     const bool samePoint = current.atNewestPoint(qmPositions);
@@ -167,6 +169,7 @@ void DensityExtrapolation::record(const vector<Vec3>& qmPositions, const Eigen::
     t.subspaceErrors = std::move(errorChanges);
     t.subspaceCoulombs = std::move(coulombChanges);
     t.lowdinOrbitals = std::move(lowdinOrbitals);
+    t.subspaceErrorGram = std::move(errorChangeGram);
     if (samePoint) {
         // Evaluated again at the same positions (getState between steps, a multiple time step integrator's
         // next step): nothing new.

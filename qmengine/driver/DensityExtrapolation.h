@@ -72,12 +72,14 @@ public:
     std::unique_ptr<QM::DensityGuess> guess(const std::vector<OpenMM::Vec3>& qmPositions, int& used) const;
     /**
      * Record the converged density of an evaluation, and the DIIS pairs its SCF hands on (QMResult::fockChanges,
-     * errorChanges, coulombChanges) and its orbitals (QMResult::lowdinOrbitals), which the next guess carries while the
+     * errorChanges, coulombChanges, with the error changes' Gram matrix QMResult::errorChangeGram) and its orbitals
+     * (QMResult::lowdinOrbitals), which the next guess carries while the
      * trajectory continues (whatever the method).
      */
     void record(const std::vector<OpenMM::Vec3>& qmPositions, const Eigen::MatrixXd& density,
                 std::vector<QM::SharedMatrix> fockChanges = {}, std::vector<QM::SharedMatrix> errorChanges = {},
-                std::vector<QM::SharedMatrix> coulombChanges = {}, QM::SharedMatrix lowdinOrbitals = nullptr);
+                std::vector<QM::SharedMatrix> coulombChanges = {}, QM::SharedMatrix lowdinOrbitals = nullptr,
+                QM::SharedMatrix errorChangeGram = nullptr);
     /** Kolafa's coefficients B_1..B_n for n past densities. */
     static std::vector<double> aspcCoefficients(int n);
     /** The equal-spacing Lagrange coefficients B_i = (-1)^(i+1) C(n, i), i = 1..n, for n past densities. */
@@ -95,6 +97,7 @@ private:
         std::deque<Eigen::MatrixXd> auxiliary;  // XLBOMD: P(t+dt) (the next guess), P(t), ..., newest first
         std::vector<QM::SharedMatrix> subspaceFocks, subspaceErrors, subspaceCoulombs;  // shared with the guesses, not copied
         QM::SharedMatrix lowdinOrbitals;  // of the newest evaluation
+        QM::SharedMatrix subspaceErrorGram;  // the Gram matrix of subspaceErrors, where the SCF handed it on
         /** Whether an evaluation at this geometry is the newest recorded point again (the same QM positions). */
         bool atNewestPoint(const std::vector<OpenMM::Vec3>& qmPositions) const;
         /** Whether an evaluation at this geometry continues the recorded trajectory (a step further). */

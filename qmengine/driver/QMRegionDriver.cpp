@@ -406,7 +406,7 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
     }
     QM::QMResult r = engine->compute(atoms, qmCharge, mm, guess.get(), longRange ? &longRangeTerms : nullptr);
     densityHistory->record(qmPositions, r.density, std::move(r.fockChanges), std::move(r.errorChanges),
-                           std::move(r.coulombChanges), std::move(r.lowdinOrbitals));
+                           std::move(r.coulombChanges), std::move(r.lowdinOrbitals), std::move(r.errorChangeGram));
     results.extrapolatedDensities = extrapolated;
     results.recycledDIISPairs = r.recycledPairs;
     results.totalEnergy = r.total * KJ_PER_MOL_PER_HARTREE;

@@ -41,7 +41,7 @@ void DIIS::setRecycled(const std::vector<Eigen::MatrixXd>& fockChanges, const st
 }
 
 void DIIS::setRecycled(const std::vector<const Eigen::MatrixXd*>& fockChanges, const std::vector<const Eigen::MatrixXd*>& errorChanges,
-                       const std::vector<const Eigen::MatrixXd*>& companionChanges) {
+                       const std::vector<const Eigen::MatrixXd*>& companionChanges, const Eigen::MatrixXd* errorGram) {
     reset();
     const int m = (int) std::min(fockChanges.size(), errorChanges.size());
     if (m == 0)
@@ -57,7 +57,9 @@ void DIIS::setRecycled(const std::vector<const Eigen::MatrixXd*>& fockChanges, c
     // SCFs' convergence (1e-3 to 1e-9), and unscaled the smallest ones, which carry the directions the last
     // iterations need, would fall under the cut as more pairs join (measured: 96 unscaled pairs converge slower
     // than 48; scaled, faster).
-    const Eigen::MatrixXd gram = streamedGram(errors, threads_);
+    const Eigen::Index count = (Eigen::Index) errorChanges.size();
+    const bool given = errorGram != nullptr && errorGram->rows() == count && errorGram->cols() == count;
+    const Eigen::MatrixXd gram = given ? Eigen::MatrixXd(errorGram->topLeftCorner(m, m)) : streamedGram(errors, threads_);
     if (!gram.allFinite())
         return;
     const Eigen::VectorXd scale = gram.diagonal().cwiseSqrt().unaryExpr([](double norm) { return norm > 0 ? 1 / norm : 0.0; });

@@ -152,25 +152,35 @@ void addStreamedCombination(const MatrixList& A, const Eigen::Ref<const Eigen::V
 }
 
 Eigen::MatrixXd streamedGram(const MatrixList& A, int threads) {
-    const int m = (int) A.size();
-    if (m == 0)
-        return Eigen::MatrixXd(0, 0);
+    return streamedCrossGram(A, A, threads);
+}
+
+Eigen::MatrixXd streamedCrossGram(const MatrixList& A, const MatrixList& B, int threads) {
+    const int m = (int) A.size(), k = (int) B.size();
+    if (m == 0 || k == 0)
+        return Eigen::MatrixXd(m, k);
     const Eigen::Index rows = A[0]->size();
     checkEqualSizes(A, rows);
-    // Row blocks gathered side by side (2048 x m, in cache) give the Gram matrix as a sum of small products.
+    checkEqualSizes(B, rows);
+    const bool same = &A == &B;  // a Gram matrix: the gathered block is both sides of one product
+    // Row blocks of A gathered side by side (2048 x m, in cache) give the products as a sum of small ones; B's rows
+    // are read where they lie (for a Gram matrix grown by a few new matrices, A is those few and B streams once).
     constexpr int kRowBlock = 2048;
     const int blocks = (int) ((rows + kRowBlock - 1) / kRowBlock);
     std::vector<Eigen::MatrixXd> gathered(resolveThreads(threads));
-    Eigen::MatrixXd gram = parallelChunkedSum<Eigen::MatrixXd>(blocks, threads, Eigen::MatrixXd::Zero(m, m),
-                                                               [&](int b, Eigen::MatrixXd& sum, int t) {
+    return parallelChunkedSum<Eigen::MatrixXd>(blocks, threads, Eigen::MatrixXd::Zero(m, k),
+                                               [&](int b, Eigen::MatrixXd& sum, int t) {
         const Eigen::Index start = (Eigen::Index) b * kRowBlock, length = std::min<Eigen::Index>(kRowBlock, rows - start);
         Eigen::MatrixXd& block = gathered[t];
         block.resize(length, m);
         for (int j = 0; j < m; j++)
             block.col(j) = Eigen::Map<const Eigen::VectorXd>(A[j]->data() + start, length);
-        sum.noalias() += block.transpose() * block;
+        if (same)
+            sum.noalias() += block.transpose() * block;
+        else
+            for (int j = 0; j < k; j++)
+                sum.col(j).noalias() += block.transpose() * Eigen::Map<const Eigen::VectorXd>(B[j]->data() + start, length);
     });
-    return gram;
 }
 
 Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) {

@@ -62,6 +62,36 @@ constexpr double ROTATION_TOLERANCE = 1e-3;
 struct Iterate {
     Eigen::MatrixXd fock, error, coulomb;
 };
+
+/**
+ * The Gram matrix of the error changes an SCF hands on: its own newest `fresh` ones first, then those of the guess it
+ * recycled (given->errorChanges[recycled[k]], in that order). Where the guess came with its pairs' Gram matrix only the
+ * new ones' products with the rest are computed (a few of the 96 rows), else all of them.
+ */
+SharedMatrix handedGram(const std::vector<SharedMatrix>& errors, size_t fresh, const DensityGuess* given,
+                        const std::vector<size_t>& recycled, int threads) {
+    if (errors.empty())
+        return nullptr;
+    MatrixList all, newest;
+    for (const SharedMatrix& e : errors)
+        all.push_back(e.get());
+    const size_t kept = errors.size() - fresh;  // given->errorChanges[recycled[0 .. kept)]
+    const bool known = given != nullptr && given->errorChangeGram && kept <= recycled.size() &&
+                       given->errorChangeGram->rows() == (Eigen::Index) given->errorChanges.size() &&
+                       given->errorChangeGram->cols() == (Eigen::Index) given->errorChanges.size();
+    if (!known || fresh == errors.size())
+        return std::make_shared<const Eigen::MatrixXd>(streamedGram(all, threads));
+    newest.assign(all.begin(), all.begin() + fresh);
+    const Eigen::MatrixXd cross = streamedCrossGram(newest, all, threads);
+    auto gram = std::make_shared<Eigen::MatrixXd>(errors.size(), errors.size());
+    gram->topRows(fresh) = cross;
+    gram->leftCols(fresh) = cross.transpose();
+    const Eigen::MatrixXd& old = *given->errorChangeGram;
+    for (size_t a = 0; a < kept; a++)
+        for (size_t b = 0; b < kept; b++)
+            (*gram)(fresh + a, fresh + b) = old(recycled[a], recycled[b]);
+    return gram;
+}
 } // namespace
 
 SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixXd D, bool haveDensity,
@@ -143,7 +173,17 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
                 if (withCoulomb)
                     coulombs.push_back(g.coulombChanges[j].get());
             }
-        diis.setRecycled(focks, errors, coulombs);
+        // The pairs' Gram matrix where the SCF that handed them on kept it (their products with each other).
+        Eigen::MatrixXd givenGram;
+        const bool haveGram = g.errorChangeGram && g.errorChangeGram->rows() == (Eigen::Index) g.errorChanges.size() &&
+                              g.errorChangeGram->cols() == (Eigen::Index) g.errorChanges.size();
+        if (haveGram) {
+            givenGram.resize(recycled.size(), recycled.size());
+            for (size_t a = 0; a < recycled.size(); a++)
+                for (size_t b = 0; b < recycled.size(); b++)
+                    givenGram(a, b) = (*g.errorChangeGram)(recycled[a], recycled[b]);
+        }
+        diis.setRecycled(focks, errors, coulombs, haveGram ? &givenGram : nullptr);
         r.timings["scf.recycling"] += seconds() - tRecycling;
     }
     std::deque<Iterate> iterates; // of the last iterations, oldest first
@@ -285,6 +325,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
             r.coulombChanges.push_back(std::make_shared<const Eigen::MatrixXd>(iterates[i].coulomb - iterates[i - 1].coulomb));
     }
     const DensityGuess* given = problem.recycled;
+    const size_t fresh = r.errorChanges.size();
     handCoulomb = handCoulomb && (recycled.empty() || givenCoulomb);
     for (size_t k = 0; k < recycled.size() && (int) r.fockChanges.size() < s.recycledSubspace; k++) {
         r.fockChanges.push_back(given->fockChanges[recycled[k]]);
@@ -294,6 +335,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     }
     if (!handCoulomb)
         r.coulombChanges.clear();
+    r.errorChangeGram = handedGram(r.errorChanges, fresh, given, recycled, s.threads);
     // Orbitals of the final Fock matrix (unshifted, not extrapolated).
     const double tFinal = seconds();
     diagonalize(F, eps, C);

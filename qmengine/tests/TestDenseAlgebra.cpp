@@ -62,6 +62,17 @@ TEST(DenseAlgebra, MatrixListProductsEqualTheDenseProducts) {
     for (int j = 0; j < gram.rows(); j++)
         for (int k = 0; k < gram.cols(); k++)  // relative to the pair's sizes: the small pairs' products must be right
             EXPECT_NEAR(denseGram(j, k), gram(j, k), 1e-12 * a.dense.col(j).norm() * a.dense.col(k).norm()) << j << " " << k;
+
+    // Three of the matrices against all of them (a Gram matrix grown by new pairs): the Gram matrix's rows.
+    const MatrixList some = {a.list[4], a.list[0], a.list[19]};
+    const Eigen::MatrixXd cross = streamedCrossGram(some, a.list, 3);
+    ASSERT_EQ(3, cross.rows());
+    ASSERT_EQ(20, cross.cols());
+    const int rowOf[] = {4, 0, 19};
+    for (int j = 0; j < 3; j++)
+        for (int k = 0; k < 20; k++)
+            EXPECT_NEAR(denseGram(rowOf[j], k), cross(j, k), 1e-12 * a.dense.col(rowOf[j]).norm() * a.dense.col(k).norm())
+                << j << " " << k;
 }
 
 TEST(DenseAlgebra, MatrixListProductsDoNotDependOnTheThreadCount) {
@@ -73,6 +84,8 @@ TEST(DenseAlgebra, MatrixListProductsDoNotDependOnTheThreadCount) {
     addStreamedCombination(a.list, c, y3, 3);
     EXPECT_EQ(0.0, (y1 - y3).cwiseAbs().maxCoeff());
     EXPECT_EQ(0.0, (streamedGram(a.list, 1) - streamedGram(a.list, 3)).cwiseAbs().maxCoeff());
+    const MatrixList some = {a.list[2], a.list[7]};
+    EXPECT_EQ(0.0, (streamedCrossGram(some, a.list, 1) - streamedCrossGram(some, a.list, 3)).cwiseAbs().maxCoeff());
 }
 
 TEST(DenseAlgebra, MatrixListProductsRefuseMismatchedSizes) {
@@ -81,6 +94,7 @@ TEST(DenseAlgebra, MatrixListProductsRefuseMismatchedSizes) {
     Eigen::VectorXd x = Eigen::VectorXd::Ones(9);
     EXPECT_THROW(streamedDots(list, x, 1), OpenMM::OpenMMException);
     EXPECT_THROW(streamedGram(list, 1), OpenMM::OpenMMException);
+    EXPECT_THROW(streamedCrossGram({&a}, {&b}, 1), OpenMM::OpenMMException);
     EXPECT_THROW(addStreamedCombination(list, Eigen::VectorXd::Ones(1), x, 1), OpenMM::OpenMMException);
     EXPECT_EQ(0, streamedGram({}, 1).size());
 }

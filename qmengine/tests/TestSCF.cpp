@@ -1,6 +1,7 @@
 #include "TestUtil.h"
 #include "openmmdft/qm/KohnShamLDA.h"
 #include "../src/SCFIterations.h"
+#include "openmmdft/qm/DenseAlgebra.h"
 #include <openmm/OpenMMException.h>
 #include <gtest/gtest.h>
 #include <algorithm>
@@ -192,18 +193,24 @@ TEST(SCF, ThreadCountDoesNotChangeTheEnergy) {
     EXPECT_NEAR(KohnShamLDA(s).compute(water(), 0, {}).total, x3, 1e-10);
 }
 
+namespace {
+/// A water vibrating among three charges, 0.5 fs-like steps.
+std::vector<QMAtom> vibratingWater(int step) {
+    auto atoms = water();
+    const double t = 0.5 * step;  // fs
+    atoms[1].xyz[1] += 0.05 * std::sin(2 * M_PI * t / 9.1);
+    atoms[2].xyz[2] += 0.04 * std::sin(2 * M_PI * t / 9.7 + 1);
+    atoms[0].xyz[2] += 0.01 * std::sin(2 * M_PI * t / 20 + 2);
+    return atoms;
+}
+const std::vector<PointCharge> threeCharges = {{{0, 0, 6.0}, 0.4}, {{0, 5.0, -3.0}, -0.8}, {{4.0, 0, 0}, 0.4}};
+} // namespace
+
 TEST(SCF, RecycledSubspaceCutsIterationsAlongATrajectory) {
-    // A water vibrating among three charges, 0.5 fs-like steps, each SCF from the previous density: with the
-    // previous SCFs' DIIS pairs recycled, the same energies (both converge to 1e-8) in fewer iterations.
-    auto frame = [](int step) {
-        auto atoms = water();
-        const double t = 0.5 * step;  // fs
-        atoms[1].xyz[1] += 0.05 * std::sin(2 * M_PI * t / 9.1);
-        atoms[2].xyz[2] += 0.04 * std::sin(2 * M_PI * t / 9.7 + 1);
-        atoms[0].xyz[2] += 0.01 * std::sin(2 * M_PI * t / 20 + 2);
-        return atoms;
-    };
-    const std::vector<PointCharge> mm = {{{0, 0, 6.0}, 0.4}, {{0, 5.0, -3.0}, -0.8}, {{4.0, 0, 0}, 0.4}};
+    // vibratingWater, each SCF from the previous density: with the previous SCFs' DIIS pairs recycled, the same
+    // energies (both converge to 1e-8) in fewer iterations.
+    auto frame = vibratingWater;
+    const std::vector<PointCharge>& mm = threeCharges;
     QMSettings s = QMTest::testSettings();
     s.convergence = 1e-8;
     int iterations[2] = {0, 0};
@@ -232,6 +239,40 @@ TEST(SCF, RecycledSubspaceCutsIterationsAlongATrajectory) {
     for (size_t k = 0; k < energies[0].size(); k++)
         EXPECT_NEAR(energies[0][k], energies[1][k], 1e-9) << k;
     EXPECT_LE(iterations[1], iterations[0] - 6);  // at least one fewer per step
+}
+
+TEST(SCF, TheHandedOnGramMatrixIsThatOfTheHandedOnErrors) {
+    // Each SCF hands on the Gram matrix of the error changes it hands on, grown from the one it was given (only the
+    // new pairs' products computed): it must equal the Gram matrix formed from scratch, and an SCF given the pairs
+    // without it (forming it itself) must take the same iterations to the same energy.
+    QMSettings s = QMTest::testSettings();
+    s.convergence = 1e-8;
+    s.recycledSubspace = 12;  // full after a few steps: old pairs drop out of the middle of the kept matrix
+    KohnShamLDA ks(s);
+    DensityGuess guess, withoutGram;
+    for (int step = 0; step < 8; step++) {
+        const QMResult r = ks.compute(vibratingWater(step), 0, threeCharges, step > 0 ? &guess : nullptr);
+        ASSERT_TRUE(r.errorChangeGram != nullptr);
+        MatrixList errors;
+        for (const SharedMatrix& e : r.errorChanges)
+            errors.push_back(e.get());
+        const Eigen::MatrixXd fromScratch = streamedGram(errors, 1);
+        ASSERT_EQ(fromScratch.rows(), r.errorChangeGram->rows());
+        ASSERT_EQ(fromScratch.cols(), r.errorChangeGram->cols());
+        for (int j = 0; j < fromScratch.rows(); j++)
+            for (int k = 0; k < fromScratch.cols(); k++)
+                EXPECT_NEAR(fromScratch(j, k), (*r.errorChangeGram)(j, k),
+                            1e-12 * std::sqrt(fromScratch(j, j) * fromScratch(k, k))) << step << " " << j << " " << k;
+        if (step > 0) {
+            const QMResult alone = ks.compute(vibratingWater(step), 0, threeCharges, &withoutGram);
+            EXPECT_EQ(alone.iterations, r.iterations) << step;
+            EXPECT_NEAR(alone.total, r.total, 1e-10) << step;
+            EXPECT_GT(r.recycledPairs, 0) << step;
+        }
+        guess = r.guess();
+        withoutGram = guess;
+        withoutGram.errorChangeGram = nullptr;
+    }
 }
 
 TEST(SCF, TheLargestRecycledSubspaceIsNoLimit) {

@@ -38,8 +38,10 @@ public:
     /// first, large ones. The matrices are not copied: they must outlive this object, or the next setRecycled(),
     /// dropRecycled() or reset().
     /// companionChanges (optional: one per pair, or none) are the pairs' changes of the entries' companion.
+    /// errorGram (optional) is the Gram matrix of the errorChanges, <de_j, de_k>, where the caller kept it (an MD
+    /// step's SCF recycles the last step's pairs: their products are known); otherwise it is computed here.
     void setRecycled(const std::vector<const Eigen::MatrixXd*>& fockChanges, const std::vector<const Eigen::MatrixXd*>& errorChanges,
-                     const std::vector<const Eigen::MatrixXd*>& companionChanges = {});
+                     const std::vector<const Eigen::MatrixXd*>& companionChanges = {}, const Eigen::MatrixXd* errorGram = nullptr);
     void setRecycled(const std::vector<Eigen::MatrixXd>& fockChanges, const std::vector<Eigen::MatrixXd>& errorChanges);
     /// The orthonormal combinations of the recycled pairs in use.
     int recycledPairs() const { return (int) recycledCombinations_.cols(); }

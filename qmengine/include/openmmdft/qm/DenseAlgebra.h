@@ -45,6 +45,10 @@ void addStreamedCombination(const MatrixList& A, const Eigen::Ref<const Eigen::V
  *  work is matrix products; the blocks' partial sums are added in block order (the same bits on any thread count). */
 Eigen::MatrixXd streamedGram(const MatrixList& A, int threads);
 
+/** P_jk = <A_j, B_k> (flattened), as streamedGram: the products of a few new matrices with many kept ones (DIIS's
+ *  recycled pairs: a Gram matrix grown by the newest pairs instead of recomputed). */
+Eigen::MatrixXd streamedCrossGram(const MatrixList& A, const MatrixList& B, int threads);
+
 /** B^T A B (two dgemm calls; B may be rectangular): a change of basis, e.g. cartesian to pure or to orthogonal. */
 Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B);
 
