@@ -12,6 +12,23 @@ Eigen::Map<const Eigen::VectorXd> flat(const Eigen::MatrixXd& m) {
 }
 } // namespace
 
+Eigen::VectorXd DIIS::recycledErrorDots(const Eigen::MatrixXd& error) const {
+    if (packedPairs_)
+        return streamedDots(recycledErrors_, packAntisymmetric(error), threads_);
+    return streamedDots(recycledErrors_, flat(error), threads_);
+}
+
+void DIIS::addRecycledCombination(const std::vector<const Eigen::MatrixXd*>& changes, const Eigen::VectorXd& weights,
+                                  Eigen::MatrixXd& sum) const {
+    if (!packedPairs_) {
+        addStreamedCombination(changes, weights, Eigen::Map<Eigen::VectorXd>(sum.data(), sum.size()), threads_);
+        return;
+    }
+    Eigen::VectorXd packed = Eigen::VectorXd::Zero(packedSymmetricSize(sum.rows()));
+    addStreamedCombination(changes, weights, packed, threads_);
+    addUnpackedSymmetric(packed, sum);
+}
+
 void DIIS::dropRecycled() {
     recycledFocks_.clear();
     recycledErrors_.clear();
@@ -91,8 +108,7 @@ Eigen::MatrixXd DIIS::extrapolate(const Eigen::MatrixXd& fock, const Eigen::Matr
     focks_.push_back(fock);
     errors_.push_back(error);
     companions_.push_back(companion);
-    overlaps_.push_back(m > 0 ? Eigen::VectorXd(recycledCombinations_.transpose() * streamedDots(recycledErrors_, flat(error), threads_))
-                              : Eigen::VectorXd());
+    overlaps_.push_back(m > 0 ? Eigen::VectorXd(recycledCombinations_.transpose() * recycledErrorDots(error)) : Eigen::VectorXd());
     const int previous = (int) errorProducts_.rows();
     errorProducts_.conservativeResize(previous + 1, previous + 1);
     for (int i = 0; i <= previous; i++)
@@ -153,7 +169,7 @@ Eigen::MatrixXd DIIS::extrapolate(const Eigen::MatrixXd& fock, const Eigen::Matr
     const Eigen::VectorXd pairWeights = m > 0 ? Eigen::VectorXd(recycledCombinations_ * (recycledScale * c.segment(n, m)))
                                               : Eigen::VectorXd();
     if (m > 0)
-        addStreamedCombination(recycledFocks_, pairWeights, Eigen::Map<Eigen::VectorXd>(f.data(), f.size()), threads_);
+        addRecycledCombination(recycledFocks_, pairWeights, f);
     combineCompanions(c.head(n), pairWeights);
     return f;
 }
@@ -166,14 +182,15 @@ void DIIS::combineCompanions(const Eigen::VectorXd& entryWeights, const Eigen::V
             return;
     if (m > 0 && recycledCompanions_.size() != recycledFocks_.size())
         return;
+    const Eigen::Index pairSize = packedPairs_ ? packedSymmetricSize(companions_.back().rows()) : companions_.back().size();
     for (const Eigen::MatrixXd* k : recycledCompanions_)
-        if (k->size() != companions_.back().size())
+        if (k->size() != pairSize)
             return;
     Eigen::MatrixXd k = Eigen::MatrixXd::Zero(companions_.back().rows(), companions_.back().cols());
     for (int i = 0; i < n; i++)
         k += entryWeights[i] * companions_[i];
     if (m > 0)
-        addStreamedCombination(recycledCompanions_, pairWeights, Eigen::Map<Eigen::VectorXd>(k.data(), k.size()), threads_);
+        addRecycledCombination(recycledCompanions_, pairWeights, k);
     combinedCompanion_ = std::move(k);
 }
 

@@ -2,6 +2,7 @@
 #include "Parallel.h"
 #include <openmm/OpenMMException.h>
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <dlfcn.h>
 #include <limits>
@@ -149,6 +150,48 @@ void addStreamedCombination(const MatrixList& A, const Eigen::Ref<const Eigen::V
         for (size_t j = 0; j < A.size(); j++)
             y.segment(start, length) += x[j] * Eigen::Map<const Eigen::VectorXd>(A[j]->data() + start, length);
     });
+}
+
+namespace {
+void checkSquare(const Eigen::MatrixXd& A) {
+    if (A.rows() != A.cols())
+        throw OpenMM::OpenMMException("QM: packing a non-square matrix by its triangle (internal error)");
+}
+} // namespace
+
+Eigen::VectorXd packSymmetric(const Eigen::MatrixXd& A) {
+    checkSquare(A);
+    const Eigen::Index n = A.rows();
+    Eigen::VectorXd packed(packedSymmetricSize(n));
+    for (Eigen::Index j = 0, k = 0; j < n; k += j + 1, j++) {
+        packed.segment(k, j) = M_SQRT2 * A.col(j).head(j);
+        packed[k + j] = A(j, j);
+    }
+    return packed;
+}
+
+Eigen::VectorXd packAntisymmetric(const Eigen::MatrixXd& A) {
+    checkSquare(A);
+    const Eigen::Index n = A.rows();
+    Eigen::VectorXd packed(packedAntisymmetricSize(n));
+    for (Eigen::Index j = 1, k = 0; j < n; k += j, j++)
+        packed.segment(k, j) = M_SQRT2 * A.col(j).head(j);
+    return packed;
+}
+
+void addUnpackedSymmetric(const Eigen::Ref<const Eigen::VectorXd>& packed, Eigen::MatrixXd& A) {
+    checkSquare(A);
+    const Eigen::Index n = A.rows();
+    if (packed.size() != packedSymmetricSize(n))
+        throw OpenMM::OpenMMException("QM: a packed symmetric matrix of another size (internal error)");
+    for (Eigen::Index j = 0, k = 0; j < n; k += j + 1, j++) {
+        for (Eigen::Index i = 0; i < j; i++) {
+            const double value = M_SQRT1_2 * packed[k + i];
+            A(i, j) += value;
+            A(j, i) += value;
+        }
+        A(j, j) += packed[k + j];
+    }
 }
 
 Eigen::MatrixXd streamedGram(const MatrixList& A, int threads) {

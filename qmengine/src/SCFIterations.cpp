@@ -145,7 +145,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         diagonalize(H, eps, C);
         D = densityFrom(eps, C);
     }
-    DIIS diis(s.diisSubspace, s.threads);
+    DIIS diis(s.diisSubspace, s.threads, true);  // the recycled pairs packed (DensityGuess)
     // The Coulomb-response step after DIIS (CoulombResponse.h): for closed shells with integer occupations, where
     // DIIS runs undamped (a level shift or damping marks an SCF that is far from its solution).
     // The iterates' Coulomb matrices (and the pairs' changes of them) are kept for it, even if its steps stop.
@@ -165,8 +165,9 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         std::vector<const Eigen::MatrixXd*> focks, errors, coulombs;
         const bool withCoulomb = keepCoulomb && givenCoulomb;
         for (size_t j = 0; j < g.fockChanges.size() && j < g.errorChanges.size() && (int) j < s.recycledSubspace; j++)
-            if (g.fockChanges[j]->rows() == S.rows() && g.fockChanges[j]->cols() == S.cols() &&
-                g.errorChanges[j]->rows() == X.cols() && g.errorChanges[j]->cols() == X.cols()) {
+            if (g.fockChanges[j]->size() == packedSymmetricSize(S.rows()) && g.fockChanges[j]->cols() == 1 &&
+                g.errorChanges[j]->size() == packedAntisymmetricSize(X.cols()) && g.errorChanges[j]->cols() == 1 &&
+                (!withCoulomb || g.coulombChanges[j]->size() == packedSymmetricSize(S.rows()))) {
                 recycled.push_back(j);
                 focks.push_back(g.fockChanges[j].get());
                 errors.push_back(g.errorChanges[j].get());
@@ -319,10 +320,11 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     // With the response step, the Coulomb matrices' changes go along (all pairs or none, so that they stay matched).
     bool handCoulomb = keepCoulomb;
     for (size_t i = iterates.size(); i-- > 1 && (int) r.fockChanges.size() < s.recycledSubspace;) {
-        r.fockChanges.push_back(std::make_shared<const Eigen::MatrixXd>(iterates[i].fock - iterates[i - 1].fock));
-        r.errorChanges.push_back(std::make_shared<const Eigen::MatrixXd>(iterates[i].error - iterates[i - 1].error));
+        r.fockChanges.push_back(std::make_shared<const Eigen::MatrixXd>(packSymmetric(iterates[i].fock - iterates[i - 1].fock)));
+        r.errorChanges.push_back(std::make_shared<const Eigen::MatrixXd>(packAntisymmetric(iterates[i].error - iterates[i - 1].error)));
         if (handCoulomb)
-            r.coulombChanges.push_back(std::make_shared<const Eigen::MatrixXd>(iterates[i].coulomb - iterates[i - 1].coulomb));
+            r.coulombChanges.push_back(
+                std::make_shared<const Eigen::MatrixXd>(packSymmetric(iterates[i].coulomb - iterates[i - 1].coulomb)));
     }
     const DensityGuess* given = problem.recycled;
     const size_t fresh = r.errorChanges.size();

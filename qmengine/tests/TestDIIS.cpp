@@ -2,6 +2,7 @@
  * pairs (dF, A dF) from "another geometry" let a single extrapolation land on F*, exactly when they describe the
  * same A and to the accuracy of their mismatch otherwise; nearly dependent pairs do not blow the step up. */
 #include "openmmdft/qm/DIIS.h"
+#include "openmmdft/qm/DenseAlgebra.h"
 #include <gtest/gtest.h>
 #include <cmath>
 #include <random>
@@ -172,4 +173,55 @@ TEST(DIIS, CompanionsCombineAsTheFockMatrices) {
     const Eigen::MatrixXd K = randomMatrix(rng), F = fockOf(K);
     diis.extrapolate(F, model.error(F), K);
     EXPECT_EQ(0, diis.combinedCompanion().size());
+}
+
+TEST(DIIS, PackedPairsExtrapolateAsWholeOnes) {
+    // A linear model with an SCF's symmetry, e(F) = B (F - F*) - (B (F - F*))^T: symmetric Fock matrices and
+    // companions, antisymmetric errors. DIIS given the pairs packed by their upper triangles extrapolates as DIIS given
+    // them whole. Five pairs for the 21 independent error elements keep the extrapolations well conditioned (pairs
+    // that span the errors land the second one on F*, and the next ones would fit rounding noise).
+    std::mt19937 rng(11);
+    std::normal_distribution<double> normal;
+    const int n = 7;
+    auto symmetric = [&](double scale) {
+        Eigen::MatrixXd m(n, n);
+        for (int i = 0; i < m.size(); i++)
+            m.data()[i] = scale * normal(rng);
+        return Eigen::MatrixXd(m + m.transpose());
+    };
+    Eigen::MatrixXd B = Eigen::MatrixXd::Identity(n, n);
+    for (int i = 0; i < B.size(); i++)
+        B.data()[i] += 0.2 * normal(rng);
+    const Eigen::MatrixXd solution = symmetric(1);
+    auto antisymmetricPart = [&](const Eigen::MatrixXd& dF) { return Eigen::MatrixXd(B * dF - (B * dF).transpose()); };
+    std::vector<Eigen::MatrixXd> dF, de, dK, packedF, packedE, packedK;
+    for (int j = 0; j < 5; j++) {
+        dF.push_back(symmetric(std::pow(10.0, -(j % 4))));
+        de.push_back(antisymmetricPart(dF.back()));
+        dK.push_back(0.5 * dF.back());
+        packedF.push_back(packSymmetric(dF.back()));
+        packedE.push_back(packAntisymmetric(de.back()));
+        packedK.push_back(packSymmetric(dK.back()));
+    }
+    auto pointers = [](const std::vector<Eigen::MatrixXd>& list) {
+        std::vector<const Eigen::MatrixXd*> p;
+        for (const Eigen::MatrixXd& m : list)
+            p.push_back(&m);
+        return p;
+    };
+    DIIS whole(6, 2), packed(6, 2, true);
+    whole.setRecycled(pointers(dF), pointers(de), pointers(dK));
+    packed.setRecycled(pointers(packedF), pointers(packedE), pointers(packedK));
+    ASSERT_EQ(whole.recycledPairs(), packed.recycledPairs());
+    ASSERT_GT(packed.recycledPairs(), 0);
+    Eigen::MatrixXd F = solution + symmetric(0.1);
+    for (int it = 0; it < 3; it++) {
+        const Eigen::MatrixXd companion = 0.5 * F, error = antisymmetricPart(F - solution);
+        const Eigen::MatrixXd a = whole.extrapolate(F, error, companion), b = packed.extrapolate(F, error, companion);
+        EXPECT_LT((a - b).cwiseAbs().maxCoeff(), 1e-11 * a.cwiseAbs().maxCoeff()) << it;
+        ASSERT_EQ(whole.combinedCompanion().size(), packed.combinedCompanion().size());
+        EXPECT_LT((whole.combinedCompanion() - packed.combinedCompanion()).cwiseAbs().maxCoeff(),
+                  1e-11 * a.cwiseAbs().maxCoeff()) << it;
+        F = b + symmetric(1e-3 / (it + 1));
+    }
 }

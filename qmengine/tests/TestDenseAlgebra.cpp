@@ -120,3 +120,41 @@ TEST(DenseAlgebra, OpenBLASKernelWarningNamesAFallback) {
     else if (core == "Haswell" || core == "SkylakeX" || core == "Zen" || core == "Cooperlake" || core == "SapphireRapids")
         EXPECT_EQ("", warning);  // kernels with AVX2: nothing to say
 }
+
+TEST(DenseAlgebra, PackedTrianglesKeepDotProductsAndCombinations) {
+    // Symmetric and antisymmetric matrices packed by their upper triangles: dot products and Gram matrices of the
+    // packed vectors are those of the whole matrices, a combination of packed vectors unpacks to the combination.
+    const RandomList a(6, 31, 31, 8);
+    std::vector<Eigen::MatrixXd> anti, sym;
+    for (const Eigen::MatrixXd& m : a.matrices) {
+        anti.push_back(m - m.transpose());
+        sym.push_back(m + m.transpose());
+    }
+    auto frobenius = [](const Eigen::MatrixXd& x, const Eigen::MatrixXd& y) { return x.cwiseProduct(y).sum(); };
+    for (size_t j = 0; j < anti.size(); j++)
+        for (size_t k = 0; k < anti.size(); k++) {
+            const double scale = 1e-14 * anti[j].norm() * anti[k].norm();
+            EXPECT_NEAR(frobenius(anti[j], anti[k]), packAntisymmetric(anti[j]).dot(packAntisymmetric(anti[k])), scale);
+            EXPECT_NEAR(frobenius(sym[j], sym[k]), packSymmetric(sym[j]).dot(packSymmetric(sym[k])),
+                        1e-14 * sym[j].norm() * sym[k].norm());
+        }
+    EXPECT_EQ(packedSymmetricSize(31), packSymmetric(sym[0]).size());
+    EXPECT_EQ(packedAntisymmetricSize(31), packAntisymmetric(anti[0]).size());
+    EXPECT_EQ(0, packAntisymmetric(Eigen::MatrixXd::Zero(1, 1)).size());
+
+    const Eigen::VectorXd w = Eigen::VectorXd::LinSpaced(6, -1.5, 2);
+    Eigen::MatrixXd expected = sym[5], combined = sym[5];
+    Eigen::VectorXd packed = Eigen::VectorXd::Zero(packedSymmetricSize(31));
+    for (int j = 0; j < 6; j++) {
+        expected += w[j] * sym[j];
+        packed += w[j] * packSymmetric(sym[j]);
+    }
+    addUnpackedSymmetric(packed, combined);
+    EXPECT_LT((combined - expected).cwiseAbs().maxCoeff(), 1e-14 * expected.cwiseAbs().maxCoeff());
+    EXPECT_EQ(0.0, (combined - combined.transpose()).cwiseAbs().maxCoeff());
+
+    Eigen::MatrixXd rectangular = Eigen::MatrixXd::Zero(4, 3);
+    EXPECT_THROW(packSymmetric(rectangular), OpenMM::OpenMMException);
+    EXPECT_THROW(packAntisymmetric(rectangular), OpenMM::OpenMMException);
+    EXPECT_THROW(addUnpackedSymmetric(packed.head(10), combined), OpenMM::OpenMMException);
+}

@@ -17,8 +17,12 @@ public:
     /// Recycled combinations with a Gram eigenvalue below this fraction of the largest are rounding noise.
     static constexpr double RECYCLED_EIGENVALUE_CUTOFF = 1e-12;
 
-    /// threads: for the products with the recycled subspace (0 = all hardware threads).
-    explicit DIIS(int subspaceSize, int threads = 1) : size_(subspaceSize), threads_(threads) {}
+    /// threads: for the products with the recycled subspace (0 = all hardware threads). packedPairs: the recycled
+    /// pairs come packed by their upper triangles (DenseAlgebra.h), the Fock changes and companions by packSymmetric
+    /// and the error changes by packAntisymmetric, as an SCF's are (F and J symmetric, FDS - SDF antisymmetric in an
+    /// orthonormal basis); the entries stay whole matrices.
+    explicit DIIS(int subspaceSize, int threads = 1, bool packedPairs = false)
+        : size_(subspaceSize), threads_(threads), packedPairs_(packedPairs) {}
     /// Add a Fock matrix and its error (commutator in an orthonormal basis); returns the extrapolated Fock
     /// matrix: sum_i c_i F_i + sum_j g_j dF_j, with sum_i c_i = 1 and c, g minimizing
     /// |sum_i c_i e_i + sum_j g_j de_j| over the stored entries and the recycled pairs (dF_j, de_j). It is the
@@ -49,6 +53,11 @@ public:
     void reset();
 private:
     int size_, threads_;
+    bool packedPairs_;
+    /// <de_j, error> for every recycled pair; sum += sum_j weights_j changes_j (packed or whole, as packedPairs_ says).
+    Eigen::VectorXd recycledErrorDots(const Eigen::MatrixXd& error) const;
+    void addRecycledCombination(const std::vector<const Eigen::MatrixXd*>& changes, const Eigen::VectorXd& weights,
+                                Eigen::MatrixXd& sum) const;
     /// combinedCompanion_ from the entries' weights (oldest first) and the given pairs' weights.
     void combineCompanions(const Eigen::VectorXd& entryWeights, const Eigen::VectorXd& pairWeights);
     std::deque<Eigen::MatrixXd> focks_, errors_;

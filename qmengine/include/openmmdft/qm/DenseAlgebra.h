@@ -41,6 +41,21 @@ Eigen::VectorXd streamedDots(const MatrixList& A, const Eigen::Ref<const Eigen::
 void addStreamedCombination(const MatrixList& A, const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> y,
                             int threads);
 
+/**
+ * Symmetric and antisymmetric matrices by their upper triangles (DIIS's recycled pairs: an SCF's Fock and Coulomb
+ * matrices are symmetric, its errors FDS - SDF in an orthonormal basis antisymmetric; kept so they take half the
+ * memory and half the reading). Column by column, the diagonal included for a symmetric matrix (n (n + 1) / 2
+ * elements), excluded for an antisymmetric one (n (n - 1) / 2); the off-diagonal elements are scaled by sqrt(2), so
+ * that dot products and Gram matrices of packed vectors are those of the whole matrices (Frobenius), and linear
+ * combinations of packed vectors pack the combination.
+ */
+Eigen::VectorXd packSymmetric(const Eigen::MatrixXd& A);
+Eigen::VectorXd packAntisymmetric(const Eigen::MatrixXd& A);
+/** A += the symmetric matrix whose packSymmetric is packed (A square, packed of its packed size). */
+void addUnpackedSymmetric(const Eigen::Ref<const Eigen::VectorXd>& packed, Eigen::MatrixXd& A);
+inline Eigen::Index packedSymmetricSize(Eigen::Index n) { return n * (n + 1) / 2; }
+inline Eigen::Index packedAntisymmetricSize(Eigen::Index n) { return n * (n - 1) / 2; }
+
 /** G_jk = <A_j, A_k> (flattened): blocks of rows of all the matrices at once, so that each matrix is read once and the
  *  work is matrix products; the blocks' partial sums are added in block order (the same bits on any thread count). */
 Eigen::MatrixXd streamedGram(const MatrixList& A, int threads);

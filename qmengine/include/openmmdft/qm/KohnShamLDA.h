@@ -35,7 +35,8 @@ using SharedMatrix = std::shared_ptr<const Eigen::MatrixXd>;
 struct DensityGuess {
     Eigen::MatrixXd density;
     /// Optional, from the SCFs that led to `density` (QMResult's own, newest first): changes of the Fock matrix
-    /// between SCF iterations (AO basis) and of the error FDS - SDF (in the orthonormal basis S^-1/2). An SCF that
+    /// between SCF iterations (AO basis) and of the error FDS - SDF (in the orthonormal basis S^-1/2), packed by their
+    /// upper triangles as column vectors (packSymmetric and packAntisymmetric, DenseAlgebra.h). An SCF that
     /// starts from this guess recycles them in its DIIS subspace (QMSettings::recycledSubspace). coulombChanges
     /// (one per pair, or none) are the changes of the Coulomb matrix J[D] that went with them, which the Coulomb-response
     /// step needs (QMSettings::coulombResponseSteps).
@@ -45,7 +46,7 @@ struct DensityGuess {
     /// its own, from which the first iteration's orbitals follow by a rotation instead of an eigensolver.
     SharedMatrix lowdinOrbitals;
     /// Optional: the Gram matrix of errorChanges (<de_j, de_k>, the order of the list), so that the next SCF's DIIS
-    /// need not form it again (96 pairs of 456 x 456 matrices: 1.9 GFLOP streamed from memory).
+    /// need not form it again (96 pairs for 456 functions: 1 GFLOP streamed from memory).
     SharedMatrix errorChangeGram;
 };
 
