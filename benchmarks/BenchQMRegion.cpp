@@ -167,6 +167,7 @@ struct Row {
     double storedMiB;
     string error;
     map<string, double> timings;  // of the last timed step
+    int recycledPairs = 0;        // DIIS's recycled combinations in the last timed step (its steady state: up to 96)
 };
 
 Row measure(int n, int mmWaters, bool recompute, bool pruned, const string& basis, int coulombResponse, const string& platformName,
@@ -202,6 +203,7 @@ Row measure(int n, int mmWaters, bool recompute, bool pruned, const string& basi
         row.backend = results.xcBackend;
         row.storedMiB = results.basisValueBytes / 1048576.0;
         row.timings = results.timings;
+        row.recycledPairs = results.recycledDIISPairs;
     }
     catch (const exception& e) {
         row.error = e.what();
@@ -301,6 +303,7 @@ int main(int argc, char* argv[]) {
                 for (const auto& phase : row.timings)
                     if (phase.second >= 0.0005)
                         phases += " " + phase.first + "=" + to_string(phase.second).substr(0, 6);
+                phases += " (recycled DIIS pairs: " + to_string(row.recycledPairs) + ")";
                 printf("%s\n", phases.c_str());
                 phaseLines.push_back("- n = " + to_string(n) + ", " + entry + ":" + phases.substr(phases.find(':') + 1));
             }

@@ -17,7 +17,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$stage/plugins"
 for program in tests/TestCudaLeastSquares tests/TestCudaQMMMForce tests/TestCudaXCBackend benchmarks/BenchLeastSquares benchmarks/BenchQMRegion \
-               benchmarks/BenchOrbitalUpdate; do
+               benchmarks/BenchOrbitalUpdate benchmarks/BenchRecycledPairs; do
     [ -x "$build/$program" ] || { echo "device-bundle.sh: $build/$program is missing (build with the C++ tests and CUDA)" >&2; exit 1; }
     cp "$build/$program" "$stage/bin/"
 done

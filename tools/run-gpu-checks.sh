@@ -79,6 +79,12 @@ if [ -x "$work/bin/BenchOrbitalUpdate" ]; then
     { timeout 120 "$work/bin/BenchOrbitalUpdate"; OPENBLAS_NUM_THREADS=1 timeout 120 "$work/bin/BenchOrbitalUpdate"; } 2>&1 |
         tee -a "$out/summary.txt" || status=1
 fi
+if [ -x "$work/bin/BenchRecycledPairs" ]; then
+    # DIIS's recycled pairs on this host: their Gram matrix from scratch against grown, an iteration's products whole
+    # against packed (on 16 and 4 threads).
+    { timeout 120 "$work/bin/BenchRecycledPairs" --threads 16; timeout 120 "$work/bin/BenchRecycledPairs" --threads 4; } 2>&1 |
+        tee -a "$out/summary.txt" || status=1
+fi
 for test in ${TESTS:-TestCudaXCBackend TestCudaQMMMForce TestCudaLeastSquares}; do
     timeout "${TEST_LIMIT:-240}" "$work/bin/$test" > "$out/$test.log" 2>&1
     rc=$?

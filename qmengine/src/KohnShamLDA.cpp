@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <future>
 #include <iostream>
 #include <mutex>
 #include <sstream>
@@ -114,6 +115,9 @@ struct KohnShamLDA::System {
                 atomOfFunction[mu] = basis.shells()[sh].atom;
         }
         S = overlapMatrix(basis, s.threads);
+        const Eigen::MatrixXd kinetic = kineticMatrix(basis, s.threads);
+        timings["setup.integrals.overlapAndKinetic"] = seconds() - t;
+        double part = seconds();
         std::vector<PointCharge> nuclei;
         for (const QMAtom& at : atoms)
             nuclei.push_back({{at.xyz[0], at.xyz[1], at.xyz[2]}, (double) at.Z});
@@ -127,28 +131,43 @@ struct KohnShamLDA::System {
             }
             return pointChargeMatrix(basis, charges, threshold, s.threads);
         };
-        Hcore = kineticMatrix(basis, s.threads) + chargeMatrix(nuclei, 0.0);
+        Hcore = kinetic + chargeMatrix(nuclei, 0.0);
         Vmm = chargeMatrix(mm, s.integralThreshold);
+        timings["setup.integrals.pointCharges"] = seconds() - part;
         for (size_t i = 0; i < atoms.size(); i++) {
             for (size_t j = 0; j < i; j++)
                 nuclearRepulsion += atoms[i].Z * atoms[j].Z / dist(atoms[i].xyz, atoms[j].xyz);
             for (const PointCharge& c : mm)
                 nuclearMM += atoms[i].Z * c.charge / dist(atoms[i].xyz, c.xyz);
         }
-        Eigen::VectorXd overlapValues;
-        Eigen::MatrixXd overlapVectors;
-        symmetricEigensystem(S, overlapValues, overlapVectors);
-        int keep = 0;
-        for (int i = 0; i < overlapValues.size(); i++)
-            keep += overlapValues[i] > s.linearDependenceThreshold;
-        // Canonical orthogonalization drops the near-dependent combinations; without any, the symmetric (Loewdin)
-        // S^-1/2 is used, which changes smoothly with the geometry, so that SCF errors of successive MD steps are
-        // expressed in comparable bases (recycled DIIS subspace).
-        X = overlapVectors.rightCols(keep) * overlapValues.tail(keep).cwiseSqrt().cwiseInverse().asDiagonal();
-        symmetricX = keep == overlapValues.size();
-        if (symmetricX)
-            X = product(X, false, overlapVectors, true);
         timings["setup.integrals"] = seconds() - t;
+        // The orthonormalizing transformation from the overlap's eigensystem (dsyevd: 22 ms for 456 functions on a GPU
+        // machine's 16-core host, where it threads poorly). Where a device computes the fitting tensor, on a thread of
+        // its own while this one screens the pairs, starts the tensor and makes the metric (Libint, no BLAS: the
+        // eigensolver holds DenseAlgebra's BLAS lock, which the metric's inverse then takes); on the host platforms,
+        // whose cores all have integral work, in order.
+        double orthogonalizationSeconds = 0;
+        auto orthogonalize = [&] {
+            const double start = seconds();
+            Eigen::VectorXd overlapValues;
+            Eigen::MatrixXd overlapVectors;
+            symmetricEigensystem(S, overlapValues, overlapVectors);
+            int keep = 0;
+            for (int i = 0; i < overlapValues.size(); i++)
+                keep += overlapValues[i] > s.linearDependenceThreshold;
+            // Canonical orthogonalization drops the near-dependent combinations; without any, the symmetric (Loewdin)
+            // S^-1/2 is used, which changes smoothly with the geometry, so that SCF errors of successive MD steps are
+            // expressed in comparable bases (recycled DIIS subspace).
+            X = overlapVectors.rightCols(keep) * overlapValues.tail(keep).cwiseSqrt().cwiseInverse().asDiagonal();
+            symmetricX = keep == overlapValues.size();
+            if (symmetricX)
+                X = product(X, false, overlapVectors, true);
+            orthogonalizationSeconds = seconds() - start;
+        };
+        const bool besideTheDevice = densityFitting && xcFactory.pointCharges() != nullptr;
+        std::future<void> orthogonalized = std::async(besideTheDevice ? std::launch::async : std::launch::deferred, orthogonalize);
+        if (!besideTheDevice)
+            orthogonalized.get();
         // The grid and the XC back end; with density fitting, while another thread factors the fitting metric.
         auto gridAndXC = [&] {
             double start = seconds();
@@ -181,6 +200,12 @@ struct KohnShamLDA::System {
             exact.reset(new ExactCoulomb(basis, s.integralThreshold, s.threads));
         // With density fitting, the grid's and the XC back end's set-up are inside (run meanwhile).
         timings["setup.coulomb"] = seconds() - t - (densityFitting ? timings["setup.grid"] + timings["setup.xc"] : 0.0);
+        if (orthogonalized.valid()) {
+            const double start = seconds();
+            orthogonalized.get();  // rethrows the eigensolver's error
+            timings["setup.integrals.orthogonalizationWait"] = seconds() - start;
+        }
+        timings["setup.integrals.orthogonalization"] = orthogonalizationSeconds;
     }
     static double dist(const double a[3], const double b[3]) {
         return std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));

@@ -101,10 +101,14 @@ struct QMResult {
     size_t densityFittingBytes = 0;  ///< the stored three-centre tensor (and metric, on a device), there (0: exact Coulomb)
     size_t storedBasisBytes = 0;     ///< basis values kept between SCF iterations, there
     std::string basisStorageNotice;  ///< XCBackend::notice()
-    /// Wall-clock seconds: "setup.integrals", "setup.grid", "setup.xc", "setup.coulomb" (with density fitting also
-    /// its parts "setup.coulomb.metric", ".metricSolver", ".screening", ".tensor"), "guess", "scf.coulomb", "scf.xc",
+    /// Wall-clock seconds: "setup.integrals" (its parts "setup.integrals.overlapAndKinetic", ".pointCharges", and
+    /// the overlap's eigensystem ".orthogonalization", beside the fitting set-up where a device computes the tensor:
+    /// then ".orthogonalizationWait" is what the set-up waited for it at the end), "setup.grid", "setup.xc",
+    /// "setup.coulomb" (with density fitting also its parts "setup.coulomb.metric", ".metricSolver", ".screening",
+    /// ".tensor"), "guess", "scf.recycling" (the recycled DIIS pairs taken up), "scf.coulomb", "scf.xc",
     /// "scf.fockAndDIIS" (energy terms, the commutator error, DIIS; its parts "scf.fockAndDIIS.commutator" and
-    /// ".diis"), "scf.diagonalization", "scf.coulombResponse", with density fitting the sums over every Coulomb build
+    /// ".diis"), "scf.diagonalization", "scf.orbitalRotation", "scf.coulombResponse", "scf.finalOrbitals" (the final
+    /// Fock matrix's orbitals and W), with density fitting the sums over every Coulomb build
     /// "scf.coulomb.builds.contractions" and ".host" (DensityFittedCoulomb::timings), "total" (set-up, guess and
     /// iterations).
     std::map<std::string, double> timings;
