@@ -168,11 +168,24 @@ struct KohnShamLDA::System {
         std::future<void> orthogonalized = std::async(besideTheDevice ? std::launch::async : std::launch::deferred, orthogonalize);
         if (!besideTheDevice)
             orthogonalized.get();
+        // The grid's partition weights first where a device computes the fitting tensor (and the weights, on GPU
+        // platforms): queued after the tensor, their kernel would wait for it, and the host's grouping of the points
+        // with it; before it, the grouping runs while the device computes the tensor.
+        double gridSeconds = 0;
+        std::unique_ptr<AtomicGridWeights> gridWeights;
+        if (besideTheDevice) {
+            const double start = seconds();
+            gridWeights.reset(new AtomicGridWeights(atomicGridWeights(atoms, s.grid, s.threads, xcFactory.partitionWeights())));
+            gridSeconds = seconds() - start;
+        }
         // The grid and the XC back end; with density fitting, while another thread factors the fitting metric.
         auto gridAndXC = [&] {
             double start = seconds();
-            grid.reset(new MolecularGrid(atoms, basis, s.grid, s.threads, xcFactory.partitionWeights()));
-            timings["setup.grid"] = seconds() - start;
+            if (gridWeights)
+                grid.reset(new MolecularGrid(atoms, basis, s.grid, s.threads, std::move(*gridWeights)));
+            else
+                grid.reset(new MolecularGrid(atoms, basis, s.grid, s.threads, xcFactory.partitionWeights()));
+            timings["setup.grid"] = gridSeconds + seconds() - start;
             start = seconds();
             xc = xcFactory.create(XCGeometry{basis, *grid, atoms, s});
             timings["setup.xc"] = seconds() - start;
@@ -199,7 +212,7 @@ struct KohnShamLDA::System {
         else
             exact.reset(new ExactCoulomb(basis, s.integralThreshold, s.threads));
         // With density fitting, the grid's and the XC back end's set-up are inside (run meanwhile).
-        timings["setup.coulomb"] = seconds() - t - (densityFitting ? timings["setup.grid"] + timings["setup.xc"] : 0.0);
+        timings["setup.coulomb"] = seconds() - t - (densityFitting ? timings["setup.grid"] - gridSeconds + timings["setup.xc"] : 0.0);
         if (orthogonalized.valid()) {
             const double start = seconds();
             orthogonalized.get();  // rethrows the eigensolver's error

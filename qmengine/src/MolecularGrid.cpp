@@ -519,17 +519,19 @@ double partitionWeight(const std::vector<QMAtom>& atoms, int A, const double r[3
     return weightOf(atoms, pd, A, r, settings, dist);
 }
 
-MolecularGrid::MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& basis, const GridSettings& s,
-                             int threads, const PartitionWeightEvaluator* evaluator) {
+AtomicGridWeights atomicGridWeights(const std::vector<QMAtom>& atoms, const GridSettings& s, int threads,
+                                    const PartitionWeightEvaluator* evaluator) {
     const int natoms = (int) atoms.size();
-    PartitionData pd(atoms, s);
-
-    // 0. Partition weights of every atom's radial shells, in parallel (the O(atoms^2) part). Each shell has its own
+    // Partition weights of every atom's radial shells, in parallel (the O(atoms^2) part). Each shell has its own
     // Lebedev grid when the angular grids are pruned; the weights of shell (A, i) start at shellStart[A nr + i].
     const int nr = s.radialPoints;
-    std::vector<RadialGrid> radial(natoms);
-    std::vector<std::vector<int>> angularSizes(natoms);
-    std::vector<size_t> shellStart((size_t) natoms * nr + 1, 0);
+    AtomicGridWeights out;
+    std::vector<RadialGrid>& radial = out.radial;
+    std::vector<std::vector<int>>& angularSizes = out.angularSizes;
+    std::vector<size_t>& shellStart = out.shellStart;
+    radial.resize(natoms);
+    angularSizes.resize(natoms);
+    shellStart.assign((size_t) natoms * nr + 1, 0);
     for (int A = 0; A < natoms; A++) {
         radial[A] = s.radialScheme == RadialScheme::TreutlerAhlrichs ? treutlerAhlrichsGrid(nr, atoms[A].Z, s.treutlerAtomicXi)
                                                                      : beckeGrid(nr, atoms[A].Z);
@@ -537,11 +539,13 @@ MolecularGrid::MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& b
         for (int i = 0; i < nr; i++)
             shellStart[(size_t) A * nr + i + 1] = shellStart[(size_t) A * nr + i] + angularSizes[A][i];
     }
-    std::vector<double> partition(shellStart.back());
+    std::vector<double>& partition = out.partition;
+    partition.resize(shellStart.back());
     threads = std::max(1, resolveThreads(threads));
     if (evaluator != nullptr)
         evaluator->weights(atoms, s, radial, angularSizes, partition);
     else {
+        const PartitionData pd(atoms, s);
         std::vector<std::vector<double>> scratch(threads, std::vector<double>(natoms));
         parallelFor(natoms * nr, threads, [&](int shell, int t) {
             const int A = shell / nr, i = shell % nr;
@@ -554,6 +558,26 @@ MolecularGrid::MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& b
             }
         });
     }
+    return out;
+}
+
+MolecularGrid::MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& basis, const GridSettings& s,
+                             int threads, const PartitionWeightEvaluator* evaluator)
+    : MolecularGrid(atoms, basis, s, threads, atomicGridWeights(atoms, s, threads, evaluator)) {
+}
+
+MolecularGrid::MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& basis, const GridSettings& s,
+                             int threads, AtomicGridWeights weights) {
+    const int natoms = (int) atoms.size(), nr = s.radialPoints;
+    if (weights.radial.size() != atoms.size() || weights.shellStart.size() != (size_t) natoms * nr + 1 ||
+        weights.partition.size() != weights.shellStart.back())
+        throw OpenMM::OpenMMException("QM: grid weights made for other atoms or settings (internal error)");
+    const PartitionData pd(atoms, s);
+    const std::vector<RadialGrid>& radial = weights.radial;
+    const std::vector<std::vector<int>>& angularSizes = weights.angularSizes;
+    const std::vector<size_t>& shellStart = weights.shellStart;
+    const std::vector<double>& partition = weights.partition;
+    threads = std::max(1, resolveThreads(threads));
 
     // 1. Points with weights; each either goes to its atom's sphere or waits for a cube. Atoms in parallel, each into
     // its own lists, joined in atom order afterwards: the batches are the same for any thread count.

@@ -169,3 +169,32 @@ TEST(Grid, ScreenedPartitionMatchesTheUnscreenedFormula) {
         }
     }
 }
+
+TEST(Grid, WeightsFirstThenGroupingMakeTheSameGrid) {
+    // The GPU path makes the partition weights before the fitting tensor and groups the points afterwards: the grid
+    // must be the one made in one go, bit for bit, and weights for other atoms or settings are refused.
+    const auto atoms = water();
+    BasisSet basis(loadBasisDefinition("def2-SVP", QMENGINE_DATA_DIR), atoms, true);
+    GridSettings s;
+    s.radialPoints = 40;
+    s.angularPoints = 110;
+    s.pruning = GridPruning::NWChem;
+    const MolecularGrid whole(atoms, basis, s, 2);
+    const MolecularGrid split(atoms, basis, s, 2, atomicGridWeights(atoms, s, 2));
+    ASSERT_EQ(whole.batches().size(), split.batches().size());
+    ASSERT_EQ(whole.numPoints(), split.numPoints());
+    for (size_t k = 0; k < whole.batches().size(); k++) {
+        const GridBatch &a = whole.batches()[k], &b = split.batches()[k];
+        EXPECT_EQ(a.x, b.x) << k;
+        EXPECT_EQ(a.y, b.y) << k;
+        EXPECT_EQ(a.z, b.z) << k;
+        EXPECT_EQ(a.w, b.w) << k;
+        EXPECT_EQ(a.shells, b.shells) << k;
+    }
+    GridSettings other = s;
+    other.radialPoints = 41;
+    EXPECT_THROW(MolecularGrid(atoms, basis, other, 2, atomicGridWeights(atoms, s, 2)), OpenMM::OpenMMException);
+    auto fewer = atoms;
+    fewer.pop_back();
+    EXPECT_THROW(MolecularGrid(atoms, basis, s, 2, atomicGridWeights(fewer, s, 2)), OpenMM::OpenMMException);
+}

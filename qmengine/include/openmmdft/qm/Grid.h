@@ -64,10 +64,27 @@ public:
                          const std::vector<std::vector<int>>& angularSizes, std::vector<double>& partition) const = 0;
 };
 
+/**
+ * The first part of a MolecularGrid: each atom's radial shells with their Lebedev sizes and the partition weights of
+ * all their points (shell (A, i)'s weights start at shellStart[A radialPoints + i]). Apart so that a device that
+ * computes the weights can do so before other work it has queued (the fitting tensor), and the grouping follow.
+ */
+struct AtomicGridWeights {
+    std::vector<RadialGrid> radial;
+    std::vector<std::vector<int>> angularSizes;
+    std::vector<size_t> shellStart;
+    std::vector<double> partition;
+};
+AtomicGridWeights atomicGridWeights(const std::vector<QMAtom>& atoms, const GridSettings& settings, int threads = 1,
+                                    const PartitionWeightEvaluator* evaluator = nullptr);
+
 class MolecularGrid {
 public:
     MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& basis, const GridSettings& settings,
                   int threads = 1, const PartitionWeightEvaluator* evaluator = nullptr);
+    /// From weights made by atomicGridWeights for these atoms and settings: the points grouped and screened.
+    MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& basis, const GridSettings& settings, int threads,
+                  AtomicGridWeights weights);
     const std::vector<GridBatch>& batches() const { return batches_; }
     size_t numPoints() const { return numPoints_; }
     /// Average number of significant functions per point (a screening statistic).
