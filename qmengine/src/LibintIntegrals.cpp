@@ -313,6 +313,32 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
         auxToPure[p] = sh.pure ? cartesianToPure(sh.l) : Eigen::MatrixXd::Identity(sh.size(), sh.size());
     }
     threads = std::max(1, resolveThreads(threads));
+    // The metric and its factorization or inverse (LAPACK, n_aux^3: 0.12-0.18 s of the set-up for 24 waters on a GPU
+    // machine's host). Where a device computes the tensor, the metric comes first and its inverse runs on a thread of
+    // its own while this one screens the pairs, starts the tensor and does the caller's set-up work: this thread then
+    // mostly waits for the device, and the inverse, the set-up's longest host task, starts as early as it can (on an
+    // H200's 16-core host the inverse beside the set-up took the n = 24 set-up's Coulomb part from 0.152 to 0.084 s).
+    // Where the host computes the tensor, every core has work already, and OpenBLAS's threads waiting for each other
+    // among the engine's took 1.1 s for the 0.08 s inverse of 24 waters on 2 cores (and the work beside it slowed by as
+    // much): there it runs after the rest, when asked for. (Should the device refuse the tensor after all, for shells
+    // beyond its kernels' l, the inverse runs beside the host's tensor: slower, not wrong.)
+    const bool deviceContractions = contractions != nullptr;
+    double solverSeconds = 0;
+    std::future<void> factored;
+    auto startMetric = [&] {
+        const double start = seconds();
+        d.metric = coulombMetric(aux, auxShells, auxToPure, threads);
+        d.timings["metric"] = seconds() - start;
+        factored = std::async(deviceContractions ? std::launch::async : std::launch::deferred, [&] {
+            withOpenBLASThreads([&] {
+                const double begin = seconds();
+                d.solver.reset(new SymmetricPositiveDefiniteSolver(d.metric, metricSolver, threads));
+                solverSeconds = seconds() - begin;
+            });
+        });
+    };
+    if (deviceContractions)
+        startMetric();
     double t = seconds();
     // Significant shell pairs by Schwarz bound times the largest auxiliary (P|P)^1/2.
     const Eigen::MatrixXd Q = schwarz(shells, threads);
@@ -347,29 +373,13 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
     d.pairMap = std::make_unique<PairDensityMap>(basis, std::move(pairs), threads);
     d.timings["screening"] = seconds() - t;
     // Where the contractions run may compute B itself (a GPU platform, from the same pairs and screening). It is
-    // started first, so that the device works on it while the host makes the metric and its inverse.
+    // started before the caller's set-up work, so that the device works on it meanwhile.
     t = seconds();
     const bool tensorThere =
         contractions && contractions->computeTensor(makeThreeCentreTask(basis, aux, shellPairs, pairStart, numPairs));
     const double tensorSeconds = seconds() - t;
-    t = seconds();
-    d.metric = coulombMetric(aux, auxShells, auxToPure, threads);
-    d.timings["metric"] = seconds() - t;
-    // The metric's factorization or inverse (LAPACK, n_aux^3: 0.13 s of the set-up for 24 waters on a GPU machine's
-    // host) on a thread of its own while this one does the caller's set-up work, where the device computes the
-    // tensor: this thread then mostly waits for the device. Where the host computes the tensor, every core has work
-    // already, and OpenBLAS's threads waiting for each other among the engine's took 1.1 s for the 0.08 s inverse of
-    // 24 waters on 2 cores (and the work beside it slowed by as much): there it runs after the rest, when asked for.
-    // (On an H200's 16-core host the overlap took the n = 24 set-up's Coulomb part from 0.152 to 0.084 s.)
-    const bool overlap = tensorThere;
-    double solverSeconds = 0;
-    std::future<void> factored = std::async(overlap ? std::launch::async : std::launch::deferred, [&] {
-        withOpenBLASThreads([&] {
-            const double start = seconds();
-            d.solver.reset(new SymmetricPositiveDefiniteSolver(d.metric, metricSolver, threads));
-            solverSeconds = seconds() - start;
-        });
-    });
+    if (!deviceContractions)
+        startMetric();
     if (meanwhile)
         meanwhile();
     auto waitForSolver = [&] {
