@@ -143,9 +143,9 @@ struct KohnShamLDA::System {
         timings["setup.integrals"] = seconds() - t;
         // The orthonormalizing transformation from the overlap's eigensystem (dsyevd: 22 ms for 456 functions on a GPU
         // machine's 16-core host, where it threads poorly). Where a device computes the fitting tensor, on a thread of
-        // its own while this one screens the pairs, starts the tensor and makes the metric (Libint, no BLAS: the
-        // eigensolver holds DenseAlgebra's BLAS lock, which the metric's inverse then takes); on the host platforms,
-        // whose cores all have integral work, in order.
+        // its own while this one has the grid's weights computed and makes the fitting metric (no BLAS there: the
+        // eigensolver holds DenseAlgebra's BLAS lock, which the metric's inverse, started next, takes after it); on the
+        // host platforms, whose cores all have integral work, in order.
         double orthogonalizationSeconds = 0;
         auto orthogonalize = [&] {
             const double start = seconds();

@@ -337,7 +337,9 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     }
     if (!handCoulomb)
         r.coulombChanges.clear();
+    const double tGram = seconds();
     r.errorChangeGram = handedGram(r.errorChanges, fresh, given, recycled, s.threads);
+    r.timings["scf.recycling"] += seconds() - tGram;
     // Orbitals of the final Fock matrix (unshifted, not extrapolated).
     const double tFinal = seconds();
     diagonalize(F, eps, C);

@@ -105,7 +105,7 @@ struct QMResult {
     /// the overlap's eigensystem ".orthogonalization", beside the fitting set-up where a device computes the tensor:
     /// then ".orthogonalizationWait" is what the set-up waited for it at the end), "setup.grid", "setup.xc",
     /// "setup.coulomb" (with density fitting also its parts "setup.coulomb.metric", ".metricSolver", ".screening",
-    /// ".tensor"), "guess", "scf.recycling" (the recycled DIIS pairs taken up), "scf.coulomb", "scf.xc",
+    /// ".tensor"), "guess", "scf.recycling" (the recycled DIIS pairs taken up, and their Gram matrix grown for the next SCF), "scf.coulomb", "scf.xc",
     /// "scf.fockAndDIIS" (energy terms, the commutator error, DIIS; its parts "scf.fockAndDIIS.commutator" and
     /// ".diis"), "scf.diagonalization", "scf.orbitalRotation", "scf.coulombResponse", "scf.finalOrbitals" (the final
     /// Fock matrix's orbitals and W), with density fitting the sums over every Coulomb build
