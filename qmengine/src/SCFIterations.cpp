@@ -64,32 +64,26 @@ struct Iterate {
 };
 
 /**
- * The Gram matrix of the error changes an SCF hands on: its own newest `fresh` ones first, then those of the guess it
- * recycled (given->errorChanges[recycled[k]], in that order). Where the guess came with its pairs' Gram matrix only the
- * new ones' products with the rest are computed (a few of the 96 rows), else all of them.
+ * The Gram matrix of the error changes an SCF hands on: its own newest `fresh` ones first, then the first of those it
+ * recycled, in their order. Where the recycled pairs' Gram matrix is known (recycledGram, in that order: the guess
+ * came with it), only the new ones' products with the rest are computed (a few of the 96 rows), else all of them.
  */
-SharedMatrix handedGram(const std::vector<SharedMatrix>& errors, size_t fresh, const DensityGuess* given,
-                        const std::vector<size_t>& recycled, int threads) {
+SharedMatrix handedGram(const std::vector<SharedMatrix>& errors, size_t fresh, const Eigen::MatrixXd* recycledGram,
+                        int threads) {
     if (errors.empty())
         return nullptr;
-    MatrixList all, newest;
+    MatrixList all;
     for (const SharedMatrix& e : errors)
         all.push_back(e.get());
-    const size_t kept = errors.size() - fresh;  // given->errorChanges[recycled[0 .. kept)]
-    const bool known = given != nullptr && given->errorChangeGram && kept <= recycled.size() &&
-                       given->errorChangeGram->rows() == (Eigen::Index) given->errorChanges.size() &&
-                       given->errorChangeGram->cols() == (Eigen::Index) given->errorChanges.size();
-    if (!known || fresh == errors.size())
+    const Eigen::Index kept = (Eigen::Index) (errors.size() - fresh);
+    if (recycledGram == nullptr || kept > recycledGram->rows() || fresh == errors.size())
         return std::make_shared<const Eigen::MatrixXd>(streamedGram(all, threads));
-    newest.assign(all.begin(), all.begin() + fresh);
+    const MatrixList newest(all.begin(), all.begin() + fresh);
     const Eigen::MatrixXd cross = streamedCrossGram(newest, all, threads);
     auto gram = std::make_shared<Eigen::MatrixXd>(errors.size(), errors.size());
     gram->topRows(fresh) = cross;
     gram->leftCols(fresh) = cross.transpose();
-    const Eigen::MatrixXd& old = *given->errorChangeGram;
-    for (size_t a = 0; a < kept; a++)
-        for (size_t b = 0; b < kept; b++)
-            (*gram)(fresh + a, fresh + b) = old(recycled[a], recycled[b]);
+    gram->bottomRightCorner(kept, kept) = recycledGram->topLeftCorner(kept, kept);
     return gram;
 }
 } // namespace
@@ -159,6 +153,8 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     std::vector<size_t> recycled;  // the guess's pairs that fit this basis (it outlives the DIIS, which reads them)
     // Whether the guess's pairs came with their Coulomb matrices' changes (all of them, so that they stay matched).
     const bool givenCoulomb = problem.recycled && problem.recycled->coulombChanges.size() == problem.recycled->fockChanges.size();
+    Eigen::MatrixXd recycledGram;  // the recycled pairs' Gram matrix, in their order, where the guess came with it
+    bool haveRecycledGram = false;
     if (recycling && problem.recycled) {
         const double tRecycling = seconds();
         const DensityGuess& g = *problem.recycled;
@@ -175,16 +171,15 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
                     coulombs.push_back(g.coulombChanges[j].get());
             }
         // The pairs' Gram matrix where the SCF that handed them on kept it (their products with each other).
-        Eigen::MatrixXd givenGram;
-        const bool haveGram = g.errorChangeGram && g.errorChangeGram->rows() == (Eigen::Index) g.errorChanges.size() &&
-                              g.errorChangeGram->cols() == (Eigen::Index) g.errorChanges.size();
-        if (haveGram) {
-            givenGram.resize(recycled.size(), recycled.size());
+        haveRecycledGram = g.errorChangeGram && g.errorChangeGram->rows() == (Eigen::Index) g.errorChanges.size() &&
+                           g.errorChangeGram->cols() == (Eigen::Index) g.errorChanges.size();
+        if (haveRecycledGram) {
+            recycledGram.resize(recycled.size(), recycled.size());
             for (size_t a = 0; a < recycled.size(); a++)
                 for (size_t b = 0; b < recycled.size(); b++)
-                    givenGram(a, b) = (*g.errorChangeGram)(recycled[a], recycled[b]);
+                    recycledGram(a, b) = (*g.errorChangeGram)(recycled[a], recycled[b]);
         }
-        diis.setRecycled(focks, errors, coulombs, haveGram ? &givenGram : nullptr);
+        diis.setRecycled(focks, errors, coulombs, haveRecycledGram ? &recycledGram : nullptr);
         r.timings["scf.recycling"] += seconds() - tRecycling;
     }
     std::deque<Iterate> iterates; // of the last iterations, oldest first
@@ -338,7 +333,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     if (!handCoulomb)
         r.coulombChanges.clear();
     const double tGram = seconds();
-    r.errorChangeGram = handedGram(r.errorChanges, fresh, given, recycled, s.threads);
+    r.errorChangeGram = handedGram(r.errorChanges, fresh, haveRecycledGram ? &recycledGram : nullptr, s.threads);
     r.timings["scf.recycling"] += seconds() - tGram;
     // Orbitals of the final Fock matrix (unshifted, not extrapolated).
     const double tFinal = seconds();
