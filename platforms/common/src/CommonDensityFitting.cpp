@@ -97,25 +97,9 @@ public:
             centreGroups(task.aux.atom, numPairs, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM, anyNumber);
         numGroups = (int) groupStart.size() - 1;
         uploadVector(cc, auxGroupShellStart, groupStart, "qmDFAuxGroupShellStart");
-        // The fitting shells as a list for the launch: all of them. A member: the launch runs on while the host goes on.
-        vector<int> allAux;
-        for (int q = 0; q < numAuxShells; q++)
-            allAux.push_back(q);
-        initializeWorkCounter(cc, tensorCounter);
-        uploadVector(cc, auxListAll, allAux, "qmDFAuxListAll");
-        launchTensor(integrals, 0, numPairs, auxListAll, numAuxShells);
-        integralsHere = true;
-        return true;  // B is still being computed: finishTensor() waits for it
-    }
-    /** threeCentreTensor of program for pairs [pairBegin, pairBegin + pairCount) and the fitting shells of auxList. */
-    void launchTensor(ComputeProgram program, int pairBegin, int pairCount, ComputeArray& auxList, int auxCount) {
-        if (pairCount <= 0 || auxCount <= 0)
-            return;
-        ComputeKernel kernel = program->createKernel("threeCentreTensor");
-        kernel->addArg(pairBegin);
-        kernel->addArg(pairCount);
-        kernel->addArg(auxCount);
-        kernel->addArg(auxList);
+        ComputeKernel kernel = integrals->createKernel("threeCentreTensor");
+        kernel->addArg(numPairs);
+        kernel->addArg(numAuxShells);
         kernel->addArg(rows);
         for (ComputeArray* a : {&pairFirst, &pairSecond, &pairColumn, &basis.l, &basis.primStart, &basis.numPrim, &basis.center,
                                 &basis.exponent, &basis.coefficient, &aux.l, &aux.primStart, &aux.numPrim, &aux.offset, &aux.size,
@@ -126,8 +110,11 @@ public:
         kernel->addArg(boys.orders);
         kernel->addArg(boys.taylorTerms);
         kernel->addArg(tensor);
+        initializeWorkCounter(cc, tensorCounter);  // a member: the launch runs on while the host goes on
         kernel->addArg(tensorCounter);
-        launchIntegralKernel(cc, kernel, (long long) pairCount * auxCount, tensorCounter);
+        launchIntegralKernel(cc, kernel, (long long) numPairs * numAuxShells, tensorCounter);
+        integralsHere = true;
+        return true;  // B is still being computed: finishTensor() waits for it
     }
     void finishTensor() override {
         // A small download on the same queue, once per geometry, so that the engine's set-up timings name the phase
@@ -311,7 +298,6 @@ private:
     BoysParameters boys;
     DeviceShells basis, aux;
     ComputeArray pairFirst, pairSecond, pairColumn, auxTransform, auxTransformStart, auxGroupShellStart, boysTable;
-    ComputeArray auxListAll;  // fitting shells of the tensor's launch
     ComputeArray densityArray, coefficientArray, gradientArray;
     ComputeArray tensorCounter, gradientCounter;  // the kernels' work items handed out
     bool gradientStarted = false;

@@ -327,13 +327,11 @@ DEVICE void derivativeSums(const double* DA, const double* DB, int count, int d,
 }
 
 /**
- * B[column * rows + row]: (Q|ab) for the significant shell pairs pairBegin .. pairBegin+pairCount-1 (a >= b) and the
- * fitting shells Q of auxList (auxCount of them; shells within this program's BASIS_L and AUX_L), the fitting
+ * B[column * rows + row]: (Q|ab) for every significant shell pair (a >= b) and fitting shell Q, the fitting
  * functions transformed by their shell's matrix (to real solid harmonics where pure), the pair's cartesian functions
  * (i, j) i-major from pairColumn, with i >= j when the two shells are one.
  */
-KERNEL AT_MOST_128_REGISTERS void threeCentreTensor(int pairBegin, int pairCount, int auxCount, GLOBAL const int* RESTRICT auxList,
-                              int rows, GLOBAL const int* RESTRICT pairFirst,
+KERNEL AT_MOST_128_REGISTERS void threeCentreTensor(int numPairs, int numAuxShells, int rows, GLOBAL const int* RESTRICT pairFirst,
                               GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT pairColumn,
                               GLOBAL const int* RESTRICT shellL, GLOBAL const int* RESTRICT shellPrimStart,
                               GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const double* RESTRICT shellCenter,
@@ -352,12 +350,12 @@ KERNEL AT_MOST_128_REGISTERS void threeCentreTensor(int pairBegin, int pairCount
     double single[(AUX_L+1)*(AUX_L+1)];
     double R[HERMITE_COUNT(TENSOR_ORDER)], F[TENSOR_ORDER+1];
     double cq[HERMITE_COUNT(AUX_L)], W[HERMITE_COUNT(2*BASIS_L)];
-    const mm_long numItems = (mm_long) pairCount*auxCount;
+    const mm_long numItems = (mm_long) numPairs*numAuxShells;
     for (mm_long first = nextChunk(counter, chunk); first < numItems; first = nextChunk(counter, chunk)) {
         const mm_long item = first+LOCAL_ID;
         if (item >= numItems)
             continue;
-        const int q = auxList[(int) (item/pairCount)], k = pairBegin+(int) (item%pairCount);
+        const int q = (int) (item/numPairs), k = (int) (item%numPairs);
         const int s1 = pairFirst[k], s2 = pairSecond[k];
         const int la = shellL[s1], lb = shellL[s2], lq = auxL[q];
         const int na = CART_COUNT(la), nb = CART_COUNT(lb), nq = CART_COUNT(lq);
