@@ -93,11 +93,11 @@ TEST_P(CudaKernelCompile, QMExchangeCorrelation) {
     EXPECT_TRUE(log.empty()) << log;
 }
 
-/** The density-fitting integrals and their gradient, for the largest shells the platforms send there (f, h), and the
- * point-charge gradient (fitting l = 0). */
+/** The density-fitting integrals and their gradient, every class of shell pairs up to the largest shells the platforms
+ * send there (f, h), and the point-charge gradient (fitting l = 0). */
 TEST_P(CudaKernelCompile, ThreeCentreIntegrals) {
     for (const auto& l : {std::make_tuple(2, 4, false), std::make_tuple(3, 5, false), std::make_tuple(3, 0, true)}) {
-        string log = compile(CommonQMMMKernelSources::qmThreeCentre, threeCentreDefines(std::get<0>(l), std::get<1>(l), std::get<2>(l)));
+        string log = compile(threeCentreProgramSource(std::get<0>(l)), threeCentreDefines(std::get<0>(l), std::get<1>(l), std::get<2>(l)));
         EXPECT_TRUE(log.empty()) << log;
     }
 }

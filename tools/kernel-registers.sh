@@ -4,12 +4,13 @@
 # Register counts above 128 went with a 4.8x slower three-centre gradient on an H200 (docs/PERFORMANCE.md), so
 # check them after changing a kernel.
 #   tools/kernel-registers.sh [kernel file[+file...]] [extra defines...]
-#   tools/kernel-registers.sh platforms/common/src/kernels/qmThreeCentre.cc BASIS_L=2 AUX_L=4 POINT_CHARGES=0
+#   tools/kernel-registers.sh platforms/common/src/kernels/qmThreeCentre.cc+platforms/common/src/kernels/qmThreeCentreClass.cc BASIS_L=2 AUX_L=4 POINT_CHARGES=0
+#     (qmThreeCentreClass.cc is compiled once per class of shell pairs up to BASIS_L, as ThreeCentreProgram.cpp does)
 #   tools/kernel-registers.sh qmengine/src/shared/shellValues.cc+platforms/common/src/kernels/qmXC.cc VWN_A=0.0310907
 #     VWN_X0=-0.10498 VWN_B=3.72744 VWN_C=12.9352   (several files: compiled one after the other, as the plugin does)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-file=${1:-platforms/common/src/kernels/qmThreeCentre.cc}
+file=${1:-platforms/common/src/kernels/qmThreeCentre.cc+platforms/common/src/kernels/qmThreeCentreClass.cc}
 shift || true
 defines=("$@")
 [ ${#defines[@]} -gt 0 ] || defines=(BASIS_L=2 AUX_L=4 POINT_CHARGES=0 GRADIENT_SCALE=17592186044416.0 GROUP_SIZE=128 MAX_CENTRES_PER_ITEM=8)
@@ -36,7 +37,21 @@ typedef long long mm_long;
 typedef unsigned long long mm_ulong;
 PRELUDE
     for d in "${defines[@]}"; do echo "#define ${d%%=*} ${d#*=}"; done
-    for part in ${file//+/ }; do cat "$part"; done
+    basisL=0
+    for d in "${defines[@]}"; do [ "${d%%=*}" = BASIS_L ] && basisL=${d#*=}; done
+    for part in ${file//+/ }; do
+        if [ "$(basename "$part")" = qmThreeCentreClass.cc ]; then
+            for ((la = 0; la <= basisL; la++)); do
+                for ((lb = 0; lb <= la; lb++)); do
+                    printf '#define CLASS_LA %d\n#define CLASS_LB %d\n' $la $lb
+                    cat "$part"
+                    printf '#undef CLASS_LA\n#undef CLASS_LB\n'
+                done
+            done
+        else
+            cat "$part"
+        fi
+    done
 } > "$work/kernel.cu"
 "$nvcc" -arch=sm_90 -O3 -cubin -o "$work/kernel.cubin" "$work/kernel.cu" -Xptxas -v 2>&1 |
     awk '/Compiling entry function/ {name = $7; gsub("\047", "", name)} /bytes stack frame/ {stack = $1} /Used [0-9]+ registers/ {print name, $5, "registers,", stack, "bytes stack"}'

@@ -8,7 +8,6 @@
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
 #include <cmath>
-#include <tuple>
 #include <vector>
 
 using namespace OpenMM;
@@ -57,25 +56,14 @@ public:
         integrals = integralProgram(task.basis.maxL, task.aux.maxL, false);
         basis.upload(cc, task.basis, 0);
         aux.upload(cc, task.aux, task.rows);
-        // The pairs in classes of equal angular momenta and primitive counts: the threads of a warp (consecutive
-        // pairs, one fitting shell) then run the same loops. Each pair carries its columns, so the order is free.
-        // The key leads with the larger l of the two (any order of the classes gives the same tensor).
+        // The pairs in classes of equal angular momenta (the class kernels) and primitive counts: the threads of a warp
+        // (consecutive pairs, one fitting shell) then run the same loops. Each pair carries its columns, so the order
+        // is free.
         numPairs = (int) task.pairFirst.size();
-        vector<int> order(numPairs);
-        for (int k = 0; k < numPairs; k++)
-            order[k] = k;
-        auto pairClass = [&](int k) {
-            const int a = task.pairFirst[k], b = task.pairSecond[k];
-            return make_tuple(max(task.basis.l[a], task.basis.l[b]), task.basis.l[a], task.basis.l[b],
-                              task.basis.numPrim[a] * task.basis.numPrim[b]);
-        };
-        stable_sort(order.begin(), order.end(), [&](int x, int y) { return pairClass(x) < pairClass(y); });
-        vector<int> first(numPairs), second(numPairs), column(numPairs);
-        for (int k = 0; k < numPairs; k++) {
-            first[k] = task.pairFirst[order[k]];
-            second[k] = task.pairSecond[order[k]];
-            column[k] = task.pairColumn[order[k]];
-        }
+        const PairClasses classes = PairClasses::of(task.pairFirst, task.pairSecond, task.basis.l, task.basis.numPrim);
+        pairClasses = classes.ranges;
+        const vector<int> first = classes.sorted(task.pairFirst), second = classes.sorted(task.pairSecond),
+                          column = classes.sorted(task.pairColumn);
         uploadVector(cc, pairFirst, first, "qmDFPairFirst");
         uploadVector(cc, pairSecond, second, "qmDFPairSecond");
         uploadVector(cc, pairColumn, column, "qmDFPairColumn");
@@ -97,22 +85,20 @@ public:
             centreGroups(task.aux.atom, numPairs, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM, anyNumber);
         numGroups = (int) groupStart.size() - 1;
         uploadVector(cc, auxGroupShellStart, groupStart, "qmDFAuxGroupShellStart");
-        ComputeKernel kernel = integrals->createKernel("threeCentreTensor");
-        kernel->addArg(numPairs);
-        kernel->addArg(numAuxShells);
-        kernel->addArg(rows);
-        for (ComputeArray* a : {&pairFirst, &pairSecond, &pairColumn, &basis.l, &basis.primStart, &basis.numPrim, &basis.center,
-                                &basis.exponent, &basis.coefficient, &aux.l, &aux.primStart, &aux.numPrim, &aux.offset, &aux.size,
-                                &aux.center, &aux.exponent, &aux.coefficient, &auxTransform, &auxTransformStart, &boysTable})
-            kernel->addArg(*a);
-        kernel->addArg(boys.step);
-        kernel->addArg(boys.end);
-        kernel->addArg(boys.orders);
-        kernel->addArg(boys.taylorTerms);
-        kernel->addArg(tensor);
-        initializeWorkCounter(cc, tensorCounter);  // a member: the launch runs on while the host goes on
-        kernel->addArg(tensorCounter);
-        launchIntegralKernel(cc, kernel, (long long) numPairs * numAuxShells, tensorCounter);
+        initializeWorkCounter(cc, tensorCounter);  // a member: the launches run on while the host goes on
+        launchClassKernels(integrals, "threeCentreTensor", pairClasses, numAuxShells, [&](ComputeKernel& kernel) {
+            kernel->addArg(numAuxShells);
+            kernel->addArg(rows);
+            for (ComputeArray* a : {&pairFirst, &pairSecond, &pairColumn, &basis.l, &basis.primStart, &basis.numPrim, &basis.center,
+                                    &basis.exponent, &basis.coefficient, &aux.l, &aux.primStart, &aux.numPrim, &aux.offset, &aux.size,
+                                    &aux.center, &aux.exponent, &aux.coefficient, &auxTransform, &auxTransformStart, &boysTable})
+                kernel->addArg(*a);
+            kernel->addArg(boys.step);
+            kernel->addArg(boys.end);
+            kernel->addArg(boys.orders);
+            kernel->addArg(boys.taylorTerms);
+            kernel->addArg(tensor);
+        }, cc, tensorCounter);
         integralsHere = true;
         return true;  // B is still being computed: finishTensor() waits for it
     }
@@ -134,7 +120,7 @@ public:
         uploadVector(cc, coefficientArray, coefficients, "qmDFGradientCoefficients");
         // One row per atom of the fitting functions (not point charges), which are the gradient's first rows.
         uploadVector(cc, gradientArray, vector<long long>(3 * numAtoms, 0), "qmDFGradient");
-        launchThreeCentreGradient(cc, integrals, numPairs, numGroups, nbf, pairFirst, pairSecond, basis, auxGroupShellStart, 0, aux,
+        launchThreeCentreGradient(cc, integrals, pairClasses, numGroups, nbf, pairFirst, pairSecond, basis, auxGroupShellStart, 0, aux,
                                   boysTable, boys, densityArray, coefficientArray, gradientArray, gradientCounter);
         gradientStarted = true;
         return true;
@@ -295,6 +281,7 @@ private:
     // The integrals' inputs, kept for the gradient of the same geometry.
     bool integralsHere = false;
     int numPairs = 0, numAuxShells = 0, numAtoms = 0, numGroups = 0;
+    vector<PairClassRange> pairClasses;  // of pairFirst and pairSecond, sorted by class
     BoysParameters boys;
     DeviceShells basis, aux;
     ComputeArray pairFirst, pairSecond, pairColumn, auxTransform, auxTransformStart, auxGroupShellStart, boysTable;

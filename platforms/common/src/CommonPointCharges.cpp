@@ -62,11 +62,14 @@ bool CommonPointCharges::matrix(const QM::ThreeCentreTask& task, const vector<do
     int size = 0;
     for (size_t s = 0; s < task.basis.l.size(); s++)
         size = max(size, task.basis.cartesianOffset[s] + cartesianCount(task.basis.l[s]));
+    // The pairs sorted by class (the class kernels), each with its block of the partial sums.
+    const PairClasses classes = PairClasses::of(task.pairFirst, task.pairSecond, task.basis.l, task.basis.numPrim);
+    const vector<int> first = classes.sorted(task.pairFirst), second = classes.sorted(task.pairSecond);
     vector<int> blockStart(numPairs);
     int elements = 0;
     for (int k = 0; k < numPairs; k++) {
         blockStart[k] = elements;
-        elements += cartesianCount(task.basis.l[task.pairFirst[k]]) * cartesianCount(task.basis.l[task.pairSecond[k]]);
+        elements += cartesianCount(task.basis.l[first[k]]) * cartesianCount(task.basis.l[second[k]]);
     }
     const vector<int> groupStart =
         groupStarts(numCharges, chargesPerGroup(numCharges, numPairs, TARGET_MATRIX_ITEMS, MAX_PARTIAL_ELEMENTS / elements,
@@ -77,8 +80,8 @@ bool CommonPointCharges::matrix(const QM::ThreeCentreTask& task, const vector<do
     DeviceShells basis;
     basis.upload(cc, task.basis, 0);
     ComputeArray pairFirst, pairSecond, blockStartArray, groupStartArray, centers, weightArray, boysTable, partial, total;
-    uploadVector(cc, pairFirst, task.pairFirst, "qmChargeMatrixPairFirst");
-    uploadVector(cc, pairSecond, task.pairSecond, "qmChargeMatrixPairSecond");
+    uploadVector(cc, pairFirst, first, "qmChargeMatrixPairFirst");
+    uploadVector(cc, pairSecond, second, "qmChargeMatrixPairSecond");
     uploadVector(cc, blockStartArray, blockStart, "qmChargeMatrixBlockStart");
     uploadVector(cc, groupStartArray, groupStart, "qmChargeMatrixGroupStart");
     uploadVector(cc, centers, task.aux.center, "qmChargeMatrixCenters");
@@ -87,22 +90,19 @@ bool CommonPointCharges::matrix(const QM::ThreeCentreTask& task, const vector<do
     partial.initialize<double>(cc, (size_t) numGroups * elements, "qmChargeMatrixPartial");  // every element is written
     total.initialize<double>(cc, elements, "qmChargeMatrixTotal");
     const BoysParameters boys = BoysParameters::of(task);
-    ComputeKernel groups = program->createKernel("pointChargeMatrix");
-    groups->addArg(numPairs);
-    groups->addArg(numGroups);
-    groups->addArg(elements);
-    for (ComputeArray* a : {&pairFirst, &pairSecond, &blockStartArray, &basis.l, &basis.primStart, &basis.numPrim, &basis.center,
-                            &basis.exponent, &basis.coefficient, &groupStartArray, &centers, &weightArray, &boysTable})
-        groups->addArg(*a);
-    groups->addArg(boys.step);
-    groups->addArg(boys.end);
-    groups->addArg(boys.orders);
-    groups->addArg(boys.taylorTerms);
-    groups->addArg(partial);
     ComputeArray counter;
-    initializeWorkCounter(cc, counter);
-    groups->addArg(counter);
-    launchIntegralKernel(cc, groups, (long long) numPairs * numGroups, counter);
+    launchClassKernels(program, "pointChargeMatrix", classes.ranges, numGroups, [&](ComputeKernel& kernel) {
+        kernel->addArg(numGroups);
+        kernel->addArg(elements);
+        for (ComputeArray* a : {&pairFirst, &pairSecond, &blockStartArray, &basis.l, &basis.primStart, &basis.numPrim, &basis.center,
+                                &basis.exponent, &basis.coefficient, &groupStartArray, &centers, &weightArray, &boysTable})
+            kernel->addArg(*a);
+        kernel->addArg(boys.step);
+        kernel->addArg(boys.end);
+        kernel->addArg(boys.orders);
+        kernel->addArg(boys.taylorTerms);
+        kernel->addArg(partial);
+    }, cc, counter);
     ComputeKernel sum = program->createKernel("sumChargeGroups");
     sum->addArg(elements);
     sum->addArg(numGroups);
@@ -114,7 +114,7 @@ bool CommonPointCharges::matrix(const QM::ThreeCentreTask& task, const vector<do
     // The pairs' blocks (i, j) i-major into the symmetric matrix.
     cartesianMatrix = Eigen::MatrixXd::Zero(size, size);
     for (int k = 0; k < numPairs; k++) {
-        const int s1 = task.pairFirst[k], s2 = task.pairSecond[k];
+        const int s1 = first[k], s2 = second[k];
         const int o1 = task.basis.cartesianOffset[s1], o2 = task.basis.cartesianOffset[s2];
         const int na = cartesianCount(task.basis.l[s1]), nb = cartesianCount(task.basis.l[s2]);
         for (int i = 0; i < na; i++)
@@ -167,15 +167,16 @@ unique_ptr<QM::PointChargeGradientInFlight> CommonPointCharges::startGradient(co
     const vector<int> groupStart =
         groupStarts(numCharges, chargesPerGroup(numCharges, numPairs, TARGET_GRADIENT_ITEMS, numCharges, MAX_CHARGES_PER_ITEM));
     const int numGroups = (int) groupStart.size() - 1;
-    uploadVector(cc, g->pairFirst, task.pairFirst, "qmChargePairFirst");
-    uploadVector(cc, g->pairSecond, task.pairSecond, "qmChargePairSecond");
+    const PairClasses classes = PairClasses::of(task.pairFirst, task.pairSecond, task.basis.l, task.basis.numPrim);
+    uploadVector(cc, g->pairFirst, classes.sorted(task.pairFirst), "qmChargePairFirst");
+    uploadVector(cc, g->pairSecond, classes.sorted(task.pairSecond), "qmChargePairSecond");
     uploadVector(cc, g->groupShellStart, groupStart, "qmChargeGroupStart");
     uploadVector(cc, g->boysTable, task.boysTable, "qmChargeBoysTable");
     uploadVector(cc, g->density, vector<double>(D.data(), D.data() + D.size()), "qmChargeDensity");  // symmetric
     uploadVector(cc, g->coefficients, weights, "qmChargeWeights");
     uploadVector(cc, g->gradient, vector<long long>(3 * (numAtoms + numCharges), 0), "qmChargeGradient");
     // Point charges, each its own centre in the rows after the atoms'.
-    launchThreeCentreGradient(cc, program, numPairs, numGroups, (int) D.rows(), g->pairFirst, g->pairSecond, g->basis,
+    launchThreeCentreGradient(cc, program, classes.ranges, numGroups, (int) D.rows(), g->pairFirst, g->pairSecond, g->basis,
                               g->groupShellStart, numAtoms, g->charges, g->boysTable, BoysParameters::of(task), g->density,
                               g->coefficients, g->gradient, g->counter);
     return unique_ptr<QM::PointChargeGradientInFlight>(g.release());

@@ -2,6 +2,7 @@
 #define OPENMMDFT_DEVICESHELLTABLES_H_
 // A basis's flat shell tables (QM::FlatShells) in device memory, for the integral kernels of kernels/qmThreeCentre.cc,
 // and the launch of their gradient kernel, which the density fitting and the point charges share.
+#include "ThreeCentreProgram.h"
 #include "openmmdft/qm/ThreeCentreTask.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ComputeArray.h"
@@ -10,6 +11,7 @@
 #include "openmm/common/ComputeProgram.h"
 #include <Eigen/Dense>
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,15 @@ struct DeviceShells {
  */
 void launchIntegralKernel(OpenMM::ComputeContext& cc, OpenMM::ComputeKernel& kernel, long long items, OpenMM::ComputeArray& counter);
 
+/**
+ * Launches the class compilations of one of kernels/qmThreeCentreClass.cc's kernels (named kernel_la_lb), one per class
+ * of pairs, each over its pairs x itemsPerPair work items: its arguments are pairBegin and numPairs (the class's
+ * range), then those addArgs adds, then counter (as launchIntegralKernel; the launches run in order on one queue).
+ */
+void launchClassKernels(OpenMM::ComputeProgram program, const std::string& kernel, const std::vector<PairClassRange>& classes,
+                        long long itemsPerPair, const std::function<void(OpenMM::ComputeKernel&)>& addArgs,
+                        OpenMM::ComputeContext& cc, OpenMM::ComputeArray& counter);
+
 /** Allocates a work-item counter for launchIntegralKernel, if not yet allocated. */
 void initializeWorkCounter(OpenMM::ComputeContext& cc, OpenMM::ComputeArray& counter);
 
@@ -71,11 +82,13 @@ struct BoysParameters {
 };
 
 /**
- * Launches threeCentreGradient of program over numPairs x numGroups work items (the kernel's comment gives the meaning
- * of every input) into gradient, which must hold zeros, taking the items from counter (initializeWorkCounter); every
+ * Launches threeCentreGradient_la_lb of program for each class of pairs (pairFirst and pairSecond sorted by class,
+ * PairClasses) over its pairs x numGroups work items (the kernel's comment gives the meaning of every input) into
+ * gradient, which must hold zeros, taking the items from counter (initializeWorkCounter); every
  * array must outlive the launch. readThreeCentreGradient() waits for it.
  */
-void launchThreeCentreGradient(OpenMM::ComputeContext& cc, OpenMM::ComputeProgram program, int numPairs, int numGroups, int nbf,
+void launchThreeCentreGradient(OpenMM::ComputeContext& cc, OpenMM::ComputeProgram program, const std::vector<PairClassRange>& classes,
+                               int numGroups, int nbf,
                                OpenMM::ComputeArray& pairFirst, OpenMM::ComputeArray& pairSecond, DeviceShells& basis,
                                OpenMM::ComputeArray& groupShellStart, int centreOffset,
                                DeviceShells& fitting, OpenMM::ComputeArray& boysTable, const BoysParameters& boys,

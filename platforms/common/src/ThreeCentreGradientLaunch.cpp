@@ -3,6 +3,9 @@
 #include "ThreeCentreProgram.h"
 #include "openmm/common/ComputeKernel.h"
 #include <algorithm>
+#include <functional>
+#include <string>
+#include <vector>
 
 using namespace OpenMM;
 using namespace std;
@@ -20,32 +23,43 @@ void OpenMMDFT::launchIntegralKernel(ComputeContext& cc, ComputeKernel& kernel, 
     kernel->execute((int) std::min<long long>(items, 1LL << 30), THREE_CENTRE_GROUP_SIZE);
 }
 
-void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram program, int numPairs, int numGroups,
-                                          int nbf, ComputeArray& pairFirst, ComputeArray& pairSecond, DeviceShells& basis,
+void OpenMMDFT::launchClassKernels(ComputeProgram program, const string& kernel, const vector<PairClassRange>& classes,
+                                   long long itemsPerPair, const function<void(ComputeKernel&)>& addArgs, ComputeContext& cc,
+                                   ComputeArray& counter) {
+    initializeWorkCounter(cc, counter);
+    for (const PairClassRange& c : classes) {
+        ComputeKernel launch = program->createKernel(classKernelName(kernel, c.la, c.lb));
+        launch->addArg(c.begin);
+        launch->addArg(c.end - c.begin);
+        addArgs(launch);
+        launch->addArg(counter);
+        launchIntegralKernel(cc, launch, (long long) (c.end - c.begin) * itemsPerPair, counter);
+    }
+}
+
+void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram program, const vector<PairClassRange>& classes,
+                                          int numGroups, int nbf, ComputeArray& pairFirst, ComputeArray& pairSecond, DeviceShells& basis,
                                           ComputeArray& groupShellStart, int centreOffset, DeviceShells& fitting,
                                           ComputeArray& boysTable, const BoysParameters& boys, ComputeArray& density,
                                           ComputeArray& coefficients, ComputeArray& gradient, ComputeArray& counter) {
-    ComputeKernel kernel = program->createKernel("threeCentreGradient");
-    kernel->addArg(numPairs);
-    kernel->addArg(numGroups);
-    kernel->addArg(nbf);
-    for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.atom, &basis.primStart, &basis.numPrim, &basis.cartesianOffset,
-                            &basis.center, &basis.exponent, &basis.coefficient, &groupShellStart})
-        kernel->addArg(*a);
-    kernel->addArg(centreOffset);
-    for (ComputeArray* a : {&fitting.atom, &fitting.l, &fitting.primStart, &fitting.numPrim, &fitting.cartesianOffset, &fitting.center,
-                            &fitting.exponent, &fitting.coefficient, &boysTable})
-        kernel->addArg(*a);
-    kernel->addArg(boys.step);
-    kernel->addArg(boys.end);
-    kernel->addArg(boys.orders);
-    kernel->addArg(boys.taylorTerms);
-    kernel->addArg(density);
-    kernel->addArg(coefficients);
-    kernel->addArg(gradient);
-    initializeWorkCounter(cc, counter);
-    kernel->addArg(counter);
-    launchIntegralKernel(cc, kernel, (long long) numPairs * numGroups, counter);
+    launchClassKernels(program, "threeCentreGradient", classes, numGroups, [&](ComputeKernel& kernel) {
+        kernel->addArg(numGroups);
+        kernel->addArg(nbf);
+        for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.atom, &basis.primStart, &basis.numPrim,
+                                &basis.cartesianOffset, &basis.center, &basis.exponent, &basis.coefficient, &groupShellStart})
+            kernel->addArg(*a);
+        kernel->addArg(centreOffset);
+        for (ComputeArray* a : {&fitting.atom, &fitting.l, &fitting.primStart, &fitting.numPrim, &fitting.cartesianOffset,
+                                &fitting.center, &fitting.exponent, &fitting.coefficient, &boysTable})
+            kernel->addArg(*a);
+        kernel->addArg(boys.step);
+        kernel->addArg(boys.end);
+        kernel->addArg(boys.orders);
+        kernel->addArg(boys.taylorTerms);
+        kernel->addArg(density);
+        kernel->addArg(coefficients);
+        kernel->addArg(gradient);
+    }, cc, counter);
 }
 
 Eigen::MatrixXd OpenMMDFT::readThreeCentreGradient(ComputeArray& gradient) {

@@ -1,7 +1,12 @@
 // The compile-time settings of the density-fitting integral kernels (ThreeCentreProgram.h).
 #include "ThreeCentreProgram.h"
+#include "CommonQMMMKernelSources.h"
+#include <algorithm>
 #include <cstdio>
 #include <string>
+#include <tuple>
+
+using namespace std;
 
 std::map<std::string, std::string> OpenMMDFT::threeCentreDefines(int basisL, int auxL, bool pointCharges) {
     std::map<std::string, std::string> defines;
@@ -15,4 +20,46 @@ std::map<std::string, std::string> OpenMMDFT::threeCentreDefines(int basisL, int
     std::snprintf(scale, sizeof(scale), "%.17e", THREE_CENTRE_GRADIENT_SCALE);
     defines["GRADIENT_SCALE"] = scale;
     return defines;
+}
+
+std::string OpenMMDFT::threeCentreProgramSource(int basisL) {
+    string source = CommonQMMMKernelSources::qmThreeCentre;
+    for (int la = 0; la <= basisL; la++)
+        for (int lb = 0; lb <= la; lb++)
+            source += "\n#define CLASS_LA " + to_string(la) + "\n#define CLASS_LB " + to_string(lb) + "\n" +
+                      CommonQMMMKernelSources::qmThreeCentreClass + "\n#undef CLASS_LA\n#undef CLASS_LB\n";
+    return source;
+}
+
+std::string OpenMMDFT::classKernelName(const std::string& kernel, int la, int lb) {
+    return kernel + "_" + to_string(la) + "_" + to_string(lb);
+}
+
+OpenMMDFT::PairClasses OpenMMDFT::PairClasses::of(const vector<int>& first, const vector<int>& second, const vector<int>& l,
+                                                  const vector<int>& numPrim) {
+    const int numPairs = (int) first.size();
+    auto key = [&](int k) {
+        const int a = first[k], b = second[k];
+        return make_tuple(max(l[a], l[b]), min(l[a], l[b]), numPrim[a] * numPrim[b]);
+    };
+    PairClasses classes;
+    classes.order.resize(numPairs);
+    for (int k = 0; k < numPairs; k++)
+        classes.order[k] = k;
+    stable_sort(classes.order.begin(), classes.order.end(), [&](int x, int y) { return key(x) < key(y); });
+    for (int k = 0; k < numPairs; k++) {
+        const int pair = classes.order[k];
+        const int la = max(l[first[pair]], l[second[pair]]), lb = min(l[first[pair]], l[second[pair]]);
+        if (classes.ranges.empty() || classes.ranges.back().la != la || classes.ranges.back().lb != lb)
+            classes.ranges.push_back({la, lb, k, k});
+        classes.ranges.back().end = k + 1;
+    }
+    return classes;
+}
+
+vector<int> OpenMMDFT::PairClasses::sorted(const vector<int>& values) const {
+    vector<int> result(order.size());
+    for (size_t k = 0; k < order.size(); k++)
+        result[k] = values[order[k]];
+    return result;
 }

@@ -1,10 +1,12 @@
 #ifndef OPENMMDFT_THREECENTREPROGRAM_H_
 #define OPENMMDFT_THREECENTREPROGRAM_H_
 
+#include "openmmdft/qm/ThreeCentreTask.h"
 #include "openmm/common/ComputeProgram.h"
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace OpenMMDFT {
 
@@ -31,6 +33,36 @@ constexpr int THREE_CENTRE_GROUP_SIZE = 128;
  * waters in DZVP), though the instructions of the fitting path were nearly the same.
  */
 std::map<std::string, std::string> threeCentreDefines(int basisL, int auxL, bool pointCharges);
+
+/**
+ * The source of the three-centre program for orbital shells up to basisL: kernels/qmThreeCentre.cc's helpers, then
+ * kernels/qmThreeCentreClass.cc once per class of shell pairs (la, lb), la >= lb, la <= basisL, whose kernels are
+ * named kernel_la_lb (classKernelName).
+ */
+std::string threeCentreProgramSource(int basisL);
+
+/** The name of kernel's compilation for the pair class (la, lb), la >= lb: "kernel_la_lb". */
+std::string classKernelName(const std::string& kernel, int la, int lb);
+
+/** The pairs of one class (la >= lb, the larger and the smaller l of the two shells) in a list sorted by class. */
+struct PairClassRange {
+    int la, lb, begin, end;
+};
+
+/**
+ * The shell pairs of a task sorted into classes for the class kernels: order[k] is the task's pair at place k, sorted
+ * by the larger l, the smaller l, then the product of the two shells' primitive counts (so that the threads of a warp,
+ * consecutive pairs, run the same loops); ranges the classes' places.
+ */
+struct PairClasses {
+    std::vector<int> order;
+    std::vector<PairClassRange> ranges;
+    /** The classes of the pairs (first[k], second[k]) of shells with angular momenta l and primitive counts numPrim. */
+    static PairClasses of(const std::vector<int>& first, const std::vector<int>& second, const std::vector<int>& l,
+                          const std::vector<int>& numPrim);
+    /** values permuted into the sorted order: values[order[k]] at k. */
+    std::vector<int> sorted(const std::vector<int>& values) const;
+};
 
 /** The compiled three-centre program for (basisL, auxL, pointCharges), made once per Context by its owner. */
 using ThreeCentreProgramSource = std::function<OpenMM::ComputeProgram(int basisL, int auxL, bool pointCharges)>;
