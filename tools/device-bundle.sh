@@ -5,6 +5,8 @@
 # build-pip/, or give the build folder as the argument.
 #   ./tools/device-bundle.sh [build-folder]      then, with the device tool:  carry [".device"],
 #   command "bash tools/run-gpu-checks.sh"
+#   BASE_PLUGIN=/path/to/libOpenMMDFTCUDA.so ./tools/device-bundle.sh build-portable   also packs another build's CUDA
+#   plugin (an earlier commit's, same public API) for run-gpu-checks.sh's PLUGIN_AB: both timed in one lease.
 # Left to the GPU machine: the driver (libcuda) and CUDA's libraries (cuFFT and NVRTC for OpenMM's CUDA platform,
 # cudart, cuBLAS and cuSOLVER for the benchmark's baselines: hundreds of MB; its CUDA toolkit or PyTorch's wheels
 # have them, and run-gpu-checks.sh finds them).
@@ -34,6 +36,13 @@ if grep -q '^QMENGINE_NATIVE_ARCH:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null &
          "its instructions (build with -DQMENGINE_NATIVE_ARCH=OFF -DQMENGINE_ARCH=x86-64-v3)" >&2
 fi
 echo "${arch:-x86-64}" > "$stage/ARCH"
+contents=(ARCH bin lib plugins)
+if [ -n "${BASE_PLUGIN:-}" ]; then
+    [ -f "$BASE_PLUGIN" ] || { echo "device-bundle.sh: BASE_PLUGIN $BASE_PLUGIN is missing" >&2; exit 1; }
+    mkdir -p "$stage/plugins-base"
+    cp -L "$BASE_PLUGIN" "$stage/plugins-base/libOpenMMDFTCUDA.so"
+    contents+=(plugins-base)
+fi
 cudaPlugin=$(find "$build" -name libOpenMMDFTCUDA.so | head -1)
 [ -n "$cudaPlugin" ] || { echo "device-bundle.sh: libOpenMMDFTCUDA.so not found under $build" >&2; exit 1; }
 # OpenMM's CPU platform too: the QM/MM benchmark's baseline on the same machine.
@@ -50,5 +59,5 @@ done | sort -u | while read -r name path; do
     fi
 done
 mkdir -p "$root/.device"
-tar -C "$stage" -I "xz -T0" -cf "$root/.device/bundle.tar.xz" ARCH bin lib plugins
+tar -C "$stage" -I "xz -T0" -cf "$root/.device/bundle.tar.xz" "${contents[@]}"
 echo "device-bundle.sh: wrote .device/bundle.tar.xz ($(du -h "$root/.device/bundle.tar.xz" | cut -f1)): $(ls "$stage/bin" | tr '\n' ' ')+ $(ls "$stage/lib" | wc -l) libraries"

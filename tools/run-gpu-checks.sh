@@ -15,7 +15,8 @@
 #   every kernel of an n = 24 step under it and prints per-kernel totals; ENV_AB="NAME=1 ..." times an n = 24 CUDA step
 #   with each environment setting and then without any, for the engine's temporary A/B switches (AB_WARMUP untimed
 #   steps first, default 4); BLAS_CORETYPE_AB="Haswell SkylakeX" times the metric inverse and an n = 24 CUDA step with
-#   OpenBLAS's own kernels and then with each forced kernel set)
+#   OpenBLAS's own kernels and then with each forced kernel set; PLUGIN_AB=1 times an n = 24 CUDA step (AB_SIZES) with the
+#   bundle's base plugin (device-bundle.sh's BASE_PLUGIN: an earlier commit's build) and with its own, in that order)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 work=/tmp/openmmdft-device
@@ -154,6 +155,21 @@ if [ -n "${ENV_AB:-}" ]; then
         echo "variant $setting:" | tee -a "$out/summary.txt"
         grep -E "^\| [0-9]+ \||phases" "$out/bench-qm-ab-${setting//=/-}.log" | tee -a "$out/summary.txt"
     done
+fi
+if [ -n "${PLUGIN_AB:-}" ]; then
+    # Two builds of the CUDA plugin in one lease (the host's speed differs from lease to lease): the base's, then this one's.
+    if [ -f "$work/plugins-base/libOpenMMDFTCUDA.so" ]; then
+        for variant in base current; do
+            plugin="$work/plugins/libOpenMMDFTCUDA.so"
+            [ "$variant" = base ] && plugin="$work/plugins-base/libOpenMMDFTCUDA.so"
+            OPENMMDFT_CUDA_PLUGIN_FILE="$plugin" timeout "${QM_LIMIT:-300}" "$work/bin/BenchQMRegion" --sizes "${AB_SIZES:-24}" \
+                --platforms CUDA:double --steps 2 --warmup "${AB_WARMUP:-4}" > "$out/bench-qm-plugin-$variant.log" 2>&1 || status=1
+            echo "plugin $variant:" | tee -a "$out/summary.txt"
+            grep -E "^\| [0-9]+ \||phases" "$out/bench-qm-plugin-$variant.log" | tee -a "$out/summary.txt"
+        done
+    else
+        echo "run-gpu-checks.sh: PLUGIN_AB: the bundle has no base plugin (device-bundle.sh's BASE_PLUGIN)" | tee -a "$out/summary.txt"
+    fi
 fi
 if [ -n "${RESPONSE_AB:-}" ]; then
     # The Coulomb-response step saves SCF iterations (n = 24 on the CPU: about 6 -> 4 per step) for 1-3 J builds per

@@ -16,6 +16,15 @@ using namespace std;
 
 namespace {
 
+int cartesianCount(int l) {
+    return (l + 1) * (l + 2) / 2;
+}
+
+/// Hermite functions of orders up to l (the kernels' HERMITE_COUNT).
+int hermiteCount(int l) {
+    return (l + 1) * (l + 2) * (l + 3) / 6;
+}
+
 /// The largest l of the orbital and fitting shells the integral kernels take (their private arrays grow with both).
 const int MAX_BASIS_L = 3, MAX_AUX_L = 5;
 
@@ -85,13 +94,23 @@ public:
             centreGroups(task.aux.atom, numPairs, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM, anyNumber);
         numGroups = (int) groupStart.size() - 1;
         uploadVector(cc, auxGroupShellStart, groupStart, "qmDFAuxGroupShellStart");
+        // The fitting primitives' cartesian Hermite coefficients, read by the tensor and the gradient's fitted density.
+        auxMaxL = task.aux.maxL;
+        const int numAuxPrimitives = (int) task.aux.exponent.size();
+        sizeArray(fittingHermite, (size_t) max(1, numAuxPrimitives) * cartesianCount(auxMaxL) * hermiteCount(auxMaxL), "qmDFFittingHermite");
+        ComputeKernel tableKernel = integrals->createKernel("fittingCartesianHermite");
+        tableKernel->addArg(numAuxShells);
+        for (ComputeArray* a : {&aux.l, &aux.primStart, &aux.numPrim, &aux.exponent, &fittingHermite})
+            tableKernel->addArg(*a);
+        tableKernel->execute(numAuxShells);
         initializeWorkCounter(cc, tensorCounter);  // a member: the launches run on while the host goes on
         launchClassKernels(integrals, "threeCentreTensor", pairClasses, numAuxShells, [&](ComputeKernel& kernel) {
             kernel->addArg(numAuxShells);
             kernel->addArg(rows);
             for (ComputeArray* a : {&pairFirst, &pairSecond, &pairColumn, &basis.l, &basis.primStart, &basis.numPrim, &basis.center,
                                     &basis.exponent, &basis.coefficient, &aux.l, &aux.primStart, &aux.numPrim, &aux.offset, &aux.size,
-                                    &aux.center, &aux.exponent, &aux.coefficient, &auxTransform, &auxTransformStart, &boysTable})
+                                    &aux.center, &aux.exponent, &aux.coefficient, &auxTransform, &auxTransformStart, &fittingHermite,
+                                    &boysTable})
                 kernel->addArg(*a);
             kernel->addArg(boys.step);
             kernel->addArg(boys.end);
@@ -120,8 +139,16 @@ public:
         uploadVector(cc, coefficientArray, coefficients, "qmDFGradientCoefficients");
         // One row per atom of the fitting functions (not point charges), which are the gradient's first rows.
         uploadVector(cc, gradientArray, vector<long long>(3 * numAtoms, 0), "qmDFGradient");
+        // The fitted density's Hermite coefficients per fitting primitive, once for every pair that meets them.
+        sizeArray(fittedHermite, max<size_t>(1, aux.exponent.getSize()) * hermiteCount(auxMaxL), "qmDFFittedHermite");
+        ComputeKernel fittedKernel = integrals->createKernel("fittedDensityHermite");
+        fittedKernel->addArg(numAuxShells);
+        for (ComputeArray* a : {&aux.l, &aux.primStart, &aux.numPrim, &aux.cartesianOffset, &aux.coefficient, &coefficientArray,
+                                &fittingHermite, &fittedHermite})
+            fittedKernel->addArg(*a);
+        fittedKernel->execute(numAuxShells);
         launchThreeCentreGradient(cc, integrals, pairClasses, numGroups, nbf, pairFirst, pairSecond, basis, auxGroupShellStart, 0, aux,
-                                  boysTable, boys, densityArray, coefficientArray, gradientArray, gradientCounter);
+                                  boysTable, boys, densityArray, coefficientArray, fittedHermite, gradientArray, gradientCounter);
         gradientStarted = true;
         return true;
     }
@@ -229,6 +256,13 @@ private:
         pairVector.download(j.data());
         return j;
     }
+    /** array holding size doubles: allocated, or resized where it holds another number. */
+    void sizeArray(ComputeArray& array, size_t size, const char* name) {
+        if (!array.isInitialized())
+            array.initialize<double>(cc, size, name);
+        else if (array.getSize() != size)
+            array.resize(size);
+    }
     /** Room for B (rows x columns, column-major) and the contraction kernels; false if it does not fit. */
     bool allocate(int numRows, int numColumns) {
         rows = numRows;
@@ -286,6 +320,10 @@ private:
     DeviceShells basis, aux;
     ComputeArray pairFirst, pairSecond, pairColumn, auxTransform, auxTransformStart, auxGroupShellStart, boysTable;
     ComputeArray densityArray, coefficientArray, gradientArray;
+    // Hermite coefficients per fitting primitive: of its cartesian functions (per geometry: the tensor and the gradient)
+    // and of the fitted density (per gradient); the program's largest fitting l sizes them.
+    int auxMaxL = 0;
+    ComputeArray fittingHermite, fittedHermite;
     ComputeArray tensorCounter, gradientCounter;  // the kernels' work items handed out
     bool gradientStarted = false;
 };

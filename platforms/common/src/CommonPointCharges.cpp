@@ -178,6 +178,6 @@ unique_ptr<QM::PointChargeGradientInFlight> CommonPointCharges::startGradient(co
     // Point charges, each its own centre in the rows after the atoms'.
     launchThreeCentreGradient(cc, program, classes.ranges, numGroups, (int) D.rows(), g->pairFirst, g->pairSecond, g->basis,
                               g->groupShellStart, numAtoms, g->charges, g->boysTable, BoysParameters::of(task), g->density,
-                              g->coefficients, g->gradient, g->counter);
+                              g->coefficients, g->coefficients, g->gradient, g->counter);  // no fitted density: charges
     return unique_ptr<QM::PointChargeGradientInFlight>(g.release());
 }

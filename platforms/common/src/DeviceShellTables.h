@@ -84,7 +84,8 @@ struct BoysParameters {
 /**
  * Launches threeCentreGradient_la_lb of program for each class of pairs (pairFirst and pairSecond sorted by class,
  * PairClasses) over its pairs x numGroups work items (the kernel's comment gives the meaning of every input) into
- * gradient, which must hold zeros, taking the items from counter (initializeWorkCounter); every
+ * gradient, which must hold zeros (fitted: the fitted density's Hermite coefficients per fitting primitive,
+ * fittedDensityHermite; the point-charge program does not read it), taking the items from counter (initializeWorkCounter); every
  * array must outlive the launch. readThreeCentreGradient() waits for it.
  */
 void launchThreeCentreGradient(OpenMM::ComputeContext& cc, OpenMM::ComputeProgram program, const std::vector<PairClassRange>& classes,
@@ -92,8 +93,8 @@ void launchThreeCentreGradient(OpenMM::ComputeContext& cc, OpenMM::ComputeProgra
                                OpenMM::ComputeArray& pairFirst, OpenMM::ComputeArray& pairSecond, DeviceShells& basis,
                                OpenMM::ComputeArray& groupShellStart, int centreOffset,
                                DeviceShells& fitting, OpenMM::ComputeArray& boysTable, const BoysParameters& boys,
-                               OpenMM::ComputeArray& density, OpenMM::ComputeArray& coefficients, OpenMM::ComputeArray& gradient,
-                               OpenMM::ComputeArray& counter);
+                               OpenMM::ComputeArray& density, OpenMM::ComputeArray& coefficients, OpenMM::ComputeArray& fitted,
+                               OpenMM::ComputeArray& gradient, OpenMM::ComputeArray& counter);
 
 /**
  * The fixed-point sums of a launched three-centre gradient as gradients: row r of the result is gradient row r (atoms

@@ -41,7 +41,8 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
                                           int numGroups, int nbf, ComputeArray& pairFirst, ComputeArray& pairSecond, DeviceShells& basis,
                                           ComputeArray& groupShellStart, int centreOffset, DeviceShells& fitting,
                                           ComputeArray& boysTable, const BoysParameters& boys, ComputeArray& density,
-                                          ComputeArray& coefficients, ComputeArray& gradient, ComputeArray& counter) {
+                                          ComputeArray& coefficients, ComputeArray& fitted, ComputeArray& gradient,
+                                          ComputeArray& counter) {
     launchClassKernels(program, "threeCentreGradient", classes, numGroups, [&](ComputeKernel& kernel) {
         kernel->addArg(numGroups);
         kernel->addArg(nbf);
@@ -58,6 +59,7 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
         kernel->addArg(boys.taylorTerms);
         kernel->addArg(density);
         kernel->addArg(coefficients);
+        kernel->addArg(fitted);
         kernel->addArg(gradient);
     }, cc, counter);
 }

@@ -240,18 +240,59 @@ DEVICE double primitivePair(double a, double b, const double* A, const double* B
     return exp(-a*b/p*AB2);
 }
 
-/** cq[tau,nu,phi] += w E^c: the Hermite coefficients of cartesian component c of a fitting primitive, from single. */
-DEVICE void addFittingHermite(int lq, int c, double w, const double* single, double* cq) {
-    int cp[3];
-    cartesianPowers(lq, c, cp);
-    for (int tau = 0; tau <= cp[0]; tau++)
-        for (int nu = 0; nu <= cp[1]; nu++)
-            for (int phi = 0; phi <= cp[2]; phi++)
-                cq[hermitePosition(tau, nu, phi)] += w*single[cp[0]*(AUX_L+1)+tau]*single[cp[1]*(AUX_L+1)+nu]*single[cp[2]*(AUX_L+1)+phi];
+/* The Hermite coefficients of a fitting primitive's cartesian functions, E^c_(tau,nu,phi) (fittingCartesianHermite),
+ * at FITTING_HERMITE_STRIDE doubles per primitive: CART_COUNT(AUX_L) components of HERMITE_COUNT(AUX_L) each. They
+ * depend on the exponent alone, so the integral kernels read them (the threads of a warp share one fitting shell)
+ * instead of forming them for every primitive pair. */
+#define FITTING_HERMITE_STRIDE (CART_COUNT(AUX_L)*HERMITE_COUNT(AUX_L))
+
+/** The fitting primitives' cartesian Hermite coefficients into table (FITTING_HERMITE_STRIDE per primitive; the
+ * positions of orders above the shell's l stay as they are), one work item per fitting shell. */
+KERNEL void fittingCartesianHermite(int numAuxShells, GLOBAL const int* RESTRICT auxL, GLOBAL const int* RESTRICT auxPrimStart,
+                                    GLOBAL const int* RESTRICT auxNumPrim, GLOBAL const double* RESTRICT auxExponent,
+                                    GLOBAL double* RESTRICT table) {
+    double single[(AUX_L+1)*(AUX_L+1)];
+    for (int q = GLOBAL_ID; q < numAuxShells; q += GLOBAL_SIZE) {
+        const int lq = auxL[q];
+        for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
+            singleGaussianExpansion(lq, auxExponent[pq], single);
+            for (int c = 0; c < CART_COUNT(lq); c++) {
+                GLOBAL double* cq = table+(mm_long) pq*FITTING_HERMITE_STRIDE+c*HERMITE_COUNT(AUX_L);
+                for (int n = 0; n < HERMITE_COUNT(lq); n++)
+                    cq[n] = 0;
+                int cp[3];
+                cartesianPowers(lq, c, cp);
+                for (int tau = 0; tau <= cp[0]; tau++)
+                    for (int nu = 0; nu <= cp[1]; nu++)
+                        for (int phi = 0; phi <= cp[2]; phi++)
+                            cq[hermitePosition(tau, nu, phi)] =
+                                single[cp[0]*(AUX_L+1)+tau]*single[cp[1]*(AUX_L+1)+nu]*single[cp[2]*(AUX_L+1)+phi];
+            }
+        }
+    }
+}
+
+/** The fitted density's Hermite coefficients per fitting primitive, fitted[pq HERMITE_COUNT(AUX_L) + n] =
+ * auxCoefficient[pq] sum_c coefficients_c E^c_n, from the cartesian table (fittingCartesianHermite) and the fit
+ * coefficients of the cartesian fitting functions; one work item per fitting shell. */
+KERNEL void fittedDensityHermite(int numAuxShells, GLOBAL const int* RESTRICT auxL, GLOBAL const int* RESTRICT auxPrimStart,
+                                 GLOBAL const int* RESTRICT auxNumPrim, GLOBAL const int* RESTRICT auxCartesianOffset,
+                                 GLOBAL const double* RESTRICT auxCoefficient, GLOBAL const double* RESTRICT coefficients,
+                                 GLOBAL const double* RESTRICT table, GLOBAL double* RESTRICT fitted) {
+    for (int q = GLOBAL_ID; q < numAuxShells; q += GLOBAL_SIZE) {
+        const int lq = auxL[q];
+        for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++)
+            for (int n = 0; n < HERMITE_COUNT(lq); n++) {
+                double sum = 0;
+                for (int c = 0; c < CART_COUNT(lq); c++)
+                    sum += coefficients[auxCartesianOffset[q]+c]*table[(mm_long) pq*FITTING_HERMITE_STRIDE+c*HERMITE_COUNT(AUX_L)+n];
+                fitted[(mm_long) pq*HERMITE_COUNT(AUX_L)+n] = auxCoefficient[pq]*sum;
+            }
+    }
 }
 
 /** W_tuv += scale sum_(tau,nu,phi) (-1)^(tau+nu+phi) cq_(tau,nu,phi) R_(t+tau,u+nu,v+phi) for t+u+v <= pairOrder. */
-DEVICE void addFittingContraction(int pairOrder, int lq, const double* cq, const double* R, double scale, double* W) {
+DEVICE void addFittingContraction(int pairOrder, int lq, GLOBAL const double* RESTRICT cq, const double* R, double scale, double* W) {
     for (int Nq = 0; Nq <= lq; Nq++)
         for (int tau = Nq; tau >= 0; tau--)
             for (int nu = Nq-tau; nu >= 0; nu--) {
@@ -270,37 +311,30 @@ DEVICE void addFittingContraction(int pairOrder, int lq, const double* cq, const
 }
 
 /** W_tuv = sum_(tau,nu,phi) (-1)^(tau+nu+phi) cq_(tau,nu,phi) R_(t+tau,u+nu,v+phi) for t+u+v <= pairOrder. */
-DEVICE void contractWithFitting(int pairOrder, int lq, const double* cq, const double* R, double* W) {
+DEVICE void contractWithFitting(int pairOrder, int lq, GLOBAL const double* RESTRICT cq, const double* R, double* W) {
     for (int n = 0; n < HERMITE_COUNT(pairOrder); n++)
         W[n] = 0;
     addFittingContraction(pairOrder, lq, cq, R, 1.0, W);
 }
 
 /**
- * W_tuv += the Coulomb potential of fitting shell q's fitted density (the coefficients c of its cartesian functions) on
- * the Hermite functions up to pairOrder of a primitive pair of exponent p at P, over the shell's primitives: the fitted
- * density's Hermite coefficients per primitive (sum_c c_c E^c), its Boys function and Hermite integrals.
- * single, cq, F and R are the caller's scratch.
+ * W_tuv += the Coulomb potential of fitting shell q's fitted density on the Hermite functions up to pairOrder of a
+ * primitive pair of exponent p at P, over the shell's primitives: the fitted density's Hermite coefficients per
+ * primitive (fittedDensityHermite), its Boys function and Hermite integrals. F and R are the caller's scratch.
  */
 DEVICE void addFittingShellPotential(int q, double p, const double* P, int pairOrder, GLOBAL const int* RESTRICT auxL,
                                      GLOBAL const int* RESTRICT auxPrimStart, GLOBAL const int* RESTRICT auxNumPrim,
-                                     GLOBAL const int* RESTRICT auxCartesianOffset, GLOBAL const double* RESTRICT auxCenter,
-                                     GLOBAL const double* RESTRICT auxExponent, GLOBAL const double* RESTRICT auxCoefficient,
-                                     GLOBAL const double* RESTRICT coefficients, GLOBAL const double* RESTRICT boysTable, BoysTable boys,
-                                     double* single, double* cq, double* F, double* R, double* W) {
-    const int lq = auxL[q], nq = CART_COUNT(lq), L = pairOrder+lq;
+                                     GLOBAL const double* RESTRICT auxCenter, GLOBAL const double* RESTRICT auxExponent,
+                                     GLOBAL const double* RESTRICT fitted, GLOBAL const double* RESTRICT boysTable, BoysTable boys,
+                                     double* F, double* R, double* W) {
+    const int lq = auxL[q], L = pairOrder+lq;
     const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
     for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
         const double g = auxExponent[pq], alpha = p*g/(p+g);
-        const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g))*auxCoefficient[pq];
-        singleGaussianExpansion(lq, g, single);
-        for (int n = 0; n < HERMITE_COUNT(lq); n++)
-            cq[n] = 0;
-        for (int c = 0; c < nq; c++)
-            addFittingHermite(lq, c, coefficients[auxCartesianOffset[q]+c], single, cq);
+        const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g));
         boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
         hermiteCoulomb(L, alpha, X, Y, Z, F, R);
-        addFittingContraction(pairOrder, lq, cq, R, prefactor, W);
+        addFittingContraction(pairOrder, lq, fitted+(mm_long) pq*HERMITE_COUNT(AUX_L), R, prefactor, W);
     }
 }
 
@@ -331,7 +365,7 @@ DEVICE void derivativeSums(const double* DA, const double* DB, int count, int d,
     GLOBAL const double* RESTRICT auxExponent, GLOBAL const double* RESTRICT auxCoefficient,                \
     GLOBAL const double* RESTRICT boysTable, double boysStep, double boysEnd, int boysOrders,               \
     int boysTaylorTerms, GLOBAL const double* RESTRICT density, GLOBAL const double* RESTRICT coefficients, \
-    GLOBAL mm_ulong* RESTRICT gradient, GLOBAL mm_ulong* RESTRICT counter
+    GLOBAL const double* RESTRICT fitted, GLOBAL mm_ulong* RESTRICT gradient, GLOBAL mm_ulong* RESTRICT counter
 
 /** total[e] = sum over the groups of partial[group*count + e], in group order (the same sums in every run). */
 KERNEL void sumChargeGroups(int count, int numGroups, GLOBAL const double* RESTRICT partial, GLOBAL double* RESTRICT total) {

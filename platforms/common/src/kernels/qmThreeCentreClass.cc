@@ -39,16 +39,14 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, i
                               GLOBAL const int* RESTRICT auxSize, GLOBAL const double* RESTRICT auxCenter,
                               GLOBAL const double* RESTRICT auxExponent, GLOBAL const double* RESTRICT auxCoefficient,
                               GLOBAL const double* RESTRICT auxTransform, GLOBAL const int* RESTRICT auxTransformStart,
-                              GLOBAL const double* RESTRICT boysTable, double boysStep, double boysEnd, int boysOrders,
+                              GLOBAL const double* RESTRICT fittingHermite, GLOBAL const double* RESTRICT boysTable, double boysStep, double boysEnd, int boysOrders,
                               int boysTaylorTerms, GLOBAL double* RESTRICT B, GLOBAL mm_ulong* RESTRICT counter) {
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
     LOCAL mm_long chunk[1];
     const int la = CLASS_LA, lb = CLASS_LB, na = CART_COUNT(CLASS_LA), nb = CART_COUNT(CLASS_LB), T = CLASS_PAIR_ORDER+1;
     double acc[CART_COUNT(CLASS_LA)*CART_COUNT(CLASS_LB)*CART_COUNT(AUX_L)];
     double Ex[CLASS_VALUE_E], Ey[CLASS_VALUE_E], Ez[CLASS_VALUE_E];
-    double single[(AUX_L+1)*(AUX_L+1)];
-    double R[HERMITE_COUNT(CLASS_TENSOR_ORDER)], F[CLASS_TENSOR_ORDER+1];
-    double cq[HERMITE_COUNT(AUX_L)], W[HERMITE_COUNT(CLASS_PAIR_ORDER)];
+    double R[HERMITE_COUNT(CLASS_TENSOR_ORDER)], F[CLASS_TENSOR_ORDER+1], W[HERMITE_COUNT(CLASS_PAIR_ORDER)];
     const mm_long numItems = (mm_long) numPairs*numAuxShells;
     for (mm_long first = nextChunk(counter, chunk); first < numItems; first = nextChunk(counter, chunk)) {
         const mm_long item = first+LOCAL_ID;
@@ -75,13 +73,9 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, i
                     const double g = auxExponent[pq], alpha = p*g/(p+g);
                     boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
                     hermiteCoulomb(L, alpha, X, Y, Z, F, R);
-                    singleGaussianExpansion(lq, g, single);
                     const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g))*cab*auxCoefficient[pq];
                     for (int c = 0; c < nq; c++) {
-                        for (int n = 0; n < HERMITE_COUNT(lq); n++)
-                            cq[n] = 0;
-                        addFittingHermite(lq, c, 1.0, single, cq);
-                        contractWithFitting(la+lb, lq, cq, R, W);
+                        contractWithFitting(la+lb, lq, fittingHermite+(mm_long) pq*FITTING_HERMITE_STRIDE+c*HERMITE_COUNT(AUX_L), R, W);
                         for (int i = 0; i < na; i++) {
                             int ip[3];
                             cartesianPowers(la, i, ip);
@@ -116,7 +110,8 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, i
 
 /**
  * The three-centre part of the density-fitted Coulomb gradient, sum_Q c_Q sum_uv D_uv d(Q|uv)/dR, for the cartesian
- * density D (nbf x nbf, symmetric) and fit coefficients c (cartesian fitting functions), added in fixed point
+ * density D (nbf x nbf, symmetric) and fit coefficients c (cartesian fitting functions; the fitted density's Hermite
+ * coefficients per fitting primitive in fitted, fittedDensityHermite), added in fixed point
  * (GRADIENT_SCALE) to gradient[3*atom+d]. A pair of shells a >= b enters with weight 2 (a != b, for (b, a)) or 1,
  * differentiated on each orbital centre by raising and lowering that function's angular momentum in the Hermite
  * coefficients, d/dA_x x_A^i e^(-a x_A^2) = 2a x_A^(i+1) e^(..) - i x_A^(i-1) e^(..), which are contracted with D once
@@ -141,9 +136,7 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
 #if POINT_CHARGES
     double R[HERMITE_COUNT(CLASS_PAIR_ORDER+1)], F[CLASS_PAIR_ORDER+2];
 #else
-    double single[(AUX_L+1)*(AUX_L+1)];
-    double R[HERMITE_COUNT(CLASS_TENSOR_ORDER+1)], F[CLASS_TENSOR_ORDER+2];
-    double cq[HERMITE_COUNT(AUX_L)], W[HERMITE_COUNT(CLASS_PAIR_ORDER+1)];
+    double R[HERMITE_COUNT(CLASS_TENSOR_ORDER+1)], F[CLASS_TENSOR_ORDER+2], W[HERMITE_COUNT(CLASS_PAIR_ORDER+1)];
 #endif
     const mm_long numItems = (mm_long) numPairs*numGroups;
     for (mm_long first = nextChunk(counter, chunk); first < numItems; first = nextChunk(counter, chunk)) {
@@ -202,8 +195,8 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
                 for (int n = 0; n < count; n++)
                     W[n] = 0;
                 for (int q = firstAux, centre = 0; q < lastAux; q++) {
-                    addFittingShellPotential(q, p, P, pairOrder, auxL, auxPrimStart, auxNumPrim, auxCartesianOffset, auxCenter,
-                                             auxExponent, auxCoefficient, coefficients, boysTable, boys, single, cq, F, R, W);
+                    addFittingShellPotential(q, p, P, pairOrder, auxL, auxPrimStart, auxNumPrim, auxCenter, auxExponent, fitted,
+                                             boysTable, boys, F, R, W);
                     if (q+1 == lastAux || auxAtom[q+1] != auxAtom[q]) {
                         // The centre's last shell: its potential meets the derivative densities.
                         for (int d = 0; d < 3; d++) {
