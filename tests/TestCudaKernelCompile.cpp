@@ -97,7 +97,7 @@ TEST_P(CudaKernelCompile, QMExchangeCorrelation) {
  * send there (f, h), and the point-charge gradient (fitting l = 0). */
 TEST_P(CudaKernelCompile, ThreeCentreIntegrals) {
     for (const auto& l : {std::make_tuple(2, 4, false), std::make_tuple(3, 5, false), std::make_tuple(3, 0, true)}) {
-        string log = compile(threeCentreProgramSource(std::get<0>(l)), threeCentreDefines(std::get<0>(l), std::get<1>(l), std::get<2>(l)));
+        string log = compile(threeCentreProgramSource(std::get<0>(l), std::get<1>(l)), threeCentreDefines(std::get<0>(l), std::get<1>(l), std::get<2>(l)));
         EXPECT_TRUE(log.empty()) << log;
     }
 }

@@ -5,7 +5,8 @@
 # check them after changing a kernel.
 #   tools/kernel-registers.sh [kernel file[+file...]] [extra defines...]
 #   tools/kernel-registers.sh platforms/common/src/kernels/qmThreeCentre.cc+platforms/common/src/kernels/qmThreeCentreClass.cc BASIS_L=2 AUX_L=4 POINT_CHARGES=0
-#     (qmThreeCentreClass.cc is compiled once per class of shell pairs up to BASIS_L, as ThreeCentreProgram.cpp does)
+#     (qmThreeCentreClass.cc is compiled once per class of shell pairs up to BASIS_L and, for the metric's gradient,
+#     per class (l, 0) up to AUX_L, as ThreeCentreProgram.cpp does)
 #   tools/kernel-registers.sh qmengine/src/shared/shellValues.cc+platforms/common/src/kernels/qmXC.cc VWN_A=0.0310907
 #     VWN_X0=-0.10498 VWN_B=3.72744 VWN_C=12.9352   (several files: compiled one after the other, as the plugin does)
 set -euo pipefail
@@ -38,7 +39,11 @@ typedef unsigned long long mm_ulong;
 PRELUDE
     for d in "${defines[@]}"; do echo "#define ${d%%=*} ${d#*=}"; done
     basisL=0
-    for d in "${defines[@]}"; do [ "${d%%=*}" = BASIS_L ] && basisL=${d#*=}; done
+    auxL=0
+    for d in "${defines[@]}"; do
+        [ "${d%%=*}" = BASIS_L ] && basisL=${d#*=}
+        [ "${d%%=*}" = AUX_L ] && auxL=${d#*=}
+    done
     for part in ${file//+/ }; do
         if [ "$(basename "$part")" = qmThreeCentreClass.cc ]; then
             for ((la = 0; la <= basisL; la++)); do
@@ -47,6 +52,11 @@ PRELUDE
                     cat "$part"
                     printf '#undef CLASS_LA\n#undef CLASS_LB\n'
                 done
+            done
+            for ((la = basisL + 1; la <= auxL; la++)); do  # the metric gradient's classes (fitting shell, unit s)
+                printf '#define CLASS_LA %d\n#define CLASS_LB 0\n' $la
+                cat "$part"
+                printf '#undef CLASS_LA\n#undef CLASS_LB\n'
             done
         else
             cat "$part"

@@ -11,7 +11,8 @@
 #   n = 24 CUDA step again with OpenBLAS on 4 threads, for the host's diagonalization; RESPONSE_AB=1 times an n = 24 CUDA
 #   step again without the SCF's Coulomb-response step, whose Coulomb builds are device contractions; METRIC_THREADS_AB="1 4 16"
 #   times the density fitting's metric inverse on the host (the CPU platform's kernel) per OpenBLAS thread count; PROFILE=1 runs
-#   Nsight Compute, where present, on the three-centre and point-charge kernels of an n = 8 step; PROFILE_STEP=24 times
+#   Nsight Compute, where present, on the three-centre and point-charge kernels (per class of shell pairs) of an n = 8
+#   step (PROFILE_SIZE) with their local-memory traffic and FP64 pipe use; PROFILE_STEP=24 times
 #   every kernel of an n = 24 step under it and prints per-kernel totals; ENV_AB="NAME=1 ..." times an n = 24 CUDA step
 #   with each environment setting and then without any, for the engine's temporary A/B switches (AB_WARMUP untimed
 #   steps first, default 4); BLAS_CORETYPE_AB="Haswell SkylakeX" times the metric inverse and an n = 24 CUDA step with
@@ -179,16 +180,17 @@ if [ -n "${RESPONSE_AB:-}" ]; then
     grep -E "^\| 24|phases" "$out/bench-qm-noresponse.log" | tee -a "$out/summary.txt"
 fi
 if [ -n "${PROFILE:-}" ]; then
-    # Nsight Compute on the integral kernels of one n = 8 CUDA step, where the machine has it and lets it read the
-    # counters: achieved occupancy, local-memory traffic (their private arrays) and throughput, to choose between a
-    # per-class kernel and the generic one (docs/PERFORMANCE.md).
+    # Nsight Compute on the integral kernels (one per class of shell pairs: threeCentreTensor_la_lb, ...) of one n = 8
+    # CUDA step (PROFILE_SIZE), where the machine has it and lets it read the counters: per kernel its time, achieved
+    # occupancy, local-memory traffic (the private arrays spilled there) and FP64 pipe use, so that the classes that
+    # take the time and what limits them can be told apart.
     ncu=$(command -v ncu || find /usr/local /opt -name ncu -type f 2>/dev/null | head -1)
     if [ -n "$ncu" ]; then
-        timeout "${PROFILE_LIMIT:-240}" "$ncu" --kernel-name regex:"threeCentre|pointCharge" --launch-count "${PROFILE_LAUNCHES:-4}" \
-            --section SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis --section LaunchStats \
-            "$work/bin/BenchQMRegion" --sizes 8 --platforms CUDA:double --steps 1 --warmup 1 > "$out/ncu-integrals.log" 2>&1 || status=1
-        grep -E "threeCentre|pointCharge|^ +Duration|Achieved Occupancy|Registers Per|Local|Memory Throughput|DRAM Throughput|Compute \(SM\)|ERR" \
-            "$out/ncu-integrals.log" | head -80 | tee -a "$out/summary.txt"
+        timeout "${PROFILE_LIMIT:-240}" "$ncu" --clock-control none --csv --print-units base --log-file "$out/ncu-integrals.csv" \
+            --kernel-name regex:"threeCentre|pointCharge|fitt" --launch-count "${PROFILE_LAUNCHES:-200}" \
+            --metrics gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__registers_per_thread,l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum,lts__t_bytes.sum,sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum \
+            "$work/bin/BenchQMRegion" --sizes "${PROFILE_SIZE:-8}" --platforms CUDA:double --steps 1 --warmup 1 > "$out/ncu-integrals.log" 2>&1 || status=1
+        python3 tools/summarize-ncu.py "$out/ncu-integrals.csv" 60 2>&1 | tee -a "$out/summary.txt"
     else
         echo "run-gpu-checks.sh: PROFILE: ncu not found on this machine" | tee -a "$out/summary.txt"
     fi

@@ -500,8 +500,9 @@ Eigen::MatrixXd DensityFittedCoulomb::gradient(const Eigen::MatrixXd& density, i
                 throw OpenMM::OpenMMException("QM: DensityFittedCoulomb::gradient() for " + std::to_string(numAtoms) +
                                               " atoms, but a shell sits on atom " + std::to_string(shell.atom) + " (internal error)");
     double t = seconds();
-    // Where B was computed, there the three-centre part runs (on cartesian D and c), while the host computes the
-    // metric's part; else both on the host. "gradient.threeCentre" is then the time the host waits for the device.
+    // Where B was computed, there the three-centre part runs (on cartesian D and c), and the metric's part too where
+    // the device offers it (else the host computes it meanwhile); else both on the host. "gradient.threeCentre" is then
+    // the time the host waits for the device.
     if (cartesianDensity && (cartesianDensity->rows() != d.basis.cartesianSize() || cartesianDensity->cols() != d.basis.cartesianSize()))
         throw OpenMM::OpenMMException("QM: DensityFittedCoulomb::gradient() given a cartesian density of the wrong size (internal error)");
     const bool onDevice =
@@ -509,7 +510,10 @@ Eigen::MatrixXd DensityFittedCoulomb::gradient(const Eigen::MatrixXd& density, i
                                                                       d.Taux.transpose() * d.coefficients);
     const double tStart = seconds() - t;
     t = seconds();
-    Eigen::MatrixXd G = densityFittingMetricGradient(d.aux, d.coefficients, numAtoms, threads);
+    // The metric's part on the host, unless the device computes it after its three-centre part.
+    Eigen::MatrixXd G = onDevice && d.contractions->computesMetricGradient()
+                            ? Eigen::MatrixXd::Zero(numAtoms, 3)
+                            : densityFittingMetricGradient(d.aux, d.coefficients, numAtoms, threads);
     d.timings["gradient.metric"] = seconds() - t;
     t = seconds();
     if (onDevice)

@@ -94,6 +94,7 @@ public:
             centreGroups(task.aux.atom, numPairs, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM, anyNumber);
         numGroups = (int) groupStart.size() - 1;
         uploadVector(cc, auxGroupShellStart, groupStart, "qmDFAuxGroupShellStart");
+        prepareMetricGradient(task, anyNumber);
         // The fitting primitives' cartesian Hermite coefficients, read by the tensor and the gradient's fitted density.
         auxMaxL = task.aux.maxL;
         const int numAuxPrimitives = (int) task.aux.exponent.size();
@@ -149,8 +150,18 @@ public:
         fittedKernel->execute(numAuxShells);
         launchThreeCentreGradient(cc, integrals, pairClasses, numGroups, nbf, pairFirst, pairSecond, basis, auxGroupShellStart, 0, aux,
                                   boysTable, boys, densityArray, coefficientArray, fittedHermite, gradientArray, gradientCounter);
+        // The metric's part, -1/2 sum_PQ c_P c_Q d(P|Q), into the same sums: the kernel gives 2 sum_PQ c_P c_Q d(P|Q)
+        // for the pairs (P, unit) with "density" c_P (nbf 1), so the column it reads is -c/4.
+        const Eigen::VectorXd quarter = -0.25 * c;
+        uploadVector(cc, metricDensity, vector<double>(quarter.data(), quarter.data() + quarter.size()), "qmDFMetricGradientDensity");
+        launchThreeCentreGradient(cc, integrals, metricClasses, numMetricGroups, 1, metricFirst, metricSecond, metricShells,
+                                  metricGroupStart, 0, aux, boysTable, boys, metricDensity, coefficientArray, fittedHermite, gradientArray,
+                                  gradientCounter);
         gradientStarted = true;
         return true;
+    }
+    bool computesMetricGradient() const override {
+        return integralsHere;
     }
     void finishThreeCentreGradient(Eigen::MatrixXd& G) override {
         if (!gradientStarted)
@@ -256,6 +267,37 @@ private:
         pairVector.download(j.data());
         return j;
     }
+    /**
+     * The metric gradient's work (startThreeCentreGradient): every fitting shell P paired with a unit s function
+     * (exponent 0, coefficient 1, cartesian offset 0, no derivative), so that the three-centre gradient kernel of the
+     * classes (l_P, 0) gives sum_PQ c_P c_Q d(P|Q) with c_P as the pair's density; runs of fitting shells for these
+     * fewer pairs.
+     */
+    void prepareMetricGradient(const QM::ThreeCentreTask& task, int anyNumber) {
+        QM::FlatShells shells = task.aux;
+        const int unit = numAuxShells;
+        shells.l.push_back(0);
+        shells.atom.push_back(0);
+        shells.primStart.push_back((int) shells.exponent.size());
+        shells.numPrim.push_back(1);
+        shells.offset.push_back(task.rows);
+        shells.cartesianOffset.push_back(0);
+        shells.center.insert(shells.center.end(), {0.0, 0.0, 0.0});
+        shells.exponent.push_back(0.0);
+        shells.coefficient.push_back(1.0);
+        metricShells.upload(cc, shells, task.rows + 1);
+        vector<int> first(numAuxShells), second(numAuxShells, unit);
+        for (int q = 0; q < numAuxShells; q++)
+            first[q] = q;
+        const PairClasses classes = PairClasses::of(first, second, shells.l, shells.numPrim);
+        metricClasses = classes.ranges;
+        uploadVector(cc, metricFirst, classes.sorted(first), "qmDFMetricPairFirst");
+        uploadVector(cc, metricSecond, classes.sorted(second), "qmDFMetricPairSecond");
+        const vector<int> groupStart =
+            centreGroups(task.aux.atom, numAuxShells, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM, anyNumber);
+        numMetricGroups = (int) groupStart.size() - 1;
+        uploadVector(cc, metricGroupStart, groupStart, "qmDFMetricGroupStart");
+    }
     /** array holding size doubles: allocated, or resized where it holds another number. */
     void sizeArray(ComputeArray& array, size_t size, const char* name) {
         if (!array.isInitialized())
@@ -324,6 +366,11 @@ private:
     // and of the fitted density (per gradient); the program's largest fitting l sizes them.
     int auxMaxL = 0;
     ComputeArray fittingHermite, fittedHermite;
+    // The metric's gradient (prepareMetricGradient): fitting shells and the unit function, their pairs by class, runs.
+    DeviceShells metricShells;
+    vector<PairClassRange> metricClasses;
+    int numMetricGroups = 0;
+    ComputeArray metricFirst, metricSecond, metricGroupStart, metricDensity;
     ComputeArray tensorCounter, gradientCounter;  // the kernels' work items handed out
     bool gradientStarted = false;
 };

@@ -22,12 +22,18 @@ std::map<std::string, std::string> OpenMMDFT::threeCentreDefines(int basisL, int
     return defines;
 }
 
-std::string OpenMMDFT::threeCentreProgramSource(int basisL) {
+std::string OpenMMDFT::threeCentreProgramSource(int basisL, int auxL) {
     string source = CommonQMMMKernelSources::qmThreeCentre;
+    auto addClass = [&](int la, int lb) {
+        source += "\n#define CLASS_LA " + to_string(la) + "\n#define CLASS_LB " + to_string(lb) + "\n" +
+                  CommonQMMMKernelSources::qmThreeCentreClass + "\n#undef CLASS_LA\n#undef CLASS_LB\n";
+    };
     for (int la = 0; la <= basisL; la++)
         for (int lb = 0; lb <= la; lb++)
-            source += "\n#define CLASS_LA " + to_string(la) + "\n#define CLASS_LB " + to_string(lb) + "\n" +
-                      CommonQMMMKernelSources::qmThreeCentreClass + "\n#undef CLASS_LA\n#undef CLASS_LB\n";
+            addClass(la, lb);
+    // The metric's gradient pairs each fitting shell with a unit s function: classes (l, 0) up to auxL.
+    for (int la = basisL + 1; la <= auxL; la++)
+        addClass(la, 0);
     return source;
 }
 

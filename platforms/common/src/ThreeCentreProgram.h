@@ -35,11 +35,12 @@ constexpr int THREE_CENTRE_GROUP_SIZE = 128;
 std::map<std::string, std::string> threeCentreDefines(int basisL, int auxL, bool pointCharges);
 
 /**
- * The source of the three-centre program for orbital shells up to basisL: kernels/qmThreeCentre.cc's helpers, then
- * kernels/qmThreeCentreClass.cc once per class of shell pairs (la, lb), la >= lb, la <= basisL, whose kernels are
- * named kernel_la_lb (classKernelName).
+ * The source of the three-centre program for orbital shells up to basisL and fitting shells up to auxL:
+ * kernels/qmThreeCentre.cc's helpers, then kernels/qmThreeCentreClass.cc once per class of shell pairs (la, lb),
+ * la >= lb, la <= basisL, whose kernels are named kernel_la_lb (classKernelName), and for the metric's gradient (a
+ * fitting shell paired with a unit s function) the gradient kernel of the classes (la, 0), basisL < la <= auxL.
  */
-std::string threeCentreProgramSource(int basisL);
+std::string threeCentreProgramSource(int basisL, int auxL);
 
 /** The name of kernel's compilation for the pair class (la, lb), la >= lb: "kernel_la_lb". */
 std::string classKernelName(const std::string& kernel, int la, int lb);

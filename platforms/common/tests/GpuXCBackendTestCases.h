@@ -179,7 +179,8 @@ inline void testDeviceXCMatchesHost(const std::shared_ptr<const XCBackendFactory
  * Libint2's on the host, through DensityFittedCoulomb: the Coulomb matrix and fit coefficients of a density with
  * every element nonzero, its fitted Coulomb energy, and the gradient of that energy, for water dimer plus methanol (d shells,
  * and g fitting functions on O and C) in DZVP, and in def2-TZVP (f shells), spherical and cartesian, and for eight
- * waters (the gradient's work items take runs of an atom's fitting shells). Bounds: 1e-10
+ * waters (the gradient's work items take runs of an atom's fitting shells); on the device both the three-centre and
+ * the metric's part of the gradient (the metric's as pairs of a fitting shell and a unit function). Bounds: 1e-10
  * of the largest element of J, 1e-11 relative in the energy, 1e-9 Eh/bohr (the same integrals by another recursion).
  */
 inline void testDeviceDensityFittingMatchesLibint(const std::shared_ptr<const XCBackendFactory>& factory, const std::string& basisName,

@@ -23,6 +23,9 @@
 #define CLASS_VALUE_E ((CLASS_LA+1)*(CLASS_LB+1)*(CLASS_PAIR_ORDER+1))
 #define CLASS_GRADIENT_E ((CLASS_LA+2)*(CLASS_LB+2)*(CLASS_PAIR_ORDER+3))
 
+/* The tensor and the point-charge matrix are made for orbital shell pairs only; classes beyond BASIS_L serve the
+ * metric's gradient (a fitting shell and a unit s function) and have the gradient kernel alone. */
+#if CLASS_LA <= BASIS_L
 /**
  * B[column * rows + row]: (Q|ab) for every significant shell pair (a >= b) of the class and fitting shell Q, the
  * fitting functions transformed by their shell's matrix (to real solid harmonics where pure), the pair's cartesian
@@ -108,6 +111,8 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, i
     }
 }
 
+#endif
+
 /**
  * The three-centre part of the density-fitted Coulomb gradient, sum_Q c_Q sum_uv D_uv d(Q|uv)/dR, for the cartesian
  * density D (nbf x nbf, symmetric) and fit coefficients c (cartesian fitting functions; the fitted density's Hermite
@@ -121,7 +126,9 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, i
  * most MAX_CENTRES_PER_ITEM centres (runs of shells with one auxAtom), whose gradients it keeps in private memory and
  * adds to gradient[3*(centreOffset+auxAtom)+d] once. Compiled with POINT_CHARGES 1 the "fitting shells" are point
  * charges (l = 0, one primitive whose coefficient is 1, c = the charge's weight), each its own centre auxAtom[q]: the
- * derivative of sum_uv D_uv sum_C c_C <u|1/|r-C||v>.
+ * derivative of sum_uv D_uv sum_C c_C <u|1/|r-C||v>. For the metric's gradient, sum_PQ c_P c_Q d(P|Q), the pairs are
+ * (fitting shell P, a unit s function: exponent 0, coefficient 1, cartesian offset 0) and D the coefficients of P as a
+ * column (nbf = 1): the unit function has no derivative, and P's centre takes the rest.
  */
 KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin, THREE_CENTRE_GRADIENT_ARGUMENTS) {
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
@@ -228,6 +235,7 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
     }
 }
 
+#if CLASS_LA <= BASIS_L
 /**
  * The potential matrix of point charges, sum_C w_C <a|1/|r-C||b> (w_C = -q_C for the electrons' potential energy), for
  * every listed shell pair (a >= b) of the class: McMurchie-Davidson's nuclear attraction, (2 pi / p) R_tuv(p, P-C) per
@@ -302,6 +310,7 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(pointChargeMatrix)(int pairBegin, i
                 out[i*n2+j] = acc[swapped ? j*nb+i : i*nb+j];
     }
 }
+#endif
 
 #undef CLASS_NAME
 #undef CLASS_PAIR_ORDER

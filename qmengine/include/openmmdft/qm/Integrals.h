@@ -70,6 +70,11 @@ public:
     }
     virtual void finishThreeCentreGradient(Eigen::MatrixXd& G) {
     }
+    /// True where startThreeCentreGradient() also starts the metric's part of the gradient,
+    /// -1/2 sum_PQ c_P c_Q d(P|Q), which finishThreeCentreGradient() then adds with the rest.
+    virtual bool computesMetricGradient() const {
+        return false;
+    }
     /// B d (one entry per auxiliary function).
     virtual Eigen::VectorXd fit(const Eigen::VectorXd& pairDensity) = 0;
     /// B^T c (one entry per function pair).
