@@ -71,7 +71,7 @@ TEST(CentreGroups, RunsAreAsLongAsTheItemTargetAllows) {
     for (int atom = 0; atom < 72; atom++)
         for (int s = 0; s < (atom % 3 == 0 ? 15 : 5); s++)
             waters.push_back(atom);
-    const std::vector<int> runs = centreGroups(waters, 20000, 262144, 16, 1000);
+    const std::vector<int> runs = centreGroups(waters, 20000, 262144, 16);
     checkPartition(waters, runs, 16);
     EXPECT_EQ(15u, runs.size());
     int longest = 0;
@@ -79,25 +79,19 @@ TEST(CentreGroups, RunsAreAsLongAsTheItemTargetAllows) {
         longest = std::max(longest, runs[r + 1] - runs[r]);
     EXPECT_EQ(46, longest);
     // Many shell pairs: one run of at most maxCentres centres after another.
-    const std::vector<int> fewCentres = centreGroups(waters, 1 << 30, 1, 4, 1000);
+    const std::vector<int> fewCentres = centreGroups(waters, 1 << 30, 1, 4);
     checkPartition(waters, fewCentres, 4);
     EXPECT_EQ(19u, fewCentres.size());  // 72 atoms, 4 per run
     // Point charges, each its own centre: runs of at most 16 of them.
     std::vector<int> charges(100);
     for (int c = 0; c < 100; c++)
         charges[c] = c;
-    EXPECT_EQ(std::vector<int>({0, 16, 32, 48, 64, 80, 96, 100}), centreGroups(charges, 1, 1, 16, 1000));
+    EXPECT_EQ(std::vector<int>({0, 16, 32, 48, 64, 80, 96, 100}), centreGroups(charges, 1, 1, 16));
     // Few shell pairs: one shell per run even where that falls short of the target.
-    const std::vector<int> single = centreGroups(waters, 300, 262144, 16, 1000);
+    const std::vector<int> single = centreGroups(waters, 300, 262144, 16);
     EXPECT_EQ(waters.size() + 1, single.size());
-    EXPECT_EQ(std::vector<int>({0}), centreGroups({}, 10, 100, 16, 1000));
-    // At most maxShells shells per run: 600 shells in runs of 64 (the last 24).
-    const std::vector<int> bounded = centreGroups(waters, 1 << 30, 1, 1000, 64);
-    checkPartition(waters, bounded, 1000);
-    EXPECT_EQ(11u, bounded.size());
-    EXPECT_EQ(576, bounded[9]);
-    EXPECT_THROW(centreGroups(waters, 10, 100, 0, 10), OpenMM::OpenMMException);
-    EXPECT_THROW(centreGroups(waters, 10, 100, 10, 0), OpenMM::OpenMMException);
+    EXPECT_EQ(std::vector<int>({0}), centreGroups({}, 10, 100, 16));
+    EXPECT_THROW(centreGroups(waters, 10, 100, 0), OpenMM::OpenMMException);
 }
 
 TEST(OpenCLDensityFitting, DeviceIntegralsMatchLibint) {

@@ -379,7 +379,7 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
     std::unique_ptr<PointChargeGradientInFlight> mmStarted = sys.mm.empty() ? nullptr : startChargeTerm(sys.mm, settings_.integralThreshold);
     chargeSeconds += seconds() - t;
     t = seconds();
-    // Coulomb: the device's three-centre part (queued after the point charges) beside the host's metric part.
+    // Coulomb: the device's three-centre and metric parts (queued after the point charges), or the host's.
     if (sys.fitted) {
         g.atoms += sys.fitted->gradient(D, na, settings_.integralThreshold, threads, deviceCharges ? &cartesianD : nullptr);
         for (const auto& part : sys.fitted->timings())

@@ -27,16 +27,15 @@ vector<int> runsOf(const vector<int>& shellCentre, int length, int maxCentres) {
 
 } // namespace
 
-vector<int> OpenMMDFT::centreGroups(const vector<int>& shellCentre, long long numPairs, double targetItems, int maxCentres,
-                                    int maxShells) {
-    if (maxCentres < 1 || maxShells < 1)
-        throw OpenMM::OpenMMException("QM: centreGroups needs at least one centre and one shell per run (internal error)");
+vector<int> OpenMMDFT::centreGroups(const vector<int>& shellCentre, long long numPairs, double targetItems, int maxCentres) {
+    if (maxCentres < 1)
+        throw OpenMM::OpenMMException("QM: centreGroups needs at least one centre per run (internal error)");
     const int n = (int) shellCentre.size();
     if (n == 0)
         return {0};
     const double runsWanted = ceil(targetItems / (double) max(numPairs, 1LL));
     // The number of runs falls as the length limit grows: the longest limit that still gives runsWanted.
-    int low = 1, high = min(n, maxShells);
+    int low = 1, high = n;
     while (low < high) {
         const int middle = (low + high + 1) / 2;
         if ((double) runsOf(shellCentre, middle, maxCentres).size() - 1 >= runsWanted)

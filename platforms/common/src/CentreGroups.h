@@ -11,12 +11,11 @@ namespace OpenMMDFT {
 /**
  * Runs of consecutive fitting shells, as long as possible while numPairs x (number of runs) still reaches targetItems
  * (one shell per run if even that falls short), each run touching at most maxCentres centres (a centre: a maximal run
- * of consecutive shells with one centre index; the kernel keeps each centre's gradient in private memory) and holding
- * at most maxShells shells. shellCentre[s] is shell s's centre. Returns the first shell of every run, then
+ * of consecutive shells with one centre index; the kernel keeps each centre's gradient in private memory).
+ * shellCentre[s] is shell s's centre. Returns the first shell of every run, then
  * shellCentre.size().
  */
-std::vector<int> centreGroups(const std::vector<int>& shellCentre, long long numPairs, double targetItems, int maxCentres,
-                              int maxShells);
+std::vector<int> centreGroups(const std::vector<int>& shellCentre, long long numPairs, double targetItems, int maxCentres);
 
 } // namespace OpenMMDFT
 

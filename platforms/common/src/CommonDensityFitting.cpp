@@ -88,13 +88,11 @@ public:
             numAtoms = max(numAtoms, task.aux.atom[s] + 1);
         for (int atom : task.basis.atom)
             numAtoms = max(numAtoms, atom + 1);
-        const int numFittingShells = (int) task.aux.atom.size();
-        const int anyNumber = max(numFittingShells, 1);
         const vector<int> groupStart =
-            centreGroups(task.aux.atom, numPairs, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM, anyNumber);
+            centreGroups(task.aux.atom, numPairs, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM);
         numGroups = (int) groupStart.size() - 1;
         uploadVector(cc, auxGroupShellStart, groupStart, "qmDFAuxGroupShellStart");
-        prepareMetricGradient(task, anyNumber);
+        prepareMetricGradient(task);
         // The fitting primitives' cartesian Hermite coefficients, read by the tensor and the gradient's fitted density.
         auxMaxL = task.aux.maxL;
         const int numAuxPrimitives = (int) task.aux.exponent.size();
@@ -273,7 +271,7 @@ private:
      * classes (l_P, 0) gives sum_PQ c_P c_Q d(P|Q) with c_P as the pair's density; runs of fitting shells for these
      * fewer pairs.
      */
-    void prepareMetricGradient(const QM::ThreeCentreTask& task, int anyNumber) {
+    void prepareMetricGradient(const QM::ThreeCentreTask& task) {
         QM::FlatShells shells = task.aux;
         const int unit = numAuxShells;
         shells.l.push_back(0);
@@ -294,7 +292,7 @@ private:
         uploadVector(cc, metricFirst, classes.sorted(first), "qmDFMetricPairFirst");
         uploadVector(cc, metricSecond, classes.sorted(second), "qmDFMetricPairSecond");
         const vector<int> groupStart =
-            centreGroups(task.aux.atom, numAuxShells, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM, anyNumber);
+            centreGroups(task.aux.atom, numAuxShells, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM);
         numMetricGroups = (int) groupStart.size() - 1;
         uploadVector(cc, metricGroupStart, groupStart, "qmDFMetricGroupStart");
     }
