@@ -34,12 +34,14 @@ namespace {
  */
 class BlasThreadLimit {
 public:
-    explicit BlasThreadLimit(double flops) {
+    /** threads > 0: at most that many (else by the size of the work: one, or OpenBLAS's own count). */
+    explicit BlasThreadLimit(double flops, int threads = 0) {
         static const Control control;
         if (control.set == nullptr)
             return;
         lock_ = std::unique_lock<std::mutex>(control.mutex);
-        const int wanted = flops < SERIAL_FLOPS ? 1 : control.defaultThreads;
+        const int wanted = threads > 0 ? std::min(threads, control.defaultThreads)
+                                       : (flops < SERIAL_FLOPS ? 1 : control.defaultThreads);
         if (wanted != control.current) {
             control.set(wanted);
             control.current = wanted;
@@ -257,8 +259,8 @@ std::string openBLASKernelWarning() {
     return warning;
 }
 
-void withOpenBLASThreads(const std::function<void()>& work) {
-    BlasThreadLimit limit(std::numeric_limits<double>::infinity());
+void withOpenBLASThreads(const std::function<void()>& work, int threads) {
+    BlasThreadLimit limit(std::numeric_limits<double>::infinity(), threads);
     work();
 }
 

@@ -2,6 +2,7 @@
  * copying them side by side: against the same products of one dense matrix whose columns are the flattened
  * matrices (Eigen), and the same bits on 1 and 3 threads (MD runs must be reproducible). */
 #include "openmmdft/qm/DenseAlgebra.h"
+#include "openmmdft/qm/EnvironmentSwitch.h"
 #include <openmm/OpenMMException.h>
 #include <cmath>
 #include <cstdlib>
@@ -157,4 +158,26 @@ TEST(DenseAlgebra, PackedTrianglesKeepDotProductsAndCombinations) {
     EXPECT_THROW(packSymmetric(rectangular), OpenMM::OpenMMException);
     EXPECT_THROW(packAntisymmetric(rectangular), OpenMM::OpenMMException);
     EXPECT_THROW(addUnpackedSymmetric(packed.head(10), combined), OpenMM::OpenMMException);
+}
+
+/** withOpenBLASThreads with a cap runs the work with at most that many OpenBLAS threads (and without one, OpenBLAS's
+ * own count); the temporary count switch reads only positive numbers. */
+TEST(DenseAlgebra, OpenBLASThreadCapAndCountSwitch) {
+    void* library = dlopen("libopenblas.so.0", RTLD_LAZY | RTLD_NOLOAD);
+    auto get = reinterpret_cast<int (*)()>(dlsym(library != nullptr ? library : RTLD_DEFAULT, "openblas_get_num_threads"));
+    if (get != nullptr) {
+        int own = 0, capped = 0;
+        withOpenBLASThreads([&] { own = get(); });
+        withOpenBLASThreads([&] { capped = get(); }, 1);
+        EXPECT_GE(own, 1);
+        EXPECT_EQ(1, capped);
+    }
+    setenv("OPENMMDFT_TEST_COUNT", "8", 1);
+    EXPECT_EQ(8, environmentCount("OPENMMDFT_TEST_COUNT", 0));
+    for (const char* bad : {"", "0", "-3", "4x", "many"}) {
+        setenv("OPENMMDFT_TEST_COUNT", bad, 1);
+        EXPECT_EQ(5, environmentCount("OPENMMDFT_TEST_COUNT", 5)) << bad;
+    }
+    unsetenv("OPENMMDFT_TEST_COUNT");
+    EXPECT_EQ(0, environmentCount("OPENMMDFT_TEST_COUNT", 0));
 }

@@ -72,10 +72,10 @@ void symmetricEigensystem(const Eigen::MatrixXd& A, Eigen::VectorXd& values, Eig
 
 /**
  * Run work (BLAS or LAPACK calls made elsewhere, e.g. by a platform's least-squares kernel) with OpenBLAS's own
- * thread count, while the functions above wait: they set OpenBLAS's thread count per call, which must not change
- * under a call running on another thread.
+ * thread count (threads > 0: at most that many), while the functions above wait: they set OpenBLAS's thread count per
+ * call, which must not change under a call running on another thread.
  */
-void withOpenBLASThreads(const std::function<void()>& work);
+void withOpenBLASThreads(const std::function<void()>& work, int threads = 0);
 
 /**
  * A warning when OpenBLAS runs one of its pre-AVX kernel sets (Prescott, Nehalem, ...) on a CPU with AVX2 and FMA:
