@@ -338,6 +338,45 @@ DEVICE void addFittingShellPotential(int q, double p, const double* P, int pairO
     }
 }
 
+/**
+ * W[0..3] += the Coulomb potential of fitting shell q's fitted density on the Hermite functions of orders 0 and 1
+ * (1, x, y, z) of a primitive pair of exponent p at P: addFittingShellPotential for pair order 1, with the four sums
+ * in named places (registers on a GPU) instead of a loop over the pair's orders.
+ */
+DEVICE void addFittingShellPotentialOrder1(int q, double p, const double* P, GLOBAL const int* RESTRICT auxL,
+                                           GLOBAL const int* RESTRICT auxPrimStart, GLOBAL const int* RESTRICT auxNumPrim,
+                                           GLOBAL const double* RESTRICT auxCenter, GLOBAL const double* RESTRICT auxExponent,
+                                           GLOBAL const double* RESTRICT fitted, GLOBAL const double* RESTRICT boysTable, BoysTable boys,
+                                           double* F, double* R, double* W) {
+    const int lq = auxL[q], L = 1+lq;
+    const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
+    for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
+        const double g = auxExponent[pq], alpha = p*g/(p+g);
+        const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g));
+        boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
+        hermiteCoulomb(L, alpha, X, Y, Z, F, R);
+        GLOBAL const double* cq = fitted+(mm_long) pq*HERMITE_COUNT(AUX_L);
+        double w0 = 0, wx = 0, wy = 0, wz = 0;
+        for (int Nq = 0; Nq <= lq; Nq++)
+            for (int tau = Nq; tau >= 0; tau--)
+                for (int nu = Nq-tau; nu >= 0; nu--) {
+                    const int phi = Nq-tau-nu;
+                    const double e = cq[hermitePosition(tau, nu, phi)];
+                    if (e == 0)
+                        continue;
+                    const double signedE = (Nq%2 == 0 ? e : -e);
+                    w0 += signedE*R[hermitePosition(tau, nu, phi)];
+                    wx += signedE*R[hermitePosition(tau+1, nu, phi)];
+                    wy += signedE*R[hermitePosition(tau, nu+1, phi)];
+                    wz += signedE*R[hermitePosition(tau, nu, phi+1)];
+                }
+        W[0] += prefactor*w0;
+        W[1] += prefactor*wx;
+        W[2] += prefactor*wy;
+        W[3] += prefactor*wz;
+    }
+}
+
 /** sa = sum_n DA[d count + n] V[n] and sb likewise with DB: the derivative Hermite densities of a pair (direction d)
  * against a potential V on its Hermite functions. */
 DEVICE void derivativeSums(const double* DA, const double* DB, int count, int d, const double* V, double* sa, double* sb) {

@@ -130,6 +130,126 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, i
  * (fitting shell P, a unit s function: exponent 0, coefficient 1, cartesian offset 0) and D the coefficients of P as a
  * column (nbf = 1): the unit function has no derivative, and P's centre takes the rest.
  */
+#if CLASS_LA == 0 && CLASS_LB == 0 && POINT_CHARGES
+/* The s-s pairs with point charges: the derivative densities of two s functions are four numbers per direction and a
+ * charge's potential on the pair's Hermite functions of orders 0 and 1 is F_0 and -2p F_1 (X, Y, Z), so everything
+ * but the charges' gradients stays in registers. */
+KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin, THREE_CENTRE_GRADIENT_ARGUMENTS) {
+    const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
+    LOCAL mm_long chunk[1];
+    double F[2];
+    double gC[3*MAX_CENTRES_PER_ITEM];
+    const mm_long numItems = (mm_long) numPairs*numGroups;
+    for (mm_long first = nextChunk(counter, chunk); first < numItems; first = nextChunk(counter, chunk)) {
+        const mm_long item = first+LOCAL_ID;
+        if (item >= numItems)
+            continue;
+        const int group = (int) (item/numPairs), k = pairBegin+(int) (item%numPairs);
+        const int firstAux = auxGroupShellStart[group], lastAux = auxGroupShellStart[group+1];
+        const int s1 = pairFirst[k], s2 = pairSecond[k];
+        const double weight = (s1 == s2 ? 1.0 : 2.0);
+        const double Dab = weight*density[(mm_long) shellCartesianOffset[s1]*nbf+shellCartesianOffset[s2]];
+        const double A[3] = {shellCenter[3*s1], shellCenter[3*s1+1], shellCenter[3*s1+2]};
+        const double B[3] = {shellCenter[3*s2], shellCenter[3*s2+1], shellCenter[3*s2+2]};
+        const double AB2 = (A[0]-B[0])*(A[0]-B[0]) + (A[1]-B[1])*(A[1]-B[1]) + (A[2]-B[2])*(A[2]-B[2]);
+        double gA[3] = {0, 0, 0}, gB[3] = {0, 0, 0};
+        for (int n = 0; n < 3*MAX_CENTRES_PER_ITEM; n++)
+            gC[n] = 0;
+        for (int pa = shellPrimStart[s1]; pa < shellPrimStart[s1]+shellNumPrim[s1]; pa++)
+            for (int pb = shellPrimStart[s2]; pb < shellPrimStart[s2]+shellNumPrim[s2]; pb++) {
+                const double a = primExponent[pa], b = primExponent[pb], p = a+b;
+                const double cab = Dab*primCoefficient[pa]*primCoefficient[pb]*exp(-a*b/p*AB2);
+                if (fabs(cab) < 1e-18)
+                    continue;
+                const double P[3] = {(a*A[0]+b*B[0])/p, (a*A[1]+b*B[1])/p, (a*A[2]+b*B[2])/p};
+                for (int q = firstAux; q < lastAux; q++) {
+                    const double PC[3] = {P[0]-auxCenter[3*q], P[1]-auxCenter[3*q+1], P[2]-auxCenter[3*q+2]};
+                    boysFunction(1, p*(PC[0]*PC[0]+PC[1]*PC[1]+PC[2]*PC[2]), boysTable, boys, F);
+                    const double w = 2*PI_THREE_CENTRE/p*auxCoefficient[auxPrimStart[q]]*coefficients[auxCartesianOffset[q]];
+                    // R_000 = F_0, R_(e_d) = -2p PC_d F_1; the order-1 term enters with 1/(2p).
+                    for (int d = 0; d < 3; d++) {
+                        const double order1 = -PC[d]*F[1];
+                        const double sa = 2*a*cab*w*((P[d]-A[d])*F[0] + order1);
+                        const double sb = 2*b*cab*w*((P[d]-B[d])*F[0] + order1);
+                        gA[d] += sa;
+                        gB[d] += sb;
+                        gC[3*(q-firstAux)+d] -= sa+sb;
+                    }
+                }
+            }
+        const int atomA = shellAtom[s1], atomB = shellAtom[s2];
+        for (int d = 0; d < 3; d++) {
+            ATOMIC_ADD(&gradient[3*atomA+d], (mm_ulong) ((mm_long) round(gA[d]*GRADIENT_SCALE)));
+            ATOMIC_ADD(&gradient[3*atomB+d], (mm_ulong) ((mm_long) round(gB[d]*GRADIENT_SCALE)));
+        }
+        for (int q = firstAux; q < lastAux; q++)
+            for (int d = 0; d < 3; d++)
+                ATOMIC_ADD(&gradient[3*(centreOffset+auxAtom[q])+d], (mm_ulong) ((mm_long) round(gC[3*(q-firstAux)+d]*GRADIENT_SCALE)));
+    }
+}
+#elif CLASS_LA == 0 && CLASS_LB == 0
+/* The s-s pairs (with the s-unit pairs of the metric's gradient, the largest share of the fitting gradient's work):
+ * the derivative densities of two s functions are four numbers per direction, so each item keeps them, the potential
+ * on the pair's four Hermite functions and the current centre's gradient in registers. The item's centres are taken
+ * one after another, each over all primitive pairs (an s-s primitive pair costs one exponential), so that a centre's
+ * gradient is three scalars added once, not an array indexed by the centre. */
+KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin, THREE_CENTRE_GRADIENT_ARGUMENTS) {
+    const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
+    LOCAL mm_long chunk[1];
+    double R[HERMITE_COUNT(AUX_L+1)], F[AUX_L+2];
+    const mm_long numItems = (mm_long) numPairs*numGroups;
+    for (mm_long first = nextChunk(counter, chunk); first < numItems; first = nextChunk(counter, chunk)) {
+        const mm_long item = first+LOCAL_ID;
+        if (item >= numItems)
+            continue;
+        const int group = (int) (item/numPairs), k = pairBegin+(int) (item%numPairs);
+        const int firstAux = auxGroupShellStart[group], lastAux = auxGroupShellStart[group+1];
+        const int s1 = pairFirst[k], s2 = pairSecond[k];
+        const double weight = (s1 == s2 ? 1.0 : 2.0);
+        const double Dab = weight*density[(mm_long) shellCartesianOffset[s1]*nbf+shellCartesianOffset[s2]];
+        const double A[3] = {shellCenter[3*s1], shellCenter[3*s1+1], shellCenter[3*s1+2]};
+        const double B[3] = {shellCenter[3*s2], shellCenter[3*s2+1], shellCenter[3*s2+2]};
+        const double AB2 = (A[0]-B[0])*(A[0]-B[0]) + (A[1]-B[1])*(A[1]-B[1]) + (A[2]-B[2])*(A[2]-B[2]);
+        double gA[3] = {0, 0, 0}, gB[3] = {0, 0, 0};
+        for (int centreFirst = firstAux; centreFirst < lastAux;) {
+            int centreEnd = centreFirst+1;
+            while (centreEnd < lastAux && auxAtom[centreEnd] == auxAtom[centreFirst])
+                centreEnd++;
+            double gC[3] = {0, 0, 0};
+            for (int pa = shellPrimStart[s1]; pa < shellPrimStart[s1]+shellNumPrim[s1]; pa++)
+                for (int pb = shellPrimStart[s2]; pb < shellPrimStart[s2]+shellNumPrim[s2]; pb++) {
+                    const double a = primExponent[pa], b = primExponent[pb], p = a+b;
+                    const double cab = Dab*primCoefficient[pa]*primCoefficient[pb]*exp(-a*b/p*AB2);
+                    if (fabs(cab) < 1e-18)
+                        continue;
+                    const double P[3] = {(a*A[0]+b*B[0])/p, (a*A[1]+b*B[1])/p, (a*A[2]+b*B[2])/p};
+                    // The centre's fitted potential on the pair's Hermite functions of orders 0 and 1 (x, y, z).
+                    double W[4] = {0, 0, 0, 0};
+                    for (int q = centreFirst; q < centreEnd; q++)
+                        addFittingShellPotentialOrder1(q, p, P, auxL, auxPrimStart, auxNumPrim, auxCenter, auxExponent, fitted, boysTable,
+                                                       boys, F, R, W);
+                    // d/dA_d of an s function is 2a times the p_d function: Hermite coefficients PA_d (order 0) and
+                    // 1/(2p) (order 1 in d), likewise on B.
+                    for (int d = 0; d < 3; d++) {
+                        const double sa = 2*a*cab*((P[d]-A[d])*W[0] + W[d+1]/(2*p));
+                        const double sb = 2*b*cab*((P[d]-B[d])*W[0] + W[d+1]/(2*p));
+                        gA[d] += sa;
+                        gB[d] += sb;
+                        gC[d] -= sa+sb;  // translational invariance
+                    }
+                }
+            for (int d = 0; d < 3; d++)
+                ATOMIC_ADD(&gradient[3*(centreOffset+auxAtom[centreFirst])+d], (mm_ulong) ((mm_long) round(gC[d]*GRADIENT_SCALE)));
+            centreFirst = centreEnd;
+        }
+        const int atomA = shellAtom[s1], atomB = shellAtom[s2];
+        for (int d = 0; d < 3; d++) {
+            ATOMIC_ADD(&gradient[3*atomA+d], (mm_ulong) ((mm_long) round(gA[d]*GRADIENT_SCALE)));
+            ATOMIC_ADD(&gradient[3*atomB+d], (mm_ulong) ((mm_long) round(gB[d]*GRADIENT_SCALE)));
+        }
+    }
+}
+#else
 KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin, THREE_CENTRE_GRADIENT_ARGUMENTS) {
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
     LOCAL mm_long chunk[1];
@@ -234,6 +354,7 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
         }
     }
 }
+#endif
 
 #if CLASS_LA <= BASIS_L
 /**
