@@ -377,6 +377,91 @@ DEVICE void addFittingShellPotentialOrder1(int q, double p, const double* P, GLO
     }
 }
 
+/**
+ * W[0..9] += the fitted potential of fitting shell q on the Hermite functions of orders 0 to 2 (compact order: 1, x,
+ * y, z, xx, xy, xz, yy, yz, zz) of a primitive pair of exponent p at P: addFittingShellPotential for pair order 2 (the
+ * p-s pairs' gradient), with the ten sums in named places.
+ */
+DEVICE void addFittingShellPotentialOrder2(int q, double p, const double* P, GLOBAL const int* RESTRICT auxL,
+                                           GLOBAL const int* RESTRICT auxPrimStart, GLOBAL const int* RESTRICT auxNumPrim,
+                                           GLOBAL const double* RESTRICT auxCenter, GLOBAL const double* RESTRICT auxExponent,
+                                           GLOBAL const double* RESTRICT fitted, GLOBAL const double* RESTRICT boysTable, BoysTable boys,
+                                           double* F, double* R, double* W) {
+    const int lq = auxL[q], L = 2+lq;
+    const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
+    for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
+        const double g = auxExponent[pq], alpha = p*g/(p+g);
+        const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g));
+        boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
+        hermiteCoulomb(L, alpha, X, Y, Z, F, R);
+        GLOBAL const double* cq = fitted+(mm_long) pq*HERMITE_COUNT(AUX_L);
+        double w0 = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0, w5 = 0, w6 = 0, w7 = 0, w8 = 0, w9 = 0;
+        for (int Nq = 0; Nq <= lq; Nq++)
+            for (int tau = Nq; tau >= 0; tau--)
+                for (int nu = Nq-tau; nu >= 0; nu--) {
+                    const int phi = Nq-tau-nu;
+                    const double e = cq[hermitePosition(tau, nu, phi)];
+                    if (e == 0)
+                        continue;
+                    const double signedE = (Nq%2 == 0 ? e : -e);
+                    w0 += signedE*R[hermitePosition(tau, nu, phi)];
+                    w1 += signedE*R[hermitePosition(tau+1, nu, phi)];
+                    w2 += signedE*R[hermitePosition(tau, nu+1, phi)];
+                    w3 += signedE*R[hermitePosition(tau, nu, phi+1)];
+                    w4 += signedE*R[hermitePosition(tau+2, nu, phi)];
+                    w5 += signedE*R[hermitePosition(tau+1, nu+1, phi)];
+                    w6 += signedE*R[hermitePosition(tau+1, nu, phi+1)];
+                    w7 += signedE*R[hermitePosition(tau, nu+2, phi)];
+                    w8 += signedE*R[hermitePosition(tau, nu+1, phi+1)];
+                    w9 += signedE*R[hermitePosition(tau, nu, phi+2)];
+                }
+        W[0] += prefactor*w0;
+        W[1] += prefactor*w1;
+        W[2] += prefactor*w2;
+        W[3] += prefactor*w3;
+        W[4] += prefactor*w4;
+        W[5] += prefactor*w5;
+        W[6] += prefactor*w6;
+        W[7] += prefactor*w7;
+        W[8] += prefactor*w8;
+        W[9] += prefactor*w9;
+    }
+}
+
+/** The place of the order-2 Hermite function e_i + e_k in the compact order (xx 4, xy 5, xz 6, yy 7, yz 8, zz 9). */
+DEVICE int secondOrderPosition(int i, int k) {
+    const int lo = (i < k ? i : k), hi = (i < k ? k : i);
+    return (lo == 0 ? 4+hi : (lo == 1 ? 6+hi : 9));
+}
+
+/**
+ * The p-s pair's gradient sums against a potential W on its Hermite functions of orders 0 to 2: sa[d] and sb[d] are
+ * sum_i D_i c d/dA_d and d/dB_d of (p_i on A, s on B) against W, where d/dA_d p_i = 2a (p_i p_d on A) - delta_id s and
+ * d/dB_d s = 2b p_d on B, and the products' Hermite coefficients per direction are E^10 = (PA, 1/2p), E^20 = (PA^2 +
+ * 1/2p, PA/p, 1/4p^2), E^01 = (PB, 1/2p), E^11 = (PA PB + 1/2p, (PA + PB)/2p, 1/4p^2).
+ */
+DEVICE void psDerivativeSums(const double* D, double a, double b, double p, const double* PA, const double* PB, const double* W,
+                             double* sa, double* sb) {
+    const double h = 0.5/p, h2 = h*h;
+    for (int d = 0; d < 3; d++) {
+        double ta = 0, tb = 0;
+        for (int i = 0; i < 3; i++) {
+            if (i == d) {
+                const double w2 = W[secondOrderPosition(d, d)];
+                ta += D[i]*(2*a*((PA[d]*PA[d]+h)*W[0] + 2*PA[d]*h*W[1+d] + h2*w2) - W[0]);
+                tb += D[i]*2*b*((PA[d]*PB[d]+h)*W[0] + h*(PA[d]+PB[d])*W[1+d] + h2*w2);
+            }
+            else {
+                const double w2 = W[secondOrderPosition(i, d)];
+                ta += D[i]*2*a*(PA[i]*PA[d]*W[0] + PA[i]*h*W[1+d] + h*PA[d]*W[1+i] + h2*w2);
+                tb += D[i]*2*b*(PA[i]*PB[d]*W[0] + PA[i]*h*W[1+d] + h*PB[d]*W[1+i] + h2*w2);
+            }
+        }
+        sa[d] = ta;
+        sb[d] = tb;
+    }
+}
+
 /** sa = sum_n DA[d count + n] V[n] and sb likewise with DB: the derivative Hermite densities of a pair (direction d)
  * against a potential V on its Hermite functions. */
 DEVICE void derivativeSums(const double* DA, const double* DB, int count, int d, const double* V, double* sa, double* sb) {

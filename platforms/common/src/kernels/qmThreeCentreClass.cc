@@ -249,6 +249,102 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
         }
     }
 }
+#elif CLASS_LA == 1 && CLASS_LB == 0
+/* The p-s pairs (the next largest share): the three density elements, the potential on the pair's ten Hermite
+ * functions of orders 0 to 2 and the sums of psDerivativeSums in registers; with fitting functions the item's centres
+ * one after another (as for s-s), with point charges their potential R_tuv(p, P-C) written out. */
+KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin, THREE_CENTRE_GRADIENT_ARGUMENTS) {
+    const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
+    LOCAL mm_long chunk[1];
+#if POINT_CHARGES
+    double F[3];
+    double gC[3*MAX_CENTRES_PER_ITEM];
+#else
+    double R[HERMITE_COUNT(AUX_L+2)], F[AUX_L+3];
+#endif
+    const mm_long numItems = (mm_long) numPairs*numGroups;
+    for (mm_long first = nextChunk(counter, chunk); first < numItems; first = nextChunk(counter, chunk)) {
+        const mm_long item = first+LOCAL_ID;
+        if (item >= numItems)
+            continue;
+        const int group = (int) (item/numPairs), k = pairBegin+(int) (item%numPairs);
+        const int firstAux = auxGroupShellStart[group], lastAux = auxGroupShellStart[group+1];
+        // The p shell is A, the s shell B (D is symmetric); two shells of different l: weight 2.
+        const int swapped = (shellL[pairFirst[k]] < shellL[pairSecond[k]]);
+        const int s1 = (swapped ? pairSecond[k] : pairFirst[k]), s2 = (swapped ? pairFirst[k] : pairSecond[k]);
+        const mm_long o1 = shellCartesianOffset[s1], o2 = shellCartesianOffset[s2];
+        const double D[3] = {2*density[o1*nbf+o2], 2*density[(o1+1)*nbf+o2], 2*density[(o1+2)*nbf+o2]};
+        const double A[3] = {shellCenter[3*s1], shellCenter[3*s1+1], shellCenter[3*s1+2]};
+        const double B[3] = {shellCenter[3*s2], shellCenter[3*s2+1], shellCenter[3*s2+2]};
+        const double AB2 = (A[0]-B[0])*(A[0]-B[0]) + (A[1]-B[1])*(A[1]-B[1]) + (A[2]-B[2])*(A[2]-B[2]);
+        double gA[3] = {0, 0, 0}, gB[3] = {0, 0, 0};
+#if POINT_CHARGES
+        for (int n = 0; n < 3*MAX_CENTRES_PER_ITEM; n++)
+            gC[n] = 0;
+#else
+        for (int centreFirst = firstAux; centreFirst < lastAux;) {
+            int centreEnd = centreFirst+1;
+            while (centreEnd < lastAux && auxAtom[centreEnd] == auxAtom[centreFirst])
+                centreEnd++;
+            double gC[3] = {0, 0, 0};
+#endif
+            for (int pa = shellPrimStart[s1]; pa < shellPrimStart[s1]+shellNumPrim[s1]; pa++)
+                for (int pb = shellPrimStart[s2]; pb < shellPrimStart[s2]+shellNumPrim[s2]; pb++) {
+                    const double a = primExponent[pa], b = primExponent[pb], p = a+b;
+                    const double cab = primCoefficient[pa]*primCoefficient[pb]*exp(-a*b/p*AB2);
+                    if (fabs(cab) < 1e-18)
+                        continue;
+                    const double P[3] = {(a*A[0]+b*B[0])/p, (a*A[1]+b*B[1])/p, (a*A[2]+b*B[2])/p};
+                    const double PA[3] = {P[0]-A[0], P[1]-A[1], P[2]-A[2]}, PB[3] = {P[0]-B[0], P[1]-B[1], P[2]-B[2]};
+                    const double Dc[3] = {cab*D[0], cab*D[1], cab*D[2]};
+                    double sa[3], sb[3];
+#if POINT_CHARGES
+                    for (int q = firstAux; q < lastAux; q++) {
+                        const double PC[3] = {P[0]-auxCenter[3*q], P[1]-auxCenter[3*q+1], P[2]-auxCenter[3*q+2]};
+                        boysFunction(2, p*(PC[0]*PC[0]+PC[1]*PC[1]+PC[2]*PC[2]), boysTable, boys, F);
+                        const double w = 2*PI_THREE_CENTRE/p*auxCoefficient[auxPrimStart[q]]*coefficients[auxCartesianOffset[q]];
+                        // R_tuv(p, PC) to order 2: R^1_000 = -2p F_1, R^2_000 = 4p^2 F_2.
+                        const double r1 = -2*p*F[1], r2 = 4*p*p*F[2];
+                        const double W[10] = {w*F[0], w*PC[0]*r1, w*PC[1]*r1, w*PC[2]*r1,
+                                              w*(PC[0]*PC[0]*r2+r1), w*PC[0]*PC[1]*r2, w*PC[0]*PC[2]*r2,
+                                              w*(PC[1]*PC[1]*r2+r1), w*PC[1]*PC[2]*r2, w*(PC[2]*PC[2]*r2+r1)};
+                        psDerivativeSums(Dc, a, b, p, PA, PB, W, sa, sb);
+                        for (int d = 0; d < 3; d++) {
+                            gA[d] += sa[d];
+                            gB[d] += sb[d];
+                            gC[3*(q-firstAux)+d] -= sa[d]+sb[d];
+                        }
+                    }
+#else
+                    double W[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                    for (int q = centreFirst; q < centreEnd; q++)
+                        addFittingShellPotentialOrder2(q, p, P, auxL, auxPrimStart, auxNumPrim, auxCenter, auxExponent, fitted, boysTable,
+                                                       boys, F, R, W);
+                    psDerivativeSums(Dc, a, b, p, PA, PB, W, sa, sb);
+                    for (int d = 0; d < 3; d++) {
+                        gA[d] += sa[d];
+                        gB[d] += sb[d];
+                        gC[d] -= sa[d]+sb[d];  // translational invariance
+                    }
+#endif
+                }
+#if POINT_CHARGES
+        for (int q = firstAux; q < lastAux; q++)
+            for (int d = 0; d < 3; d++)
+                ATOMIC_ADD(&gradient[3*(centreOffset+auxAtom[q])+d], (mm_ulong) ((mm_long) round(gC[3*(q-firstAux)+d]*GRADIENT_SCALE)));
+#else
+            for (int d = 0; d < 3; d++)
+                ATOMIC_ADD(&gradient[3*(centreOffset+auxAtom[centreFirst])+d], (mm_ulong) ((mm_long) round(gC[d]*GRADIENT_SCALE)));
+            centreFirst = centreEnd;
+        }
+#endif
+        const int atomA = shellAtom[s1], atomB = shellAtom[s2];
+        for (int d = 0; d < 3; d++) {
+            ATOMIC_ADD(&gradient[3*atomA+d], (mm_ulong) ((mm_long) round(gA[d]*GRADIENT_SCALE)));
+            ATOMIC_ADD(&gradient[3*atomB+d], (mm_ulong) ((mm_long) round(gB[d]*GRADIENT_SCALE)));
+        }
+    }
+}
 #else
 KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin, THREE_CENTRE_GRADIENT_ARGUMENTS) {
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
