@@ -31,6 +31,108 @@
  * fitting functions transformed by their shell's matrix (to real solid harmonics where pure), the pair's cartesian
  * functions (i, j) i-major from pairColumn, with i >= j when the two shells are one.
  */
+#if CLASS_LB == 0 && CLASS_LA <= 1
+KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, int numPairs, int numAuxShells, int rows,
+                              GLOBAL const int* RESTRICT pairFirst,
+                              GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT pairColumn,
+                              GLOBAL const int* RESTRICT shellL, GLOBAL const int* RESTRICT shellPrimStart,
+                              GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const double* RESTRICT shellCenter,
+                              GLOBAL const double* RESTRICT primExponent, GLOBAL const double* RESTRICT primCoefficient,
+                              GLOBAL const int* RESTRICT auxL, GLOBAL const int* RESTRICT auxPrimStart,
+                              GLOBAL const int* RESTRICT auxNumPrim, GLOBAL const int* RESTRICT auxOffset,
+                              GLOBAL const int* RESTRICT auxSize, GLOBAL const double* RESTRICT auxCenter,
+                              GLOBAL const double* RESTRICT auxExponent, GLOBAL const double* RESTRICT auxCoefficient,
+                              GLOBAL const double* RESTRICT auxTransform, GLOBAL const int* RESTRICT auxTransformStart,
+                              GLOBAL const double* RESTRICT fittingHermite, GLOBAL const double* RESTRICT boysTable, double boysStep, double boysEnd, int boysOrders,
+                              int boysTaylorTerms, GLOBAL double* RESTRICT B, GLOBAL mm_ulong* RESTRICT counter) {
+    // The s-s and p-s pairs: a p_i s product has Hermite coefficients PA_i (order 0) and 1/2p (order 1 in i), so each
+    // fitting component needs the potential on at most four Hermite functions, summed in registers.
+    const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
+    LOCAL mm_long chunk[1];
+    const int na = CART_COUNT(CLASS_LA);
+    double acc[CART_COUNT(CLASS_LA)*CART_COUNT(AUX_L)];
+    double R[HERMITE_COUNT(CLASS_LA+AUX_L)], F[CLASS_LA+AUX_L+1];
+    const mm_long numItems = (mm_long) numPairs*numAuxShells;
+    for (mm_long first = nextChunk(counter, chunk); first < numItems; first = nextChunk(counter, chunk)) {
+        const mm_long item = first+LOCAL_ID;
+        if (item >= numItems)
+            continue;
+        const int q = (int) (item/numPairs), k = pairBegin+(int) (item%numPairs);
+        const int s1 = pairFirst[k], s2 = pairSecond[k];
+        const int swapped = (shellL[s1] < shellL[s2]);
+        const int sA = (swapped ? s2 : s1), sB = (swapped ? s1 : s2);
+        const int lq = auxL[q], nq = CART_COUNT(lq), L = CLASS_LA+lq;
+        for (int n = 0; n < na*nq; n++)
+            acc[n] = 0;
+        const double A[3] = {shellCenter[3*sA], shellCenter[3*sA+1], shellCenter[3*sA+2]};
+        const double Bc[3] = {shellCenter[3*sB], shellCenter[3*sB+1], shellCenter[3*sB+2]};
+        const double AB2 = (A[0]-Bc[0])*(A[0]-Bc[0]) + (A[1]-Bc[1])*(A[1]-Bc[1]) + (A[2]-Bc[2])*(A[2]-Bc[2]);
+        for (int pa = shellPrimStart[sA]; pa < shellPrimStart[sA]+shellNumPrim[sA]; pa++)
+            for (int pb = shellPrimStart[sB]; pb < shellPrimStart[sB]+shellNumPrim[sB]; pb++) {
+                const double a = primExponent[pa], b = primExponent[pb], p = a+b;
+                const double cab = primCoefficient[pa]*primCoefficient[pb]*exp(-a*b/p*AB2);
+                if (fabs(cab) < 1e-18)
+                    continue;
+                const double P[3] = {(a*A[0]+b*Bc[0])/p, (a*A[1]+b*Bc[1])/p, (a*A[2]+b*Bc[2])/p};
+                const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
+                for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
+                    const double g = auxExponent[pq], alpha = p*g/(p+g);
+                    boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
+                    hermiteCoulomb(L, alpha, X, Y, Z, F, R);
+                    const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g))*cab*auxCoefficient[pq];
+                    for (int c = 0; c < nq; c++) {
+                        GLOBAL const double* cq = fittingHermite+(mm_long) pq*FITTING_HERMITE_STRIDE+c*HERMITE_COUNT(AUX_L);
+                        double w0 = 0;
+#if CLASS_LA == 1
+                        double wx = 0, wy = 0, wz = 0;
+#endif
+                        for (int Nq = 0; Nq <= lq; Nq++)
+                            for (int tau = Nq; tau >= 0; tau--)
+                                for (int nu = Nq-tau; nu >= 0; nu--) {
+                                    const int phi = Nq-tau-nu;
+                                    const double e = cq[hermitePosition(tau, nu, phi)];
+                                    if (e == 0)
+                                        continue;
+                                    const double signedE = (Nq%2 == 0 ? e : -e);
+                                    w0 += signedE*R[hermitePosition(tau, nu, phi)];
+#if CLASS_LA == 1
+                                    wx += signedE*R[hermitePosition(tau+1, nu, phi)];
+                                    wy += signedE*R[hermitePosition(tau, nu+1, phi)];
+                                    wz += signedE*R[hermitePosition(tau, nu, phi+1)];
+#endif
+                                }
+#if CLASS_LA == 0
+                        acc[c] += prefactor*w0;
+#else
+                        const double h = 0.5/p;
+                        acc[c] += prefactor*((P[0]-A[0])*w0 + h*wx);
+                        acc[nq+c] += prefactor*((P[1]-A[1])*w0 + h*wy);
+                        acc[2*nq+c] += prefactor*((P[2]-A[2])*w0 + h*wz);
+#endif
+                    }
+                }
+            }
+        // The pair's functions in its own order: (i of s1, j of s2), which is (j, i) of the class's (A, B) if swapped;
+        // the class's B is an s shell, so the block of function i of A is i either way.
+        const int n1 = (swapped ? 1 : na), n2 = (swapped ? na : 1);
+        int column = pairColumn[k];
+        GLOBAL const double* transform = auxTransform+auxTransformStart[q];
+        for (int i = 0; i < n1; i++)
+            for (int j = 0; j < n2; j++) {
+                if (s1 == s2 && j > i)
+                    continue;
+                const int block = (swapped ? j : i);
+                for (int m = 0; m < auxSize[q]; m++) {
+                    double value = 0;
+                    for (int c = 0; c < nq; c++)
+                        value += transform[m*nq+c]*acc[block*nq+c];
+                    B[(mm_long) column*rows+auxOffset[q]+m] = value;
+                }
+                column++;
+            }
+    }
+}
+#else
 KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, int numPairs, int numAuxShells, int rows,
                               GLOBAL const int* RESTRICT pairFirst,
                               GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT pairColumn,
@@ -111,6 +213,7 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, i
     }
 }
 
+#endif
 #endif
 
 /**
