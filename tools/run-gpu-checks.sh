@@ -5,7 +5,7 @@
 # (the device tool's folder), else .device/out. Each program runs under a time limit, so that one hang cannot
 # spend the whole lease.
 #   SIZES=1000,2000 QM_SIZES=1,4,8 QM_PLATFORMS=CPU,CUDA:double,CUDA:mixed bash tools/run-gpu-checks.sh
-#   (TESTS="TestCudaQMMMForce" runs one test program; QM_SIZES=none skips the QM step benchmark; SIZES=none skips the
+#   (TESTS="TestCudaQMMMForce" runs one test program, TESTS=none none; MICRO=none skips the host's SCF micro-benchmarks; QM_SIZES=none skips the QM step benchmark; SIZES=none skips the
 #   least-squares benchmark; INVERSE_SIZES=1700
 #   times the density fitting's metric inverse with its phases, INVERSE_SIZES=none skips it; BLAS_THREADS_AB=4 times an
 #   n = 24 CUDA step again with OpenBLAS on 4 threads, for the host's diagonalization; RESPONSE_AB=1 times an n = 24 CUDA
@@ -75,19 +75,21 @@ case "${core%% *}" in
         esac ;;
 esac
 status=0
-if [ -x "$work/bin/BenchOrbitalUpdate" ]; then
+if [ -x "$work/bin/BenchOrbitalUpdate" ] && [ "${MICRO:-}" != "none" ]; then
     # The SCF's orbital update on this host: LAPACK's eigensolver against the rotation (matrix products), with
     # OpenBLAS's threads and with one.
     { timeout 120 "$work/bin/BenchOrbitalUpdate"; OPENBLAS_NUM_THREADS=1 timeout 120 "$work/bin/BenchOrbitalUpdate"; } 2>&1 |
         tee -a "$out/summary.txt" || status=1
 fi
-if [ -x "$work/bin/BenchRecycledPairs" ]; then
+if [ -x "$work/bin/BenchRecycledPairs" ] && [ "${MICRO:-}" != "none" ]; then
     # DIIS's recycled pairs on this host: their Gram matrix from scratch against grown, an iteration's products whole
     # against packed (on 16 and 4 threads).
     { timeout 120 "$work/bin/BenchRecycledPairs" --threads 16; timeout 120 "$work/bin/BenchRecycledPairs" --threads 4; } 2>&1 |
         tee -a "$out/summary.txt" || status=1
 fi
-for test in ${TESTS:-TestCudaXCBackend TestCudaQMMMForce TestCudaLeastSquares}; do
+tests=${TESTS:-TestCudaXCBackend TestCudaQMMMForce TestCudaLeastSquares}
+[ "$tests" = none ] && tests=""
+for test in $tests; do
     timeout "${TEST_LIMIT:-240}" "$work/bin/$test" > "$out/$test.log" 2>&1
     rc=$?
     [ $rc -eq 0 ] || status=1
