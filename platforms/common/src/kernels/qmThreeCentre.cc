@@ -318,6 +318,53 @@ DEVICE void contractWithFitting(int pairOrder, int lq, GLOBAL const double* REST
 }
 
 /**
+ * W[n] += scale sum_(tau,nu,phi) (-1)^(tau+nu+phi) cq_(tau,nu,phi) R_(t+tau,u+nu,v+phi) for the Hermite functions
+ * n = (t,u,v) of orders up to `order` (0, 1 or 2; compact order: 1, x, y, z, xx, xy, xz, yy, yz, zz) and the fitting
+ * function's coefficients cq up to lq: addFittingContraction for the small pair orders, whose sums sit in named
+ * places (registers on a GPU) where order is a constant of the caller.
+ */
+DEVICE void addLowOrderContraction(int order, int lq, GLOBAL const double* RESTRICT cq, const double* R, double scale, double* W) {
+    double w0 = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0, w5 = 0, w6 = 0, w7 = 0, w8 = 0, w9 = 0;
+    for (int Nq = 0; Nq <= lq; Nq++)
+        for (int tau = Nq; tau >= 0; tau--)
+            for (int nu = Nq-tau; nu >= 0; nu--) {
+                const int phi = Nq-tau-nu;
+                const double e = cq[hermitePosition(tau, nu, phi)];
+                if (e == 0)
+                    continue;
+                const double signedE = (Nq%2 == 0 ? e : -e);
+                w0 += signedE*R[hermitePosition(tau, nu, phi)];
+                if (order >= 1) {
+                    w1 += signedE*R[hermitePosition(tau+1, nu, phi)];
+                    w2 += signedE*R[hermitePosition(tau, nu+1, phi)];
+                    w3 += signedE*R[hermitePosition(tau, nu, phi+1)];
+                }
+                if (order >= 2) {
+                    w4 += signedE*R[hermitePosition(tau+2, nu, phi)];
+                    w5 += signedE*R[hermitePosition(tau+1, nu+1, phi)];
+                    w6 += signedE*R[hermitePosition(tau+1, nu, phi+1)];
+                    w7 += signedE*R[hermitePosition(tau, nu+2, phi)];
+                    w8 += signedE*R[hermitePosition(tau, nu+1, phi+1)];
+                    w9 += signedE*R[hermitePosition(tau, nu, phi+2)];
+                }
+            }
+    W[0] += scale*w0;
+    if (order >= 1) {
+        W[1] += scale*w1;
+        W[2] += scale*w2;
+        W[3] += scale*w3;
+    }
+    if (order >= 2) {
+        W[4] += scale*w4;
+        W[5] += scale*w5;
+        W[6] += scale*w6;
+        W[7] += scale*w7;
+        W[8] += scale*w8;
+        W[9] += scale*w9;
+    }
+}
+
+/**
  * W_tuv += the Coulomb potential of fitting shell q's fitted density on the Hermite functions up to pairOrder of a
  * primitive pair of exponent p at P, over the shell's primitives: the fitted density's Hermite coefficients per
  * primitive (fittedDensityHermite), its Boys function and Hermite integrals. F and R are the caller's scratch.
@@ -334,98 +381,57 @@ DEVICE void addFittingShellPotential(int q, double p, const double* P, int pairO
         const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g));
         boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
         hermiteCoulomb(L, alpha, X, Y, Z, F, R);
-        addFittingContraction(pairOrder, lq, fitted+(mm_long) pq*HERMITE_COUNT(AUX_L), R, prefactor, W);
+        GLOBAL const double* cq = fitted+(mm_long) pq*HERMITE_COUNT(AUX_L);
+        if (pairOrder <= 2)
+            addLowOrderContraction(pairOrder, lq, cq, R, prefactor, W);  // the s-s and p-s gradients: sums in registers
+        else
+            addFittingContraction(pairOrder, lq, cq, R, prefactor, W);
     }
 }
 
 /**
- * W[0..3] += the Coulomb potential of fitting shell q's fitted density on the Hermite functions of orders 0 and 1
- * (1, x, y, z) of a primitive pair of exponent p at P: addFittingShellPotential for pair order 1, with the four sums
- * in named places (registers on a GPU) instead of a loop over the pair's orders.
+ * W = w R_tuv(p, PC) for the Hermite functions of orders up to `order` (1 or 2): a point charge's potential on a
+ * primitive pair's Hermite functions, from F_0 .. F_order at p |PC|^2 (R^1_000 = -2p F_1, R^2_000 = 4p^2 F_2).
  */
-DEVICE void addFittingShellPotentialOrder1(int q, double p, const double* P, GLOBAL const int* RESTRICT auxL,
-                                           GLOBAL const int* RESTRICT auxPrimStart, GLOBAL const int* RESTRICT auxNumPrim,
-                                           GLOBAL const double* RESTRICT auxCenter, GLOBAL const double* RESTRICT auxExponent,
-                                           GLOBAL const double* RESTRICT fitted, GLOBAL const double* RESTRICT boysTable, BoysTable boys,
-                                           double* F, double* R, double* W) {
-    const int lq = auxL[q], L = 1+lq;
-    const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
-    for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
-        const double g = auxExponent[pq], alpha = p*g/(p+g);
-        const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g));
-        boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
-        hermiteCoulomb(L, alpha, X, Y, Z, F, R);
-        GLOBAL const double* cq = fitted+(mm_long) pq*HERMITE_COUNT(AUX_L);
-        double w0 = 0, wx = 0, wy = 0, wz = 0;
-        for (int Nq = 0; Nq <= lq; Nq++)
-            for (int tau = Nq; tau >= 0; tau--)
-                for (int nu = Nq-tau; nu >= 0; nu--) {
-                    const int phi = Nq-tau-nu;
-                    const double e = cq[hermitePosition(tau, nu, phi)];
-                    if (e == 0)
-                        continue;
-                    const double signedE = (Nq%2 == 0 ? e : -e);
-                    w0 += signedE*R[hermitePosition(tau, nu, phi)];
-                    wx += signedE*R[hermitePosition(tau+1, nu, phi)];
-                    wy += signedE*R[hermitePosition(tau, nu+1, phi)];
-                    wz += signedE*R[hermitePosition(tau, nu, phi+1)];
-                }
-        W[0] += prefactor*w0;
-        W[1] += prefactor*wx;
-        W[2] += prefactor*wy;
-        W[3] += prefactor*wz;
+DEVICE void lowOrderChargePotential(int order, double p, const double* PC, const double* F, double w, double* W) {
+    const double r1 = -2*p*F[1];
+    W[0] = w*F[0];
+    W[1] = w*PC[0]*r1;
+    W[2] = w*PC[1]*r1;
+    W[3] = w*PC[2]*r1;
+    if (order >= 2) {
+        const double r2 = 4*p*p*F[2];
+        W[4] = w*(PC[0]*PC[0]*r2+r1);
+        W[5] = w*PC[0]*PC[1]*r2;
+        W[6] = w*PC[0]*PC[2]*r2;
+        W[7] = w*(PC[1]*PC[1]*r2+r1);
+        W[8] = w*PC[1]*PC[2]*r2;
+        W[9] = w*(PC[2]*PC[2]*r2+r1);
     }
 }
 
-/**
- * W[0..9] += the fitted potential of fitting shell q on the Hermite functions of orders 0 to 2 (compact order: 1, x,
- * y, z, xx, xy, xz, yy, yz, zz) of a primitive pair of exponent p at P: addFittingShellPotential for pair order 2 (the
- * p-s pairs' gradient), with the ten sums in named places.
- */
-DEVICE void addFittingShellPotentialOrder2(int q, double p, const double* P, GLOBAL const int* RESTRICT auxL,
-                                           GLOBAL const int* RESTRICT auxPrimStart, GLOBAL const int* RESTRICT auxNumPrim,
-                                           GLOBAL const double* RESTRICT auxCenter, GLOBAL const double* RESTRICT auxExponent,
-                                           GLOBAL const double* RESTRICT fitted, GLOBAL const double* RESTRICT boysTable, BoysTable boys,
-                                           double* F, double* R, double* W) {
-    const int lq = auxL[q], L = 2+lq;
-    const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
-    for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
-        const double g = auxExponent[pq], alpha = p*g/(p+g);
-        const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g));
-        boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
-        hermiteCoulomb(L, alpha, X, Y, Z, F, R);
-        GLOBAL const double* cq = fitted+(mm_long) pq*HERMITE_COUNT(AUX_L);
-        double w0 = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0, w5 = 0, w6 = 0, w7 = 0, w8 = 0, w9 = 0;
-        for (int Nq = 0; Nq <= lq; Nq++)
-            for (int tau = Nq; tau >= 0; tau--)
-                for (int nu = Nq-tau; nu >= 0; nu--) {
-                    const int phi = Nq-tau-nu;
-                    const double e = cq[hermitePosition(tau, nu, phi)];
-                    if (e == 0)
-                        continue;
-                    const double signedE = (Nq%2 == 0 ? e : -e);
-                    w0 += signedE*R[hermitePosition(tau, nu, phi)];
-                    w1 += signedE*R[hermitePosition(tau+1, nu, phi)];
-                    w2 += signedE*R[hermitePosition(tau, nu+1, phi)];
-                    w3 += signedE*R[hermitePosition(tau, nu, phi+1)];
-                    w4 += signedE*R[hermitePosition(tau+2, nu, phi)];
-                    w5 += signedE*R[hermitePosition(tau+1, nu+1, phi)];
-                    w6 += signedE*R[hermitePosition(tau+1, nu, phi+1)];
-                    w7 += signedE*R[hermitePosition(tau, nu+2, phi)];
-                    w8 += signedE*R[hermitePosition(tau, nu+1, phi+1)];
-                    w9 += signedE*R[hermitePosition(tau, nu, phi+2)];
-                }
-        W[0] += prefactor*w0;
-        W[1] += prefactor*w1;
-        W[2] += prefactor*w2;
-        W[3] += prefactor*w3;
-        W[4] += prefactor*w4;
-        W[5] += prefactor*w5;
-        W[6] += prefactor*w6;
-        W[7] += prefactor*w7;
-        W[8] += prefactor*w8;
-        W[9] += prefactor*w9;
-    }
+/** The primitive pair of exponents a and b at A and B (|AB|^2 = AB2): its centre P, and exp(-ab/p |AB|^2). */
+DEVICE double gaussianProduct(double a, double b, const double* A, const double* B, double AB2, double* P) {
+    const double p = a+b;
+    for (int d = 0; d < 3; d++)
+        P[d] = (a*A[d]+b*B[d])/p;
+    return exp(-a*b/p*AB2);
+}
+
+/** The shells of pair k in the class's order: sA the one with the larger l (A), sB the other; returns whether that
+ * swaps the pair's own order (first, second), in which its results are written back. */
+DEVICE int classPairShells(int k, GLOBAL const int* RESTRICT pairFirst, GLOBAL const int* RESTRICT pairSecond,
+                           GLOBAL const int* RESTRICT shellL, int* sA, int* sB) {
+    const int swapped = (shellL[pairFirst[k]] < shellL[pairSecond[k]]);
+    *sA = (swapped ? pairSecond[k] : pairFirst[k]);
+    *sB = (swapped ? pairFirst[k] : pairSecond[k]);
+    return swapped;
+}
+
+/** gradient[3 row + d] += g[d] in fixed point (GRADIENT_SCALE). */
+DEVICE void addFixedPointGradient(GLOBAL mm_ulong* RESTRICT gradient, int row, const double* g) {
+    for (int d = 0; d < 3; d++)
+        ATOMIC_ADD(&gradient[3*row+d], (mm_ulong) ((mm_long) round(g[d]*GRADIENT_SCALE)));
 }
 
 /** The place of the order-2 Hermite function e_i + e_k in the compact order (xx 4, xy 5, xz 6, yy 7, yz 8, zz 9). */
@@ -462,6 +468,24 @@ DEVICE void psDerivativeSums(const double* D, double a, double b, double p, cons
     }
 }
 
+/**
+ * The s-s (la 0) or p-s (la 1) pair's gradient sums against a potential W on its Hermite functions of orders up to
+ * la+1, for D (the one or three density elements times the primitive pair's coefficient): for s-s,
+ * d/dA_d s = 2a p_d, whose Hermite coefficients are PA_d (order 0) and 1/2p (order 1 in d), likewise on B.
+ */
+DEVICE void lowClassDerivativeSums(int la, const double* D, double a, double b, double p, const double* PA, const double* PB,
+                                   const double* W, double* sa, double* sb) {
+    if (la == 1) {
+        psDerivativeSums(D, a, b, p, PA, PB, W, sa, sb);
+        return;
+    }
+    const double h = 0.5/p;
+    for (int d = 0; d < 3; d++) {
+        sa[d] = 2*a*D[0]*(PA[d]*W[0] + h*W[1+d]);
+        sb[d] = 2*b*D[0]*(PB[d]*W[0] + h*W[1+d]);
+    }
+}
+
 /** sa = sum_n DA[d count + n] V[n] and sb likewise with DB: the derivative Hermite densities of a pair (direction d)
  * against a potential V on its Hermite functions. */
 DEVICE void derivativeSums(const double* DA, const double* DB, int count, int d, const double* V, double* sa, double* sb) {
@@ -472,6 +496,44 @@ DEVICE void derivativeSums(const double* DA, const double* DB, int count, int d,
     }
     *sa = a;
     *sb = b;
+}
+
+/* The arguments of the density-fitting tensor kernels (threeCentreTensor_LA_LB) after pairBegin, in the order the
+ * host passes them (CommonDensityFitting.cpp). */
+#define THREE_CENTRE_TENSOR_ARGUMENTS \
+    int numPairs, int numAuxShells, int rows, GLOBAL const int* RESTRICT pairFirst,                                          \
+    GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT pairColumn, GLOBAL const int* RESTRICT shellL,        \
+    GLOBAL const int* RESTRICT shellPrimStart, GLOBAL const int* RESTRICT shellNumPrim,                                      \
+    GLOBAL const double* RESTRICT shellCenter, GLOBAL const double* RESTRICT primExponent,                                  \
+    GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT auxL, GLOBAL const int* RESTRICT auxPrimStart, \
+    GLOBAL const int* RESTRICT auxNumPrim, GLOBAL const int* RESTRICT auxOffset, GLOBAL const int* RESTRICT auxSize,        \
+    GLOBAL const double* RESTRICT auxCenter, GLOBAL const double* RESTRICT auxExponent,                                      \
+    GLOBAL const double* RESTRICT auxCoefficient, GLOBAL const double* RESTRICT auxTransform,                                \
+    GLOBAL const int* RESTRICT auxTransformStart, GLOBAL const double* RESTRICT fittingHermite,                              \
+    GLOBAL const double* RESTRICT boysTable, double boysStep, double boysEnd, int boysOrders, int boysTaylorTerms,           \
+    GLOBAL double* RESTRICT B, GLOBAL mm_ulong* RESTRICT counter
+
+/**
+ * One tensor item's columns of B: acc[(i nb + j) nq + c] holds (c|ij) for the class's functions i of A and j of B
+ * (nb of them) and the fitting shell's cartesian components c; the pair (n1 x n2 functions in its own order, which is
+ * (j, i) of the class's if swapped) fills its columns from `column` (i-major, i >= j where both shells are one,
+ * sameShell), each with the shell's rows (size of them from rowOffset, transformed by its size x nq matrix).
+ */
+DEVICE void storeTensorColumns(GLOBAL double* RESTRICT B, int rows, int column, int rowOffset, int n1, int n2, int nb, int swapped,
+                               int sameShell, int nq, int size, GLOBAL const double* RESTRICT transform, const double* acc) {
+    for (int i = 0; i < n1; i++)
+        for (int j = 0; j < n2; j++) {
+            if (sameShell && j > i)
+                continue;
+            const int block = (swapped ? j*nb+i : i*nb+j);
+            for (int m = 0; m < size; m++) {
+                double value = 0;
+                for (int c = 0; c < nq; c++)
+                    value += transform[m*nq+c]*acc[block*nq+c];
+                B[(mm_long) column*rows+rowOffset+m] = value;
+            }
+            column++;
+        }
 }
 
 /* The arguments of the density-fitting gradient kernels (threeCentreGradient_LA_LB) after pairBegin, in the order the

@@ -29,126 +29,15 @@
 /**
  * B[column * rows + row]: (Q|ab) for every significant shell pair (a >= b) of the class and fitting shell Q, the
  * fitting functions transformed by their shell's matrix (to real solid harmonics where pure), the pair's cartesian
- * functions (i, j) i-major from pairColumn, with i >= j when the two shells are one.
+ * functions (i, j) i-major from pairColumn, with i >= j when the two shells are one. The s-s and p-s classes (most of
+ * the work) are written for their functions: a p_i s product has Hermite coefficients PA_i (order 0) and 1/2p (order 1
+ * in i), so each fitting component needs the potential on at most four Hermite functions, summed in registers.
  */
-#if CLASS_LB == 0 && CLASS_LA <= 1
-KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, int numPairs, int numAuxShells, int rows,
-                              GLOBAL const int* RESTRICT pairFirst,
-                              GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT pairColumn,
-                              GLOBAL const int* RESTRICT shellL, GLOBAL const int* RESTRICT shellPrimStart,
-                              GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const double* RESTRICT shellCenter,
-                              GLOBAL const double* RESTRICT primExponent, GLOBAL const double* RESTRICT primCoefficient,
-                              GLOBAL const int* RESTRICT auxL, GLOBAL const int* RESTRICT auxPrimStart,
-                              GLOBAL const int* RESTRICT auxNumPrim, GLOBAL const int* RESTRICT auxOffset,
-                              GLOBAL const int* RESTRICT auxSize, GLOBAL const double* RESTRICT auxCenter,
-                              GLOBAL const double* RESTRICT auxExponent, GLOBAL const double* RESTRICT auxCoefficient,
-                              GLOBAL const double* RESTRICT auxTransform, GLOBAL const int* RESTRICT auxTransformStart,
-                              GLOBAL const double* RESTRICT fittingHermite, GLOBAL const double* RESTRICT boysTable, double boysStep, double boysEnd, int boysOrders,
-                              int boysTaylorTerms, GLOBAL double* RESTRICT B, GLOBAL mm_ulong* RESTRICT counter) {
-    // The s-s and p-s pairs: a p_i s product has Hermite coefficients PA_i (order 0) and 1/2p (order 1 in i), so each
-    // fitting component needs the potential on at most four Hermite functions, summed in registers.
-    const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
-    LOCAL mm_long chunk[1];
-    const int na = CART_COUNT(CLASS_LA);
-    double acc[CART_COUNT(CLASS_LA)*CART_COUNT(AUX_L)];
-    double R[HERMITE_COUNT(CLASS_LA+AUX_L)], F[CLASS_LA+AUX_L+1];
-    const mm_long numItems = (mm_long) numPairs*numAuxShells;
-    for (mm_long first = nextChunk(counter, chunk); first < numItems; first = nextChunk(counter, chunk)) {
-        const mm_long item = first+LOCAL_ID;
-        if (item >= numItems)
-            continue;
-        const int q = (int) (item/numPairs), k = pairBegin+(int) (item%numPairs);
-        const int s1 = pairFirst[k], s2 = pairSecond[k];
-        const int swapped = (shellL[s1] < shellL[s2]);
-        const int sA = (swapped ? s2 : s1), sB = (swapped ? s1 : s2);
-        const int lq = auxL[q], nq = CART_COUNT(lq), L = CLASS_LA+lq;
-        for (int n = 0; n < na*nq; n++)
-            acc[n] = 0;
-        const double A[3] = {shellCenter[3*sA], shellCenter[3*sA+1], shellCenter[3*sA+2]};
-        const double Bc[3] = {shellCenter[3*sB], shellCenter[3*sB+1], shellCenter[3*sB+2]};
-        const double AB2 = (A[0]-Bc[0])*(A[0]-Bc[0]) + (A[1]-Bc[1])*(A[1]-Bc[1]) + (A[2]-Bc[2])*(A[2]-Bc[2]);
-        for (int pa = shellPrimStart[sA]; pa < shellPrimStart[sA]+shellNumPrim[sA]; pa++)
-            for (int pb = shellPrimStart[sB]; pb < shellPrimStart[sB]+shellNumPrim[sB]; pb++) {
-                const double a = primExponent[pa], b = primExponent[pb], p = a+b;
-                const double cab = primCoefficient[pa]*primCoefficient[pb]*exp(-a*b/p*AB2);
-                if (fabs(cab) < 1e-18)
-                    continue;
-                const double P[3] = {(a*A[0]+b*Bc[0])/p, (a*A[1]+b*Bc[1])/p, (a*A[2]+b*Bc[2])/p};
-                const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
-                for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
-                    const double g = auxExponent[pq], alpha = p*g/(p+g);
-                    boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
-                    hermiteCoulomb(L, alpha, X, Y, Z, F, R);
-                    const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g))*cab*auxCoefficient[pq];
-                    for (int c = 0; c < nq; c++) {
-                        GLOBAL const double* cq = fittingHermite+(mm_long) pq*FITTING_HERMITE_STRIDE+c*HERMITE_COUNT(AUX_L);
-                        double w0 = 0;
-#if CLASS_LA == 1
-                        double wx = 0, wy = 0, wz = 0;
-#endif
-                        for (int Nq = 0; Nq <= lq; Nq++)
-                            for (int tau = Nq; tau >= 0; tau--)
-                                for (int nu = Nq-tau; nu >= 0; nu--) {
-                                    const int phi = Nq-tau-nu;
-                                    const double e = cq[hermitePosition(tau, nu, phi)];
-                                    if (e == 0)
-                                        continue;
-                                    const double signedE = (Nq%2 == 0 ? e : -e);
-                                    w0 += signedE*R[hermitePosition(tau, nu, phi)];
-#if CLASS_LA == 1
-                                    wx += signedE*R[hermitePosition(tau+1, nu, phi)];
-                                    wy += signedE*R[hermitePosition(tau, nu+1, phi)];
-                                    wz += signedE*R[hermitePosition(tau, nu, phi+1)];
-#endif
-                                }
-#if CLASS_LA == 0
-                        acc[c] += prefactor*w0;
-#else
-                        const double h = 0.5/p;
-                        acc[c] += prefactor*((P[0]-A[0])*w0 + h*wx);
-                        acc[nq+c] += prefactor*((P[1]-A[1])*w0 + h*wy);
-                        acc[2*nq+c] += prefactor*((P[2]-A[2])*w0 + h*wz);
-#endif
-                    }
-                }
-            }
-        // The pair's functions in its own order: (i of s1, j of s2), which is (j, i) of the class's (A, B) if swapped;
-        // the class's B is an s shell, so the block of function i of A is i either way.
-        const int n1 = (swapped ? 1 : na), n2 = (swapped ? na : 1);
-        int column = pairColumn[k];
-        GLOBAL const double* transform = auxTransform+auxTransformStart[q];
-        for (int i = 0; i < n1; i++)
-            for (int j = 0; j < n2; j++) {
-                if (s1 == s2 && j > i)
-                    continue;
-                const int block = (swapped ? j : i);
-                for (int m = 0; m < auxSize[q]; m++) {
-                    double value = 0;
-                    for (int c = 0; c < nq; c++)
-                        value += transform[m*nq+c]*acc[block*nq+c];
-                    B[(mm_long) column*rows+auxOffset[q]+m] = value;
-                }
-                column++;
-            }
-    }
-}
-#else
-KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, int numPairs, int numAuxShells, int rows,
-                              GLOBAL const int* RESTRICT pairFirst,
-                              GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT pairColumn,
-                              GLOBAL const int* RESTRICT shellL, GLOBAL const int* RESTRICT shellPrimStart,
-                              GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const double* RESTRICT shellCenter,
-                              GLOBAL const double* RESTRICT primExponent, GLOBAL const double* RESTRICT primCoefficient,
-                              GLOBAL const int* RESTRICT auxL, GLOBAL const int* RESTRICT auxPrimStart,
-                              GLOBAL const int* RESTRICT auxNumPrim, GLOBAL const int* RESTRICT auxOffset,
-                              GLOBAL const int* RESTRICT auxSize, GLOBAL const double* RESTRICT auxCenter,
-                              GLOBAL const double* RESTRICT auxExponent, GLOBAL const double* RESTRICT auxCoefficient,
-                              GLOBAL const double* RESTRICT auxTransform, GLOBAL const int* RESTRICT auxTransformStart,
-                              GLOBAL const double* RESTRICT fittingHermite, GLOBAL const double* RESTRICT boysTable, double boysStep, double boysEnd, int boysOrders,
-                              int boysTaylorTerms, GLOBAL double* RESTRICT B, GLOBAL mm_ulong* RESTRICT counter) {
+KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, THREE_CENTRE_TENSOR_ARGUMENTS) {
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
     LOCAL mm_long chunk[1];
     const int la = CLASS_LA, lb = CLASS_LB, na = CART_COUNT(CLASS_LA), nb = CART_COUNT(CLASS_LB), T = CLASS_PAIR_ORDER+1;
+    const int written = (CLASS_LB == 0 && CLASS_LA <= 1);
     double acc[CART_COUNT(CLASS_LA)*CART_COUNT(CLASS_LB)*CART_COUNT(AUX_L)];
     double Ex[CLASS_VALUE_E], Ey[CLASS_VALUE_E], Ez[CLASS_VALUE_E];
     double R[HERMITE_COUNT(CLASS_TENSOR_ORDER)], F[CLASS_TENSOR_ORDER+1], W[HERMITE_COUNT(CLASS_PAIR_ORDER)];
@@ -158,19 +47,20 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, i
         if (item >= numItems)
             continue;
         const int q = (int) (item/numPairs), k = pairBegin+(int) (item%numPairs);
-        const int s1 = pairFirst[k], s2 = pairSecond[k];
-        const int swapped = (shellL[s1] < shellL[s2]);
-        const int sA = (swapped ? s2 : s1), sB = (swapped ? s1 : s2);
+        int sA, sB;
+        const int swapped = classPairShells(k, pairFirst, pairSecond, shellL, &sA, &sB);
         const int lq = auxL[q], nq = CART_COUNT(lq), L = la+lb+lq;
         for (int n = 0; n < na*nb*nq; n++)
             acc[n] = 0;
         const double A[3] = {shellCenter[3*sA], shellCenter[3*sA+1], shellCenter[3*sA+2]};
         const double Bc[3] = {shellCenter[3*sB], shellCenter[3*sB+1], shellCenter[3*sB+2]};
+        const double AB2 = (A[0]-Bc[0])*(A[0]-Bc[0]) + (A[1]-Bc[1])*(A[1]-Bc[1]) + (A[2]-Bc[2])*(A[2]-Bc[2]);
         for (int pa = shellPrimStart[sA]; pa < shellPrimStart[sA]+shellNumPrim[sA]; pa++)
             for (int pb = shellPrimStart[sB]; pb < shellPrimStart[sB]+shellNumPrim[sB]; pb++) {
                 const double a = primExponent[pa], b = primExponent[pb], p = a+b;
                 double P[3];
-                const double cab = primCoefficient[pa]*primCoefficient[pb]*primitivePair(a, b, A, Bc, la, lb, P, Ex, Ey, Ez);
+                const double cab = primCoefficient[pa]*primCoefficient[pb]*
+                                   (written ? gaussianProduct(a, b, A, Bc, AB2, P) : primitivePair(a, b, A, Bc, la, lb, P, Ex, Ey, Ez));
                 if (fabs(cab) < 1e-18)
                     continue;
                 const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
@@ -180,7 +70,17 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, i
                     hermiteCoulomb(L, alpha, X, Y, Z, F, R);
                     const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g))*cab*auxCoefficient[pq];
                     for (int c = 0; c < nq; c++) {
-                        contractWithFitting(la+lb, lq, fittingHermite+(mm_long) pq*FITTING_HERMITE_STRIDE+c*HERMITE_COUNT(AUX_L), R, W);
+                        GLOBAL const double* cq = fittingHermite+(mm_long) pq*FITTING_HERMITE_STRIDE+c*HERMITE_COUNT(AUX_L);
+#if CLASS_LB == 0 && CLASS_LA <= 1
+                        double w[4] = {0, 0, 0, 0};
+                        addLowOrderContraction(CLASS_LA, lq, cq, R, prefactor, w);
+                        if (CLASS_LA == 0)
+                            acc[c] += w[0];
+                        else
+                            for (int i = 0; i < 3; i++)
+                                acc[i*nq+c] += (P[i]-A[i])*w[0] + 0.5/p*w[1+i];
+#else
+                        contractWithFitting(la+lb, lq, cq, R, W);
                         for (int i = 0; i < na; i++) {
                             int ip[3];
                             cartesianPowers(la, i, ip);
@@ -190,30 +90,14 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, i
                                 acc[(i*nb+j)*nq+c] += prefactor*contractPairHermite(Ex, Ey, Ez, lb, T, ip, jp, W);
                             }
                         }
+#endif
                     }
                 }
             }
-        // The pair's functions in its own order: (i of s1, j of s2), which is (j, i) of the class's (A, B) if swapped.
-        const int n1 = (swapped ? nb : na), n2 = (swapped ? na : nb);
-        int column = pairColumn[k];
-        GLOBAL const double* transform = auxTransform+auxTransformStart[q];
-        for (int i = 0; i < n1; i++)
-            for (int j = 0; j < n2; j++) {
-                if (s1 == s2 && j > i)
-                    continue;
-                const int block = (swapped ? j*nb+i : i*nb+j);
-                for (int m = 0; m < auxSize[q]; m++) {
-                    double value = 0;
-                    for (int c = 0; c < nq; c++)
-                        value += transform[m*nq+c]*acc[block*nq+c];
-                    B[(mm_long) column*rows+auxOffset[q]+m] = value;
-                }
-                column++;
-            }
+        storeTensorColumns(B, rows, pairColumn[k], auxOffset[q], swapped ? nb : na, swapped ? na : nb, nb, swapped, sA == sB, nq, auxSize[q],
+                           auxTransform+auxTransformStart[q], acc);
     }
 }
-
-#endif
 #endif
 
 /**
@@ -233,137 +117,22 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, i
  * (fitting shell P, a unit s function: exponent 0, coefficient 1, cartesian offset 0) and D the coefficients of P as a
  * column (nbf = 1): the unit function has no derivative, and P's centre takes the rest.
  */
-#if CLASS_LA == 0 && CLASS_LB == 0 && POINT_CHARGES
-/* The s-s pairs with point charges: the derivative densities of two s functions are four numbers per direction and a
- * charge's potential on the pair's Hermite functions of orders 0 and 1 is F_0 and -2p F_1 (X, Y, Z), so everything
- * but the charges' gradients stays in registers. */
+#if CLASS_LB == 0 && CLASS_LA <= 1
+/* The s-s and p-s pairs (with the metric's s-unit and p-unit pairs, most of the work) written for their functions:
+ * the one or three density elements, the potential on the pair's Hermite functions of orders up to la+1 and the
+ * derivative sums (lowClassDerivativeSums) stay in registers. With fitting functions the item's centres are taken one
+ * after another, each over all primitive pairs (such a primitive pair costs one exponential), so that a centre's
+ * gradient is three scalars added once; with point charges, whose potential is written out (lowOrderChargePotential),
+ * the charges' gradients are kept as in the general kernel. */
 KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin, THREE_CENTRE_GRADIENT_ARGUMENTS) {
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
     LOCAL mm_long chunk[1];
-    double F[2];
-    double gC[3*MAX_CENTRES_PER_ITEM];
-    const mm_long numItems = (mm_long) numPairs*numGroups;
-    for (mm_long first = nextChunk(counter, chunk); first < numItems; first = nextChunk(counter, chunk)) {
-        const mm_long item = first+LOCAL_ID;
-        if (item >= numItems)
-            continue;
-        const int group = (int) (item/numPairs), k = pairBegin+(int) (item%numPairs);
-        const int firstAux = auxGroupShellStart[group], lastAux = auxGroupShellStart[group+1];
-        const int s1 = pairFirst[k], s2 = pairSecond[k];
-        const double weight = (s1 == s2 ? 1.0 : 2.0);
-        const double Dab = weight*density[(mm_long) shellCartesianOffset[s1]*nbf+shellCartesianOffset[s2]];
-        const double A[3] = {shellCenter[3*s1], shellCenter[3*s1+1], shellCenter[3*s1+2]};
-        const double B[3] = {shellCenter[3*s2], shellCenter[3*s2+1], shellCenter[3*s2+2]};
-        const double AB2 = (A[0]-B[0])*(A[0]-B[0]) + (A[1]-B[1])*(A[1]-B[1]) + (A[2]-B[2])*(A[2]-B[2]);
-        double gA[3] = {0, 0, 0}, gB[3] = {0, 0, 0};
-        for (int n = 0; n < 3*MAX_CENTRES_PER_ITEM; n++)
-            gC[n] = 0;
-        for (int pa = shellPrimStart[s1]; pa < shellPrimStart[s1]+shellNumPrim[s1]; pa++)
-            for (int pb = shellPrimStart[s2]; pb < shellPrimStart[s2]+shellNumPrim[s2]; pb++) {
-                const double a = primExponent[pa], b = primExponent[pb], p = a+b;
-                const double cab = Dab*primCoefficient[pa]*primCoefficient[pb]*exp(-a*b/p*AB2);
-                if (fabs(cab) < 1e-18)
-                    continue;
-                const double P[3] = {(a*A[0]+b*B[0])/p, (a*A[1]+b*B[1])/p, (a*A[2]+b*B[2])/p};
-                for (int q = firstAux; q < lastAux; q++) {
-                    const double PC[3] = {P[0]-auxCenter[3*q], P[1]-auxCenter[3*q+1], P[2]-auxCenter[3*q+2]};
-                    boysFunction(1, p*(PC[0]*PC[0]+PC[1]*PC[1]+PC[2]*PC[2]), boysTable, boys, F);
-                    const double w = 2*PI_THREE_CENTRE/p*auxCoefficient[auxPrimStart[q]]*coefficients[auxCartesianOffset[q]];
-                    // R_000 = F_0, R_(e_d) = -2p PC_d F_1; the order-1 term enters with 1/(2p).
-                    for (int d = 0; d < 3; d++) {
-                        const double order1 = -PC[d]*F[1];
-                        const double sa = 2*a*cab*w*((P[d]-A[d])*F[0] + order1);
-                        const double sb = 2*b*cab*w*((P[d]-B[d])*F[0] + order1);
-                        gA[d] += sa;
-                        gB[d] += sb;
-                        gC[3*(q-firstAux)+d] -= sa+sb;
-                    }
-                }
-            }
-        const int atomA = shellAtom[s1], atomB = shellAtom[s2];
-        for (int d = 0; d < 3; d++) {
-            ATOMIC_ADD(&gradient[3*atomA+d], (mm_ulong) ((mm_long) round(gA[d]*GRADIENT_SCALE)));
-            ATOMIC_ADD(&gradient[3*atomB+d], (mm_ulong) ((mm_long) round(gB[d]*GRADIENT_SCALE)));
-        }
-        for (int q = firstAux; q < lastAux; q++)
-            for (int d = 0; d < 3; d++)
-                ATOMIC_ADD(&gradient[3*(centreOffset+auxAtom[q])+d], (mm_ulong) ((mm_long) round(gC[3*(q-firstAux)+d]*GRADIENT_SCALE)));
-    }
-}
-#elif CLASS_LA == 0 && CLASS_LB == 0
-/* The s-s pairs (with the s-unit pairs of the metric's gradient, the largest share of the fitting gradient's work):
- * the derivative densities of two s functions are four numbers per direction, so each item keeps them, the potential
- * on the pair's four Hermite functions and the current centre's gradient in registers. The item's centres are taken
- * one after another, each over all primitive pairs (an s-s primitive pair costs one exponential), so that a centre's
- * gradient is three scalars added once, not an array indexed by the centre. */
-KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin, THREE_CENTRE_GRADIENT_ARGUMENTS) {
-    const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
-    LOCAL mm_long chunk[1];
-    double R[HERMITE_COUNT(AUX_L+1)], F[AUX_L+2];
-    const mm_long numItems = (mm_long) numPairs*numGroups;
-    for (mm_long first = nextChunk(counter, chunk); first < numItems; first = nextChunk(counter, chunk)) {
-        const mm_long item = first+LOCAL_ID;
-        if (item >= numItems)
-            continue;
-        const int group = (int) (item/numPairs), k = pairBegin+(int) (item%numPairs);
-        const int firstAux = auxGroupShellStart[group], lastAux = auxGroupShellStart[group+1];
-        const int s1 = pairFirst[k], s2 = pairSecond[k];
-        const double weight = (s1 == s2 ? 1.0 : 2.0);
-        const double Dab = weight*density[(mm_long) shellCartesianOffset[s1]*nbf+shellCartesianOffset[s2]];
-        const double A[3] = {shellCenter[3*s1], shellCenter[3*s1+1], shellCenter[3*s1+2]};
-        const double B[3] = {shellCenter[3*s2], shellCenter[3*s2+1], shellCenter[3*s2+2]};
-        const double AB2 = (A[0]-B[0])*(A[0]-B[0]) + (A[1]-B[1])*(A[1]-B[1]) + (A[2]-B[2])*(A[2]-B[2]);
-        double gA[3] = {0, 0, 0}, gB[3] = {0, 0, 0};
-        for (int centreFirst = firstAux; centreFirst < lastAux;) {
-            int centreEnd = centreFirst+1;
-            while (centreEnd < lastAux && auxAtom[centreEnd] == auxAtom[centreFirst])
-                centreEnd++;
-            double gC[3] = {0, 0, 0};
-            for (int pa = shellPrimStart[s1]; pa < shellPrimStart[s1]+shellNumPrim[s1]; pa++)
-                for (int pb = shellPrimStart[s2]; pb < shellPrimStart[s2]+shellNumPrim[s2]; pb++) {
-                    const double a = primExponent[pa], b = primExponent[pb], p = a+b;
-                    const double cab = Dab*primCoefficient[pa]*primCoefficient[pb]*exp(-a*b/p*AB2);
-                    if (fabs(cab) < 1e-18)
-                        continue;
-                    const double P[3] = {(a*A[0]+b*B[0])/p, (a*A[1]+b*B[1])/p, (a*A[2]+b*B[2])/p};
-                    // The centre's fitted potential on the pair's Hermite functions of orders 0 and 1 (x, y, z).
-                    double W[4] = {0, 0, 0, 0};
-                    for (int q = centreFirst; q < centreEnd; q++)
-                        addFittingShellPotentialOrder1(q, p, P, auxL, auxPrimStart, auxNumPrim, auxCenter, auxExponent, fitted, boysTable,
-                                                       boys, F, R, W);
-                    // d/dA_d of an s function is 2a times the p_d function: Hermite coefficients PA_d (order 0) and
-                    // 1/(2p) (order 1 in d), likewise on B.
-                    for (int d = 0; d < 3; d++) {
-                        const double sa = 2*a*cab*((P[d]-A[d])*W[0] + W[d+1]/(2*p));
-                        const double sb = 2*b*cab*((P[d]-B[d])*W[0] + W[d+1]/(2*p));
-                        gA[d] += sa;
-                        gB[d] += sb;
-                        gC[d] -= sa+sb;  // translational invariance
-                    }
-                }
-            for (int d = 0; d < 3; d++)
-                ATOMIC_ADD(&gradient[3*(centreOffset+auxAtom[centreFirst])+d], (mm_ulong) ((mm_long) round(gC[d]*GRADIENT_SCALE)));
-            centreFirst = centreEnd;
-        }
-        const int atomA = shellAtom[s1], atomB = shellAtom[s2];
-        for (int d = 0; d < 3; d++) {
-            ATOMIC_ADD(&gradient[3*atomA+d], (mm_ulong) ((mm_long) round(gA[d]*GRADIENT_SCALE)));
-            ATOMIC_ADD(&gradient[3*atomB+d], (mm_ulong) ((mm_long) round(gB[d]*GRADIENT_SCALE)));
-        }
-    }
-}
-#elif CLASS_LA == 1 && CLASS_LB == 0
-/* The p-s pairs (the next largest share): the three density elements, the potential on the pair's ten Hermite
- * functions of orders 0 to 2 and the sums of psDerivativeSums in registers; with fitting functions the item's centres
- * one after another (as for s-s), with point charges their potential R_tuv(p, P-C) written out. */
-KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin, THREE_CENTRE_GRADIENT_ARGUMENTS) {
-    const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
-    LOCAL mm_long chunk[1];
+    const int order = CLASS_LA+1;  // of the pair's derivative Hermite functions
 #if POINT_CHARGES
-    double F[3];
+    double F[CLASS_LA+2];
     double gC[3*MAX_CENTRES_PER_ITEM];
 #else
-    double R[HERMITE_COUNT(AUX_L+2)], F[AUX_L+3];
+    double R[HERMITE_COUNT(CLASS_LA+1+AUX_L)], F[CLASS_LA+AUX_L+2];
 #endif
     const mm_long numItems = (mm_long) numPairs*numGroups;
     for (mm_long first = nextChunk(counter, chunk); first < numItems; first = nextChunk(counter, chunk)) {
@@ -372,11 +141,13 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
             continue;
         const int group = (int) (item/numPairs), k = pairBegin+(int) (item%numPairs);
         const int firstAux = auxGroupShellStart[group], lastAux = auxGroupShellStart[group+1];
-        // The p shell is A, the s shell B (D is symmetric); two shells of different l: weight 2.
-        const int swapped = (shellL[pairFirst[k]] < shellL[pairSecond[k]]);
-        const int s1 = (swapped ? pairSecond[k] : pairFirst[k]), s2 = (swapped ? pairFirst[k] : pairSecond[k]);
+        int s1, s2;  // D is symmetric: the pair's other order gives the same sums
+        classPairShells(k, pairFirst, pairSecond, shellL, &s1, &s2);
+        const double weight = (s1 == s2 ? 1.0 : 2.0);  // two shells: (b, a) too
         const mm_long o1 = shellCartesianOffset[s1], o2 = shellCartesianOffset[s2];
-        const double D[3] = {2*density[o1*nbf+o2], 2*density[(o1+1)*nbf+o2], 2*density[(o1+2)*nbf+o2]};
+        double D[CART_COUNT(CLASS_LA)];
+        for (int i = 0; i < CART_COUNT(CLASS_LA); i++)
+            D[i] = weight*density[(o1+i)*nbf+o2];
         const double A[3] = {shellCenter[3*s1], shellCenter[3*s1+1], shellCenter[3*s1+2]};
         const double B[3] = {shellCenter[3*s2], shellCenter[3*s2+1], shellCenter[3*s2+2]};
         const double AB2 = (A[0]-B[0])*(A[0]-B[0]) + (A[1]-B[1])*(A[1]-B[1]) + (A[2]-B[2])*(A[2]-B[2]);
@@ -384,6 +155,8 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
 #if POINT_CHARGES
         for (int n = 0; n < 3*MAX_CENTRES_PER_ITEM; n++)
             gC[n] = 0;
+        {
+            const int centreFirst = firstAux, centreEnd = lastAux;  // every charge its own centre, all in one pass
 #else
         for (int centreFirst = firstAux; centreFirst < lastAux;) {
             int centreEnd = centreFirst+1;
@@ -394,24 +167,22 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
             for (int pa = shellPrimStart[s1]; pa < shellPrimStart[s1]+shellNumPrim[s1]; pa++)
                 for (int pb = shellPrimStart[s2]; pb < shellPrimStart[s2]+shellNumPrim[s2]; pb++) {
                     const double a = primExponent[pa], b = primExponent[pb], p = a+b;
-                    const double cab = primCoefficient[pa]*primCoefficient[pb]*exp(-a*b/p*AB2);
+                    double P[3];
+                    const double cab = primCoefficient[pa]*primCoefficient[pb]*gaussianProduct(a, b, A, B, AB2, P);
                     if (fabs(cab) < 1e-18)
                         continue;
-                    const double P[3] = {(a*A[0]+b*B[0])/p, (a*A[1]+b*B[1])/p, (a*A[2]+b*B[2])/p};
                     const double PA[3] = {P[0]-A[0], P[1]-A[1], P[2]-A[2]}, PB[3] = {P[0]-B[0], P[1]-B[1], P[2]-B[2]};
-                    const double Dc[3] = {cab*D[0], cab*D[1], cab*D[2]};
-                    double sa[3], sb[3];
+                    double Dc[CART_COUNT(CLASS_LA)];
+                    for (int i = 0; i < CART_COUNT(CLASS_LA); i++)
+                        Dc[i] = cab*D[i];
+                    double W[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, sa[3], sb[3];
 #if POINT_CHARGES
-                    for (int q = firstAux; q < lastAux; q++) {
+                    for (int q = centreFirst; q < centreEnd; q++) {
                         const double PC[3] = {P[0]-auxCenter[3*q], P[1]-auxCenter[3*q+1], P[2]-auxCenter[3*q+2]};
-                        boysFunction(2, p*(PC[0]*PC[0]+PC[1]*PC[1]+PC[2]*PC[2]), boysTable, boys, F);
-                        const double w = 2*PI_THREE_CENTRE/p*auxCoefficient[auxPrimStart[q]]*coefficients[auxCartesianOffset[q]];
-                        // R_tuv(p, PC) to order 2: R^1_000 = -2p F_1, R^2_000 = 4p^2 F_2.
-                        const double r1 = -2*p*F[1], r2 = 4*p*p*F[2];
-                        const double W[10] = {w*F[0], w*PC[0]*r1, w*PC[1]*r1, w*PC[2]*r1,
-                                              w*(PC[0]*PC[0]*r2+r1), w*PC[0]*PC[1]*r2, w*PC[0]*PC[2]*r2,
-                                              w*(PC[1]*PC[1]*r2+r1), w*PC[1]*PC[2]*r2, w*(PC[2]*PC[2]*r2+r1)};
-                        psDerivativeSums(Dc, a, b, p, PA, PB, W, sa, sb);
+                        boysFunction(order, p*(PC[0]*PC[0]+PC[1]*PC[1]+PC[2]*PC[2]), boysTable, boys, F);
+                        lowOrderChargePotential(order, p, PC, F, 2*PI_THREE_CENTRE/p*auxCoefficient[auxPrimStart[q]]*coefficients[auxCartesianOffset[q]],
+                                                W);
+                        lowClassDerivativeSums(CLASS_LA, Dc, a, b, p, PA, PB, W, sa, sb);
                         for (int d = 0; d < 3; d++) {
                             gA[d] += sa[d];
                             gB[d] += sb[d];
@@ -419,11 +190,10 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
                         }
                     }
 #else
-                    double W[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
                     for (int q = centreFirst; q < centreEnd; q++)
-                        addFittingShellPotentialOrder2(q, p, P, auxL, auxPrimStart, auxNumPrim, auxCenter, auxExponent, fitted, boysTable,
-                                                       boys, F, R, W);
-                    psDerivativeSums(Dc, a, b, p, PA, PB, W, sa, sb);
+                        addFittingShellPotential(q, p, P, order, auxL, auxPrimStart, auxNumPrim, auxCenter, auxExponent, fitted, boysTable,
+                                                 boys, F, R, W);
+                    lowClassDerivativeSums(CLASS_LA, Dc, a, b, p, PA, PB, W, sa, sb);
                     for (int d = 0; d < 3; d++) {
                         gA[d] += sa[d];
                         gB[d] += sb[d];
@@ -432,20 +202,16 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
 #endif
                 }
 #if POINT_CHARGES
-        for (int q = firstAux; q < lastAux; q++)
-            for (int d = 0; d < 3; d++)
-                ATOMIC_ADD(&gradient[3*(centreOffset+auxAtom[q])+d], (mm_ulong) ((mm_long) round(gC[3*(q-firstAux)+d]*GRADIENT_SCALE)));
+            for (int q = centreFirst; q < centreEnd; q++)
+                addFixedPointGradient(gradient, centreOffset+auxAtom[q], gC+3*(q-firstAux));
+        }
 #else
-            for (int d = 0; d < 3; d++)
-                ATOMIC_ADD(&gradient[3*(centreOffset+auxAtom[centreFirst])+d], (mm_ulong) ((mm_long) round(gC[d]*GRADIENT_SCALE)));
+            addFixedPointGradient(gradient, centreOffset+auxAtom[centreFirst], gC);
             centreFirst = centreEnd;
         }
 #endif
-        const int atomA = shellAtom[s1], atomB = shellAtom[s2];
-        for (int d = 0; d < 3; d++) {
-            ATOMIC_ADD(&gradient[3*atomA+d], (mm_ulong) ((mm_long) round(gA[d]*GRADIENT_SCALE)));
-            ATOMIC_ADD(&gradient[3*atomB+d], (mm_ulong) ((mm_long) round(gB[d]*GRADIENT_SCALE)));
-        }
+        addFixedPointGradient(gradient, shellAtom[s1], gA);
+        addFixedPointGradient(gradient, shellAtom[s2], gB);
     }
 }
 #else
@@ -471,11 +237,10 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
             continue;
         const int group = (int) (item/numPairs), k = pairBegin+(int) (item%numPairs);
         const int firstAux = auxGroupShellStart[group], lastAux = auxGroupShellStart[group+1];
-        // The class's shell with the larger l is A: D is symmetric, so the pair's other order gives the same sums.
-        const int swapped = (shellL[pairFirst[k]] < shellL[pairSecond[k]]);
-        const int s1 = (swapped ? pairSecond[k] : pairFirst[k]), s2 = (swapped ? pairFirst[k] : pairSecond[k]);
+        int s1, s2;  // D is symmetric: the pair's other order gives the same sums
+        classPairShells(k, pairFirst, pairSecond, shellL, &s1, &s2);
+        const double weight = (s1 == s2 ? 1.0 : 2.0);  // two shells: (b, a) too
         const int o1 = shellCartesianOffset[s1], o2 = shellCartesianOffset[s2];
-        const double weight = (s1 == s2 ? 1.0 : 2.0);
         const double A[3] = {shellCenter[3*s1], shellCenter[3*s1+1], shellCenter[3*s1+2]};
         const double B[3] = {shellCenter[3*s2], shellCenter[3*s2+1], shellCenter[3*s2+2]};
         double gA[3] = {0, 0, 0}, gB[3] = {0, 0, 0};
@@ -539,16 +304,12 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
                 }
 #endif
             }
-        const int atomA = shellAtom[s1], atomB = shellAtom[s2];
-        for (int d = 0; d < 3; d++) {
-            ATOMIC_ADD(&gradient[3*atomA+d], (mm_ulong) ((mm_long) round(gA[d]*GRADIENT_SCALE)));
-            ATOMIC_ADD(&gradient[3*atomB+d], (mm_ulong) ((mm_long) round(gB[d]*GRADIENT_SCALE)));
-        }
+        addFixedPointGradient(gradient, shellAtom[s1], gA);
+        addFixedPointGradient(gradient, shellAtom[s2], gB);
         for (int q = firstAux, centre = 0; q < lastAux; q++) {
             if (q > firstAux && auxAtom[q] == auxAtom[q-1])
                 continue;  // the centre's shells after its first
-            for (int d = 0; d < 3; d++)
-                ATOMIC_ADD(&gradient[3*(centreOffset+auxAtom[q])+d], (mm_ulong) ((mm_long) round(gC[3*centre+d]*GRADIENT_SCALE)));
+            addFixedPointGradient(gradient, centreOffset+auxAtom[q], gC+3*centre);
             centre++;
         }
     }
@@ -586,9 +347,8 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(pointChargeMatrix)(int pairBegin, i
         if (item >= numItems)
             continue;
         const int group = (int) (item/numPairs), k = pairBegin+(int) (item%numPairs);
-        const int s1 = pairFirst[k], s2 = pairSecond[k];
-        const int swapped = (shellL[s1] < shellL[s2]);
-        const int sA = (swapped ? s2 : s1), sB = (swapped ? s1 : s2);
+        int sA, sB;
+        const int swapped = classPairShells(k, pairFirst, pairSecond, shellL, &sA, &sB);
         for (int n = 0; n < na*nb; n++)
             acc[n] = 0;
         const double A[3] = {shellCenter[3*sA], shellCenter[3*sA+1], shellCenter[3*sA+2]};
