@@ -138,6 +138,11 @@ public:
         uploadVector(cc, coefficientArray, coefficients, "qmDFGradientCoefficients");
         // One row per atom of the fitting functions (not point charges), which are the gradient's first rows.
         uploadVector(cc, gradientArray, vector<long long>(3 * numAtoms, 0), "qmDFGradient");
+        // The metric's part, -1/2 sum_PQ c_P c_Q d(P|Q): the kernel gives 2 sum_PQ c_P c_Q d(P|Q) for the pairs (P, unit)
+        // with "density" c_P (nbf 1), so the column it reads is -c/4. Uploaded with the rest, before the launches (an
+        // upload waits for the kernels queued before it).
+        const Eigen::VectorXd quarter = -0.25 * c;
+        uploadVector(cc, metricDensity, vector<double>(quarter.data(), quarter.data() + quarter.size()), "qmDFMetricGradientDensity");
         // The fitted density's Hermite coefficients per fitting primitive, once for every pair that meets them.
         sizeArray(fittedHermite, max<size_t>(1, aux.exponent.getSize()) * hermiteCount(auxMaxL), "qmDFFittedHermite");
         ComputeKernel fittedKernel = integrals->createKernel("fittedDensityHermite");
@@ -148,10 +153,7 @@ public:
         fittedKernel->execute(numAuxShells);
         launchThreeCentreGradient(cc, integrals, pairClasses, numGroups, nbf, pairFirst, pairSecond, basis, auxGroupShellStart, 0, aux,
                                   boysTable, boys, densityArray, coefficientArray, fittedHermite, gradientArray, gradientCounter);
-        // The metric's part, -1/2 sum_PQ c_P c_Q d(P|Q), into the same sums: the kernel gives 2 sum_PQ c_P c_Q d(P|Q)
-        // for the pairs (P, unit) with "density" c_P (nbf 1), so the column it reads is -c/4.
-        const Eigen::VectorXd quarter = -0.25 * c;
-        uploadVector(cc, metricDensity, vector<double>(quarter.data(), quarter.data() + quarter.size()), "qmDFMetricGradientDensity");
+        // The metric's part (its "density" uploaded above) into the same sums.
         launchThreeCentreGradient(cc, integrals, metricClasses, numMetricGroups, 1, metricFirst, metricSecond, metricShells,
                                   metricGroupStart, 0, aux, boysTable, boys, metricDensity, coefficientArray, fittedHermite, gradientArray,
                                   gradientCounter);
