@@ -57,7 +57,8 @@ struct QMResults {
      * double precision arithmetic; the three-centre tensor up to 4 GiB is then kept in device memory). */
     std::string coulombContractions;
     /** Bytes of the stored density-fitting three-centre tensor (in device memory when coulombContractions is
-     * "device", with the Coulomb metric and its inverse there; 0 with exact Coulomb). */
+     * "device", with the Coulomb metric, its inverse and the fitting functions' Hermite tables there; 0 with exact
+     * Coulomb). */
     double densityFittingBytes = 0;
     /** ESP charges (e), one per QM atom in QM-atom order, then one per link hydrogen (link-atom order); empty when the
      *  ESP charge method is NoESPCharges. */

@@ -248,9 +248,13 @@ public:
         return downloadPairVector();
     }
     size_t storedBytes() const override {
-        return (tensor.isInitialized() ? (size_t) rows * columns * sizeof(double) : 0) +
-               (metricArray.isInitialized() ? (size_t) rows * rows * sizeof(double) : 0) +
-               (inverseArray.isInitialized() ? (size_t) rows * rows * sizeof(double) : 0);
+        // B, the metric and its inverse, and the fitting primitives' Hermite tables.
+        size_t bytes = (tensor.isInitialized() ? (size_t) rows * columns * sizeof(double) : 0) +
+                       (metricArray.isInitialized() ? (size_t) rows * rows * sizeof(double) : 0) +
+                       (inverseArray.isInitialized() ? (size_t) rows * rows * sizeof(double) : 0);
+        for (const ComputeArray* table : {&fittingHermite, &fittedHermite})
+            bytes += table->isInitialized() ? table->getSize() * table->getElementSize() : 0;
+        return bytes;
     }
 private:
     /** gamma = B d into auxVector from the pair density in pairVector: partial sums over slices, then in order. */

@@ -98,7 +98,7 @@ struct QMResult {
     size_t gridPoints = 0;
     std::string xcBackend;           ///< where the XC work ran (XCBackend::name)
     std::string coulombContractions; ///< where the density-fitting contractions ran: "host" or "device"
-    size_t densityFittingBytes = 0;  ///< the stored three-centre tensor (and metric, on a device), there (0: exact Coulomb)
+    size_t densityFittingBytes = 0;  ///< the stored three-centre tensor (and metric and Hermite tables, on a device), there (0: exact Coulomb)
     size_t storedBasisBytes = 0;     ///< basis values kept between SCF iterations, there
     std::string basisStorageNotice;  ///< XCBackend::notice()
     /// Wall-clock seconds: "setup.integrals" (its parts "setup.integrals.overlapAndKinetic", ".pointCharges", and
