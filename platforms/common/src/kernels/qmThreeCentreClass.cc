@@ -22,6 +22,8 @@
 /* One direction's E^ij_t for i <= la, j <= lb (VALUE) and for i <= la+1, j <= lb+1 (GRADIENT). */
 #define CLASS_VALUE_E ((CLASS_LA+1)*(CLASS_LB+1)*(CLASS_PAIR_ORDER+1))
 #define CLASS_GRADIENT_E ((CLASS_LA+2)*(CLASS_LB+2)*(CLASS_PAIR_ORDER+3))
+/* The s-s and p-s classes, most of the work, have kernels written for their functions (sums in registers). */
+#define CLASS_WRITTEN (CLASS_LB == 0 && CLASS_LA <= 1)
 
 /* The tensor and the point-charge matrix are made for orbital shell pairs only; classes beyond BASIS_L serve the
  * metric's gradient (a fitting shell and a unit s function) and have the gradient kernel alone. */
@@ -37,7 +39,6 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, T
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
     LOCAL mm_long chunk[1];
     const int la = CLASS_LA, lb = CLASS_LB, na = CART_COUNT(CLASS_LA), nb = CART_COUNT(CLASS_LB), T = CLASS_PAIR_ORDER+1;
-    const int written = (CLASS_LB == 0 && CLASS_LA <= 1);
     double acc[CART_COUNT(CLASS_LA)*CART_COUNT(CLASS_LB)*CART_COUNT(AUX_L)];
     double Ex[CLASS_VALUE_E], Ey[CLASS_VALUE_E], Ez[CLASS_VALUE_E];
     double R[HERMITE_COUNT(CLASS_TENSOR_ORDER)], F[CLASS_TENSOR_ORDER+1], W[HERMITE_COUNT(CLASS_PAIR_ORDER)];
@@ -60,7 +61,7 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, T
                 const double a = primExponent[pa], b = primExponent[pb], p = a+b;
                 double P[3];
                 const double cab = primCoefficient[pa]*primCoefficient[pb]*
-                                   (written ? gaussianProduct(a, b, A, Bc, AB2, P) : primitivePair(a, b, A, Bc, la, lb, P, Ex, Ey, Ez));
+                                   (CLASS_WRITTEN ? gaussianProduct(a, b, A, Bc, AB2, P) : primitivePair(a, b, A, Bc, la, lb, P, Ex, Ey, Ez));
                 if (fabs(cab) < 1e-18)
                     continue;
                 const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
@@ -71,7 +72,7 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, T
                     const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g))*cab*auxCoefficient[pq];
                     for (int c = 0; c < nq; c++) {
                         GLOBAL const double* cq = fittingHermite+(mm_long) pq*FITTING_HERMITE_STRIDE+c*HERMITE_COUNT(AUX_L);
-#if CLASS_LB == 0 && CLASS_LA <= 1
+#if CLASS_WRITTEN
                         double w[4] = {0, 0, 0, 0};
                         addLowOrderContraction(CLASS_LA, lq, cq, R, prefactor, w);
                         if (CLASS_LA == 0)
@@ -117,7 +118,7 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, T
  * (fitting shell P, a unit s function: exponent 0, coefficient 1, cartesian offset 0) and D the coefficients of P as a
  * column (nbf = 1): the unit function has no derivative, and P's centre takes the rest.
  */
-#if CLASS_LB == 0 && CLASS_LA <= 1
+#if CLASS_WRITTEN
 /* The s-s and p-s pairs (with the metric's s-unit and p-unit pairs, most of the work) written for their functions:
  * the one or three density elements, the potential on the pair's Hermite functions of orders up to la+1 and the
  * derivative sums (lowClassDerivativeSums) stay in registers. With fitting functions the item's centres are taken one
@@ -392,6 +393,7 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(pointChargeMatrix)(int pairBegin, i
 }
 #endif
 
+#undef CLASS_WRITTEN
 #undef CLASS_NAME
 #undef CLASS_PAIR_ORDER
 #undef CLASS_TENSOR_ORDER
