@@ -2,6 +2,7 @@
  * platforms/common/tests/GpuXCBackendTestCases.h, with the factory of this program's OpenCL Context. */
 #include "PluginLoading.h"
 #include "CentreGroups.h"
+#include "ThreeCentreProgram.h"
 #include "CommonXCBackend.h"
 #include "OpenCLQMMMKernelFactory.h"
 #include "openmmdft/internal/ContextImplAccess.h"
@@ -92,6 +93,40 @@ TEST(CentreGroups, RunsAreAsLongAsTheItemTargetAllows) {
     EXPECT_EQ(waters.size() + 1, single.size());
     EXPECT_EQ(std::vector<int>({0}), centreGroups({}, 10, 100, 16));
     EXPECT_THROW(centreGroups(waters, 10, 100, 0), OpenMM::OpenMMException);
+}
+
+/** The integral kernels' pair classes (host code of the common platform library): a pair belongs to the class of its
+ * larger and smaller l whichever shell comes first, the classes are contiguous and ordered, and within a class the
+ * pairs go by primitive count, each pair once. */
+TEST(PairClasses, PairsSortedIntoContiguousClasses) {
+    // Shells: l and primitive counts.
+    const std::vector<int> l = {0, 1, 0, 2, 1, 0}, numPrim = {6, 4, 1, 1, 1, 3};
+    const std::vector<int> first = {1, 2, 3, 3, 4, 5, 5, 0, 4}, second = {0, 1, 0, 1, 2, 3, 0, 0, 3};
+    const PairClasses classes = PairClasses::of(first, second, l, numPrim);
+    std::vector<int> seen = classes.order;
+    std::sort(seen.begin(), seen.end());
+    for (int k = 0; k < (int) first.size(); k++)
+        EXPECT_EQ(k, seen[k]);
+    const std::vector<std::vector<int>> expected = {{0, 0}, {1, 0}, {2, 0}, {2, 1}};
+    ASSERT_EQ(expected.size(), classes.ranges.size());
+    for (size_t c = 0; c < expected.size(); c++) {
+        const PairClassRange& r = classes.ranges[c];
+        EXPECT_EQ(expected[c][0], r.la);
+        EXPECT_EQ(expected[c][1], r.lb);
+        EXPECT_EQ(c == 0 ? 0 : classes.ranges[c - 1].end, r.begin);
+        for (int k = r.begin; k < r.end; k++) {
+            const int a = first[classes.order[k]], b = second[classes.order[k]];
+            EXPECT_EQ(r.la, std::max(l[a], l[b]));
+            EXPECT_EQ(r.lb, std::min(l[a], l[b]));
+        }
+    }
+    EXPECT_EQ((int) first.size(), classes.ranges.back().end);
+    // By class, then primitive pairs: (0,0) 18 < 36; (1,0) 1 < 4 < 24 (pair 1 has its p shell second); (2,0) 3 < 6
+    // (pair 5 has its d shell second); (2,1) 1 < 4.
+    EXPECT_EQ(std::vector<int>({6, 7, 4, 1, 0, 5, 2, 8, 3}), classes.order);
+    EXPECT_EQ(std::vector<int>({60, 70, 40, 10, 0, 50, 20, 80, 30}),
+              classes.sorted(std::vector<int>({0, 10, 20, 30, 40, 50, 60, 70, 80})));
+    EXPECT_TRUE(PairClasses::of({}, {}, l, numPrim).ranges.empty());
 }
 
 TEST(OpenCLDensityFitting, DeviceIntegralsMatchLibint) {
