@@ -16,15 +16,6 @@ using namespace std;
 
 namespace {
 
-int cartesianCount(int l) {
-    return (l + 1) * (l + 2) / 2;
-}
-
-/// Hermite functions of orders up to l (the kernels' HERMITE_COUNT).
-int hermiteCount(int l) {
-    return (l + 1) * (l + 2) * (l + 3) / 6;
-}
-
 /// The largest l of the orbital and fitting shells the integral kernels take (their private arrays grow with both).
 const int MAX_BASIS_L = 3, MAX_AUX_L = 5;
 
@@ -102,7 +93,7 @@ public:
         for (ComputeArray* a : {&aux.l, &aux.primStart, &aux.numPrim, &aux.exponent, &fittingHermite})
             tableKernel->addArg(*a);
         tableKernel->execute(numAuxShells);
-        initializeWorkCounter(cc, tensorCounter);  // a member: the launches run on while the host goes on
+        // tensorCounter is a member: the launches run on while the host goes on.
         launchClassKernels(integrals, "threeCentreTensor", pairClasses, numAuxShells, [&](ComputeKernel& kernel) {
             kernel->addArg(numAuxShells);
             kernel->addArg(rows);

@@ -58,7 +58,6 @@ bool CommonPointCharges::matrix(const QM::ThreeCentreTask& task, const vector<do
     const int numCharges = (int) task.aux.l.size(), numPairs = (int) task.pairFirst.size();
     if (task.basis.maxL > MAX_BASIS_L || numCharges == 0 || numPairs == 0)
         return false;
-    auto cartesianCount = [](int l) { return (l + 1) * (l + 2) / 2; };
     int size = 0;
     for (size_t s = 0; s < task.basis.l.size(); s++)
         size = max(size, task.basis.cartesianOffset[s] + cartesianCount(task.basis.l[s]));

@@ -54,8 +54,8 @@ OpenMMDFT::PairClasses OpenMMDFT::PairClasses::of(const vector<int>& first, cons
         classes.order[k] = k;
     stable_sort(classes.order.begin(), classes.order.end(), [&](int x, int y) { return key(x) < key(y); });
     for (int k = 0; k < numPairs; k++) {
-        const int pair = classes.order[k];
-        const int la = max(l[first[pair]], l[second[pair]]), lb = min(l[first[pair]], l[second[pair]]);
+        const auto pairKey = key(classes.order[k]);
+        const int la = get<0>(pairKey), lb = get<1>(pairKey);
         if (classes.ranges.empty() || classes.ranges.back().la != la || classes.ranges.back().lb != lb)
             classes.ranges.push_back({la, lb, k, k});
         classes.ranges.back().end = k + 1;

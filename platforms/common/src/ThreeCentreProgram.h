@@ -34,6 +34,16 @@ constexpr int THREE_CENTRE_GROUP_SIZE = 128;
  */
 std::map<std::string, std::string> threeCentreDefines(int basisL, int auxL, bool pointCharges);
 
+/** Cartesian functions of a shell of angular momentum l (the kernels' CART_COUNT). */
+inline int cartesianCount(int l) {
+    return (l + 1) * (l + 2) / 2;
+}
+
+/** Hermite functions of orders up to l (the kernels' HERMITE_COUNT). */
+inline int hermiteCount(int l) {
+    return (l + 1) * (l + 2) * (l + 3) / 6;
+}
+
 /**
  * The source of the three-centre program for orbital shells up to basisL and fitting shells up to auxL:
  * kernels/qmThreeCentre.cc's helpers, then kernels/qmThreeCentreClass.cc once per class of shell pairs (la, lb),
