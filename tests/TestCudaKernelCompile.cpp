@@ -81,6 +81,11 @@ TEST_P(CudaKernelCompile, LeastSquares) {
     EXPECT_TRUE(log.empty()) << log;
 }
 
+TEST(CudaKernelCompileDouble, MatrixProducts) {
+    string log = compile(matrixProductProgramSource(), leastSquaresProgramDefines(true, true));
+    EXPECT_EQ("", log) << log;
+}
+
 TEST_P(CudaKernelCompile, BondGraph) {
     string log = compile(CommonQMMMKernelSources::qmmmBondGraph, {{"SQRT", GetParam() == "double" ? "sqrt" : "sqrtf"}});
     EXPECT_TRUE(log.empty()) << log;

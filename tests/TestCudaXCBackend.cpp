@@ -7,6 +7,7 @@
 #include "openmm/System.h"
 #include "openmm/VerletIntegrator.h"
 #include "../platforms/common/tests/GpuXCBackendTestCases.h"
+#include "../platforms/common/tests/GpuMatrixProductTestCases.h"
 #include <dlfcn.h>
 #include <memory>
 #include <stdexcept>
@@ -64,6 +65,20 @@ TEST(CudaDensityFitting, DeviceIntegralsMatchLibint) {
     if (!cuda.reason.empty())
         GTEST_SKIP() << cuda.reason;
     testDeviceDensityFittingCases(cuda.factory);
+}
+
+TEST(CudaMatrixProducts, DeviceProductsMatchHost) {
+    CudaFactory cuda;
+    if (!cuda.reason.empty())
+        GTEST_SKIP() << cuda.reason;
+    testDeviceMatrixProductsMatchHost(cuda.factory);
+}
+
+TEST(CudaMatrixProducts, SCFWithDeviceProductsMatchesHost) {
+    CudaFactory cuda;
+    if (!cuda.reason.empty())
+        GTEST_SKIP() << cuda.reason;
+    testDeviceSCFProductsMatchHost(cuda.factory);
 }
 
 TEST(CudaPointCharges, DeviceMatrixAndGradientMatchHost) {

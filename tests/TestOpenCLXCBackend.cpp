@@ -12,6 +12,7 @@
 #include "openmm/opencl/OpenCLContext.h"
 #include "openmm/opencl/OpenCLPlatform.h"
 #include "../platforms/common/tests/GpuXCBackendTestCases.h"
+#include "../platforms/common/tests/GpuMatrixProductTestCases.h"
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -134,6 +135,20 @@ TEST(OpenCLDensityFitting, DeviceIntegralsMatchLibint) {
     if (!openCL.reason.empty())
         GTEST_SKIP() << openCL.reason;
     testDeviceDensityFittingCases(openCL.factory);
+}
+
+TEST(OpenCLMatrixProducts, DeviceProductsMatchHost) {
+    OpenCLFactory openCL;
+    if (!openCL.reason.empty())
+        GTEST_SKIP() << openCL.reason;
+    testDeviceMatrixProductsMatchHost(openCL.factory);
+}
+
+TEST(OpenCLMatrixProducts, SCFWithDeviceProductsMatchesHost) {
+    OpenCLFactory openCL;
+    if (!openCL.reason.empty())
+        GTEST_SKIP() << openCL.reason;
+    testDeviceSCFProductsMatchHost(openCL.factory);
 }
 
 TEST(OpenCLPointCharges, DeviceMatrixAndGradientMatchHost) {

@@ -5,7 +5,8 @@
 # (the device tool's folder), else .device/out. Each program runs under a time limit, so that one hang cannot
 # spend the whole lease.
 #   SIZES=1000,2000 QM_SIZES=1,4,8 QM_PLATFORMS=CPU,CUDA:double,CUDA:mixed bash tools/run-gpu-checks.sh
-#   (TESTS="TestCudaQMMMForce" runs one test program, TESTS=none none; MICRO=none skips the host's SCF micro-benchmarks; QM_SIZES=none skips the QM step benchmark; SIZES=none skips the
+#   (TESTS="TestCudaQMMMForce" runs one test program, TESTS=none none; MICRO=none skips the host's SCF micro-benchmarks, MICRO="products" runs
+#   only the matrix products' (BenchMatrixProducts; also "orbitals", "pairs"); QM_SIZES=none skips the QM step benchmark; SIZES=none skips the
 #   least-squares benchmark; INVERSE_SIZES=1700
 #   times the density fitting's metric inverse with its phases, INVERSE_SIZES=none skips it; BLAS_THREADS_AB=4 times an
 #   n = 24 CUDA step again with OpenBLAS on 4 threads, for the host's diagonalization; RESPONSE_AB=1 times an n = 24 CUDA
@@ -75,13 +76,19 @@ case "${core%% *}" in
         esac ;;
 esac
 status=0
-if [ -x "$work/bin/BenchOrbitalUpdate" ] && [ "${MICRO:-}" != "none" ]; then
+# MICRO: which of the host's micro-benchmarks run ("orbitals products pairs"; default all, none: none of them).
+micro() { [ "${MICRO:-all}" = all ] || [[ " ${MICRO} " == *" $1 "* ]]; }
+if [ -x "$work/bin/BenchOrbitalUpdate" ] && micro orbitals; then
     # The SCF's orbital update on this host: LAPACK's eigensolver against the rotation (matrix products), with
     # OpenBLAS's threads and with one.
     { timeout 120 "$work/bin/BenchOrbitalUpdate"; OPENBLAS_NUM_THREADS=1 timeout 120 "$work/bin/BenchOrbitalUpdate"; } 2>&1 |
         tee -a "$out/summary.txt" || status=1
 fi
-if [ -x "$work/bin/BenchRecycledPairs" ] && [ "${MICRO:-}" != "none" ]; then
+if [ -x "$work/bin/BenchMatrixProducts" ] && micro products; then
+    # The SCF's products of basis-sized matrices on this host (OpenBLAS) against the GPU (with the trip across the bus).
+    timeout 120 "$work/bin/BenchMatrixProducts" --platform CUDA 2>&1 | tee -a "$out/summary.txt" || status=1
+fi
+if [ -x "$work/bin/BenchRecycledPairs" ] && micro pairs; then
     # DIIS's recycled pairs on this host: their Gram matrix from scratch against grown, an iteration's products whole
     # against packed (on 16 and 4 threads).
     { timeout 120 "$work/bin/BenchRecycledPairs" --threads 16; timeout 120 "$work/bin/BenchRecycledPairs" --threads 4; } 2>&1 |

@@ -424,6 +424,8 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
     results.basisStorageNotice = r.basisStorageNotice;
     results.coulombContractions = r.coulombContractions;
     results.densityFittingBytes = (double) r.densityFittingBytes;
+    results.scfProducts = r.scfProducts;
+    results.scfProductBytes = (double) r.scfProductBytes;
     results.numMMCharges = mm.size();
     results.orbitalEnergies.resize(r.orbitalEnergies.size());
     for (size_t i = 0; i < r.orbitalEnergies.size(); i++)

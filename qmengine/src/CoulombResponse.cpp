@@ -14,7 +14,7 @@ double dot(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
 CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::VectorXd& eps, int nOccupied,
                                     const Eigen::MatrixXd& coulombMismatch,
                                     const std::function<Eigen::MatrixXd(const Eigen::MatrixXd&)>& coulomb, int maxSteps,
-                                    double tolerance) {
+                                    double tolerance, const MatrixProducts* products) {
     CoulombResponseStep step;
     const int nOcc = nOccupied, nVirt = (int) C.cols() - nOccupied;
     const Eigen::MatrixXd occupied = C.leftCols(nOcc), virtuals = C.rightCols(nVirt);
@@ -24,7 +24,7 @@ CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::Vecto
         return step;
     // The virtual-occupied block of a matrix in the AO basis.
     auto virtualOccupied = [&](const Eigen::MatrixXd& M) {
-        return product(virtuals, true, product(M, false, occupied, false), false);
+        return productOn(products, virtuals, true, productOn(products, M, false, occupied, false), false);
     };
     const Eigen::MatrixXd g = virtualOccupied(coulombMismatch);
     Eigen::MatrixXd gaps(nVirt, nOcc);
@@ -36,7 +36,7 @@ CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::Vecto
     // The Coulomb term of the response: amplitudes x move the density by dD = 2 sum_ai x_ai (C_a C_i^T + C_i C_a^T).
     // (C_v x) C_o^T: n nv no + n no n operations, against nv no n + n nv n for C_v (x C_o^T).
     auto coulombTerm = [&](const Eigen::MatrixXd& x) {
-        const Eigen::MatrixXd half = product(product(virtuals, false, x, false), false, occupied, true);
+        const Eigen::MatrixXd half = productOn(products, productOn(products, virtuals, false, x, false), false, occupied, true);
         step.coulombBuilds++;
         return virtualOccupied(coulomb(2 * (half + half.transpose())));
     };
@@ -67,7 +67,7 @@ CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::Vecto
     if (!t.allFinite())
         return step;
     // Rotate and orthonormalize: (C_o + C_v t)(1 + t^T t)^-1/2, which is C'(C'^T S C')^-1/2 for C orthonormal in S.
-    step.orbitals = rotateOccupiedVirtual(C, nOcc, t);
+    step.orbitals = rotateOccupiedVirtual(C, nOcc, t, products);
     step.occupied = step.orbitals.leftCols(nOcc);
     return step;
 }

@@ -10,6 +10,7 @@
 // the idea of M. F. Herbst and A. Levitt, J. Phys.: Condens. Matter 33, 085503 (2021); the coupled-perturbed
 // equations are those of J. A. Pople, R. Krishnan, H. B. Schlegel and J. S. Binkley, Int. J. Quantum Chem. Symp. 13,
 // 225 (1979).
+#include "openmmdft/qm/MatrixProducts.h"
 #include <Eigen/Dense>
 #include <functional>
 
@@ -31,12 +32,13 @@ struct CoulombResponseStep {
  * a symmetric positive definite system, by conjugate gradients preconditioned with the orbital-energy differences,
  * at most maxSteps steps (one Coulomb build each), stopping at a residual below tolerance times the first one. The
  * orbitals C_i + sum_a t_ai C_a are then orthonormalized (Loewdin), which keeps the density idempotent, and the
- * virtual ones turned with them (rotateOccupiedVirtual, OrbitalRotation.h; C must be orthonormal in S).
+ * virtual ones turned with them (rotateOccupiedVirtual, OrbitalRotation.h; C must be orthonormal in S). The products of
+ * basis-sized matrices run where `products` runs them (null: the host).
  */
 CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::VectorXd& eps, int nOccupied,
                                     const Eigen::MatrixXd& coulombMismatch,
                                     const std::function<Eigen::MatrixXd(const Eigen::MatrixXd&)>& coulomb, int maxSteps,
-                                    double tolerance);
+                                    double tolerance, const MatrixProducts* products = nullptr);
 
 } // namespace QM
 } // namespace OpenMMDFT

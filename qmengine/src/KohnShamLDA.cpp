@@ -506,6 +506,8 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
     SCFProblem problem{sys.S, sys.Hcore, sys.Vmm, sys.X, sys.nuclearRepulsion, sys.nuclearMM,
                        [&](const Eigen::MatrixXd& Dm) { return sys.coulomb(Dm); }, *sys.xc, (double) nElectrons, false};
     problem.symmetricOrthogonalization = sys.symmetricX;
+    problem.products = xcFactory_->matrixProducts();
+    const long long productsBefore = problem.products ? problem.products->productsRun() : 0;
     if (longRange) {
         sys.hasLongRange = true;
         sys.longRange = *longRange;
@@ -564,6 +566,10 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
     o.result.coulombContractions = sys.fitted ? sys.fitted->contractionsLocation() : "host";
     o.result.densityFittingBytes = sys.fitted ? sys.fitted->storedBytes() : 0;
     o.result.storedBasisBytes = sys.xc->storedBytes();
+    if (problem.products && problem.products->productsRun() > productsBefore) {  // none if every product was small
+        o.result.scfProducts = problem.products->name();
+        o.result.scfProductBytes = problem.products->storedBytes();
+    }
     o.result.basisStorageNotice = sys.xc->notice();
     for (const auto& kv : sys.timings)
         o.result.timings[kv.first] = kv.second;

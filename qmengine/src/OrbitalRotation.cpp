@@ -21,12 +21,13 @@ double inverseSqrtRemainder(double l) {
 }
 } // namespace
 
-Eigen::MatrixXd rotateOccupiedVirtual(const Eigen::MatrixXd& C, int nOccupied, const Eigen::MatrixXd& t) {
+Eigen::MatrixXd rotateOccupiedVirtual(const Eigen::MatrixXd& C, int nOccupied, const Eigen::MatrixXd& t,
+                                      const MatrixProducts* products) {
     const int no = nOccupied, nv = (int) C.cols() - nOccupied;
     const Eigen::MatrixXd occupied = C.leftCols(no), virtuals = C.rightCols(nv);
     Eigen::VectorXd lambda;
     Eigen::MatrixXd V;
-    symmetricEigensystem(product(t, true, t, false), lambda, V);
+    symmetricEigensystem(productOn(products, t, true, t, false), lambda, V);
     Eigen::VectorXd inverseSqrt(no), remainder(no);
     for (int k = 0; k < no; k++) {
         inverseSqrt[k] = 1.0 / std::sqrt(1.0 + std::max(lambda[k], 0.0));
@@ -35,18 +36,19 @@ Eigen::MatrixXd rotateOccupiedVirtual(const Eigen::MatrixXd& C, int nOccupied, c
     const Eigen::MatrixXd occupiedMetric = V * inverseSqrt.asDiagonal() * V.transpose();  // (1 + t^T t)^-1/2
     const Eigen::MatrixXd K = V * remainder.asDiagonal() * V.transpose();
     Eigen::MatrixXd rotated(C.rows(), C.cols());
-    rotated.leftCols(no) = product(occupied + product(virtuals, false, t, false), false, occupiedMetric, false);
-    const Eigen::MatrixXd turned = virtuals - product(occupied, false, t, true);
-    rotated.rightCols(nv) = turned + product(product(turned, false, t, false), false, product(K, false, t, true), false);
+    rotated.leftCols(no) = productOn(products, occupied + productOn(products, virtuals, false, t, false), false, occupiedMetric, false);
+    const Eigen::MatrixXd turned = virtuals - productOn(products, occupied, false, t, true);
+    rotated.rightCols(nv) = turned + productOn(products, productOn(products, turned, false, t, false), false,
+                                               productOn(products, K, false, t, true), false);
     return rotated;
 }
 
 bool blockDiagonalize(const Eigen::MatrixXd& F, const Eigen::MatrixXd& C, int nOccupied, double tolerance, double maxRotation,
-                      BlockDiagonalization& out) {
+                      BlockDiagonalization& out, const MatrixProducts* products) {
     const int no = nOccupied, nv = (int) C.cols() - nOccupied;
     if (no <= 0 || nv <= 0)
         return false;
-    const Eigen::MatrixXd G = product(C, true, product(F, false, C, false), false);
+    const Eigen::MatrixXd G = congruenceOn(products, F, C);
     const Eigen::MatrixXd Goo = G.topLeftCorner(no, no), Gvv = G.bottomRightCorner(nv, nv), Gvo = G.bottomLeftCorner(nv, no);
     const Eigen::VectorXd eo = Goo.diagonal(), ev = Gvv.diagonal();
     if (!(ev.minCoeff() > eo.maxCoeff()))
@@ -61,7 +63,8 @@ bool blockDiagonalize(const Eigen::MatrixXd& F, const Eigen::MatrixXd& C, int nO
         // The occupied-virtual block of F in the orbitals C_o + C_v t and C_v - C_o t^T (before orthonormalizing).
         Eigen::MatrixXd residual = Gvo;
         if (steps > 0)
-            residual += product(Gvv, false, t, false) - product(t, false, Goo + product(Gvo, true, t, false), false);
+            residual += productOn(products, Gvv, false, t, false) -
+                        productOn(products, t, false, Goo + productOn(products, Gvo, true, t, false), false);
         const double largest = residual.cwiseAbs().maxCoeff();
         if (!std::isfinite(largest))
             return false;
@@ -74,7 +77,7 @@ bool blockDiagonalize(const Eigen::MatrixXd& F, const Eigen::MatrixXd& C, int nO
         if (!(t.cwiseAbs().maxCoeff() <= maxRotation))
             return false;
     }
-    out.orbitals = rotateOccupiedVirtual(C, no, t);
+    out.orbitals = rotateOccupiedVirtual(C, no, t, products);
     out.energies.resize(no + nv);
     out.energies << eo, ev;
     out.steps = steps;

@@ -10,6 +10,7 @@
 // diagonal elements G_aa - G_ii: the pseudo-diagonalization of J. J. P. Stewart, P. Csaszar and P. Pulay,
 // J. Comput. Chem. 3, 227 (1982), taken to convergence. At the size of the basis everything is a matrix product (no
 // tridiagonalization, which is memory-bound and threads poorly); the one eigensystem is of t^T t, occupied x occupied.
+#include "openmmdft/qm/MatrixProducts.h"
 #include <Eigen/Dense>
 
 namespace OpenMMDFT {
@@ -22,7 +23,8 @@ namespace QM {
  * is C times an orthogonal matrix: still orthonormal, whatever the size of t. (1 + t t^T)^-1/2 comes from the
  * eigensystem of t^T t = V L V^T: it is 1 + t V f(L) V^T t^T with f(l) = ((1 + l)^-1/2 - 1) / l.
  */
-Eigen::MatrixXd rotateOccupiedVirtual(const Eigen::MatrixXd& C, int nOccupied, const Eigen::MatrixXd& t);
+Eigen::MatrixXd rotateOccupiedVirtual(const Eigen::MatrixXd& C, int nOccupied, const Eigen::MatrixXd& t,
+                                      const MatrixProducts* products = nullptr);
 
 struct BlockDiagonalization {
     Eigen::MatrixXd orbitals;   ///< C' (n_bf x n_mo), occupied first, orthonormal in the overlap metric
@@ -37,10 +39,11 @@ struct BlockDiagonalization {
  * within tolerance (max |residual of the Riccati equation|, hartree). Returns false, leaving out as it was, where the
  * rotation is not small (max |t| above maxRotation: the SCF is not near its solution), where an occupied diagonal
  * element lies above a virtual one (no gap in these orbitals: the aufbau order may change, which only an eigensolver
- * sees), or where the steps do not contract; the caller then diagonalizes.
+ * sees), or where the steps do not contract; the caller then diagonalizes. The products of basis-sized matrices run
+ * where `products` runs them (null: the host).
  */
 bool blockDiagonalize(const Eigen::MatrixXd& F, const Eigen::MatrixXd& C, int nOccupied, double tolerance, double maxRotation,
-                      BlockDiagonalization& out);
+                      BlockDiagonalization& out, const MatrixProducts* products = nullptr);
 
 } // namespace QM
 } // namespace OpenMMDFT

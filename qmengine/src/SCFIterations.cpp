@@ -30,14 +30,14 @@ Eigen::VectorXd occupations(const Eigen::VectorXd& eps, double n, bool fractiona
 }
 
 Eigen::MatrixXd orbitalGradient(const Eigen::MatrixXd& F, const Eigen::MatrixXd& D, const Eigen::MatrixXd& S, const Eigen::MatrixXd& X,
-                                const Eigen::MatrixXd& XS, const Eigen::MatrixXd* factor) {
+                                const Eigen::MatrixXd& XS, const Eigen::MatrixXd* factor, const MatrixProducts* products) {
     if (factor == nullptr) {
-        const Eigen::MatrixXd FDS = product(F, false, product(D, false, S, false), false);
-        return congruence(FDS - FDS.transpose(), X);
+        const Eigen::MatrixXd FDS = productOn(products, F, false, productOn(products, D, false, S, false), false);
+        return congruenceOn(products, FDS - FDS.transpose(), X);
     }
     // X^T F D S X = (X^T F Y)(X^T S Y)^T for D = Y Y^T.
-    const Eigen::MatrixXd left = product(X, true, product(F, false, *factor, false), false);
-    const Eigen::MatrixXd outer = product(left, false, product(XS, false, *factor, false), true);
+    const Eigen::MatrixXd left = productOn(products, X, true, productOn(products, F, false, *factor, false), false);
+    const Eigen::MatrixXd outer = productOn(products, left, false, productOn(products, XS, false, *factor, false), true);
     return outer - outer.transpose();
 }
 
@@ -99,13 +99,14 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     const bool fractional = problem.fractional;
     const auto& coulomb = problem.coulomb;
     XCBackend& xc = problem.xc;
+    const MatrixProducts* products = problem.products;
     SCFOutcome out;
     QMResult& r = out.result;
     const Eigen::MatrixXd H = Hcore + Vmm;
     auto diagonalize = [&](const Eigen::MatrixXd& F, Eigen::VectorXd& eps, Eigen::MatrixXd& C) {
         Eigen::MatrixXd vectors;
-        symmetricEigensystem(congruence(F, X), eps, vectors);
-        C = product(X, false, vectors, false);
+        symmetricEigensystem(congruenceOn(products, F, X), eps, vectors);
+        C = productOn(products, X, false, vectors, false);
     };
     // D = F F^T with F = C_occ sqrt(n); F lets the XC code form rho from orbitals when cheaper.
     Eigen::MatrixXd factor;
@@ -117,9 +118,9 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
             k++;
         factor = C.leftCols(k) * occ.head(k).cwiseSqrt().asDiagonal();
         haveFactor = true;
-        return product(factor, false, factor, true);
+        return productOn(products, factor, false, factor, true);
     };
-    const Eigen::MatrixXd XS = product(X, true, S, false);
+    const Eigen::MatrixXd XS = productOn(products, X, true, S, false);
     Eigen::VectorXd eps;
     Eigen::MatrixXd C;
     // Closed shells with integer occupations: the first nElectrons / 2 orbitals of C hold two electrons each, so that
@@ -132,7 +133,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     const SharedMatrix& carried = problem.recycled ? problem.recycled->lowdinOrbitals : SharedMatrix();
     if (closedShell && problem.symmetricOrthogonalization && carried && carried->rows() == X.cols() &&
         carried->cols() == X.cols()) {
-        C = product(X, false, *carried, false);
+        C = productOn(products, X, false, *carried, false);
         haveOrbitals = true;
     }
     if (!haveDensity) { // core guess
@@ -211,7 +212,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         r.qmmm = r.qmmmElectronic + r.qmmmNuclear;
         r.total = r.oneElectron + r.coulomb + r.xc + r.nuclearRepulsion + r.qmmm + r.longRange;
         const double tCommutator = seconds();
-        const Eigen::MatrixXd err = orbitalGradient(F, D, S, X, XS, haveFactor ? &factor : nullptr);
+        const Eigen::MatrixXd err = orbitalGradient(F, D, S, X, XS, haveFactor ? &factor : nullptr, products);
         r.timings["scf.fockAndDIIS.commutator"] += seconds() - tCommutator;
         const double errMax = err.cwiseAbs().maxCoeff();
         if (recycling) {
@@ -278,7 +279,8 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         bool rotated = false;
         if (refusedRotations < 2 && haveOrbitals && closedShell && shift == 0 && it > strategy.dampedIterations &&
             errMax < ROTATION_ERROR_LIMIT) {
-            rotated = blockDiagonalize(Fx, C, closedShellOccupied, ROTATION_TOLERANCE * s.convergence, MAX_ROTATION, rotation);
+            rotated = blockDiagonalize(Fx, C, closedShellOccupied, ROTATION_TOLERANCE * s.convergence, MAX_ROTATION, rotation,
+                                       products);
             refusedRotations += !rotated;
         }
         if (rotated) {
@@ -302,10 +304,10 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
             t = seconds();
             const int occupied = (int) factor.cols();
             const CoulombResponseStep step = coulombResponse(C, eps, occupied, coulomb(D) - diis.combinedCompanion(), coulomb,
-                                                             s.coulombResponseSteps, RESPONSE_TOLERANCE);
+                                                             s.coulombResponseSteps, RESPONSE_TOLERANCE, products);
             factor = step.occupied * std::sqrt(2.0);
             C = step.orbitals;
-            D = product(factor, false, factor, true);
+            D = productOn(products, factor, false, factor, true);
             r.coulombResponseBuilds += 1 + step.coulombBuilds;
             r.timings["scf.coulombResponse"] += seconds() - t;
         }
@@ -339,12 +341,12 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     const double tFinal = seconds();
     diagonalize(F, eps, C);
     if (problem.symmetricOrthogonalization)
-        r.lowdinOrbitals = std::make_shared<const Eigen::MatrixXd>(product(XS, false, C, false));  // X^T S = S^1/2
+        r.lowdinOrbitals = std::make_shared<const Eigen::MatrixXd>(productOn(products, XS, false, C, false));  // X^T S = S^1/2
     r.density = D;
     r.orbitals = C;
     r.orbitalEnergies.assign(eps.data(), eps.data() + eps.size());
     const Eigen::VectorXd occ = occupations(eps, nElectrons, fractional);
-    r.energyWeightedDensity = product(C * (occ.array() * eps.array()).matrix().asDiagonal(), false, C, true);
+    r.energyWeightedDensity = productOn(products, C * (occ.array() * eps.array()).matrix().asDiagonal(), false, C, true);
     r.occupiedOrbitals = (int) std::lround(nElectrons / 2);
     r.homoLumoGap = r.occupiedOrbitals < eps.size() && r.occupiedOrbitals > 0
                         ? eps[r.occupiedOrbitals] - eps[r.occupiedOrbitals - 1] : 0.0;

@@ -2,6 +2,7 @@
 // The SCF iterations, separate from the setup of a geometry (KohnShamLDA.cpp) so that the
 // same loop serves the molecule and the spherical atoms of the SAD guess.
 #include "openmmdft/qm/KohnShamLDA.h"
+#include "openmmdft/qm/MatrixProducts.h"
 #include "openmmdft/qm/Settings.h"
 #include "openmmdft/qm/XCBackend.h"
 #include <Eigen/Dense>
@@ -29,6 +30,8 @@ struct SCFProblem {
     /// Pairs of earlier SCFs for the DIIS subspace (null or empty: none), and their orbitals (lowdinOrbitals) to start
     /// the orbital rotations from.
     const DensityGuess* recycled = nullptr;
+    /// Where the products of basis-sized matrices run (null: the host's BLAS); see MatrixProducts.h.
+    const MatrixProducts* products = nullptr;
 };
 
 struct SCFOutcome {
@@ -52,7 +55,7 @@ Eigen::VectorXd occupations(const Eigen::VectorXd& eps, double electrons, bool f
 /// (the occupied orbitals scaled by the square roots of their occupations), it is formed from products with the
 /// n_bf x n_occ factor, about n_bf / n_occ times fewer operations than with D (4-5x for water clusters).
 Eigen::MatrixXd orbitalGradient(const Eigen::MatrixXd& F, const Eigen::MatrixXd& D, const Eigen::MatrixXd& S, const Eigen::MatrixXd& X,
-                                const Eigen::MatrixXd& XS, const Eigen::MatrixXd* factor);
+                                const Eigen::MatrixXd& XS, const Eigen::MatrixXd* factor, const MatrixProducts* products = nullptr);
 
 /// Iterate from density D (or from the core Hamiltonian when haveDensity is false).
 SCFOutcome runSCF(const QMSettings& settings, const SCFProblem& problem, Eigen::MatrixXd D, bool haveDensity,

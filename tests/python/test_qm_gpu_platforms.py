@@ -161,6 +161,9 @@ def test_matches_reference(case, platform, precision):
     # The density-fitting tensor is kept in device memory and the SCF's Coulomb contractions run there.
     if force.getCoulombMethod() == openmmdft.QMMMForce.DensityFitting:
         assert results["coulombContractions"] == "device" and results["densityFittingBytes"] > 0
+    # The SCF's products of basis-sized matrices: this small a QM region keeps them all on the host (below the device's
+    # size limit); tests/TestOpenCLXCBackend runs an SCF with every product on the device.
+    assert results["scfProducts"] == "host" and results["scfProductBytes"] == 0
 
 
 @pytest.mark.parametrize("platform", sorted({platform for platform, _ in GPU}))

@@ -66,6 +66,8 @@ struct QMResults {
     std::string basisStorageNotice;
     std::string coulombContractions;
     double densityFittingBytes;
+    std::string scfProducts;
+    double scfProductBytes;
     int numMMCharges;
     std::vector<double> orbitalEnergies;
     double homoLumoGap;
@@ -400,6 +402,8 @@ def _qmResults(self, context):
         "basisStorageNotice": r.basisStorageNotice,
         "coulombContractions": r.coulombContractions,
         "densityFittingBytes": int(r.densityFittingBytes),
+        "scfProducts": r.scfProducts,
+        "scfProductBytes": int(r.scfProductBytes),
         "numMMCharges": r.numMMCharges,
         "orbitalEnergies": list(r.orbitalEnergies) * energy,
         "homoLumoGap": r.homoLumoGap * energy,

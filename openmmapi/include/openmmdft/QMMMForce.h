@@ -60,6 +60,12 @@ struct QMResults {
      * "device", with the Coulomb metric, its inverse and the fitting functions' Hermite tables there; 0 with exact
      * Coulomb). */
     double densityFittingBytes = 0;
+    /** Where the SCF's products of basis-sized matrices (orbital rotations, Coulomb response, the SCF error) ran:
+     * "host" (BLAS) or "device" (OpenCL/CUDA: each product's matrices cross to the device and back; products below
+     * about 4 MFLOP, all of them for QM regions of fewer than about 130 basis functions, stay on the host). */
+    std::string scfProducts;
+    /** Bytes of device memory those products hold (0 on the host): three matrices of the largest product's size. */
+    double scfProductBytes = 0;
     /** ESP charges (e), one per QM atom in QM-atom order, then one per link hydrogen (link-atom order); empty when the
      *  ESP charge method is NoESPCharges. */
     std::vector<double> espCharges;

@@ -10,6 +10,7 @@
 #include "openmm/common/ComputeArray.h"
 #include "openmm/common/ComputeKernel.h"
 #include "openmm/common/ContextSelector.h"
+#include "openmmdft/qm/EnvironmentSwitch.h"
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -561,6 +562,8 @@ private:
 
 CommonXCBackendFactory::CommonXCBackendFactory(ComputeContext& cc) : cc(cc) {
     charges.reset(new CommonPointCharges(cc, threeCentreSource()));
+    if (QM::environmentCount("OPENMMDFT_HOST_SCF_PRODUCTS", 0) == 0)
+        products.reset(new CommonMatrixProducts(cc));
 }
 
 unique_ptr<QM::DensityFittingContractions> CommonXCBackendFactory::densityFittingContractions() const {

@@ -5,6 +5,7 @@
 #include "openmm/common/ComputeContext.h"
 #include "openmm/common/ComputeProgram.h"
 #include "ThreeCentreProgram.h"
+#include "CommonMatrixProducts.h"
 #include <map>
 #include <tuple>
 #include <memory>
@@ -31,7 +32,8 @@ namespace OpenMMDFT {
  * The factory also computes the raw grid's partition weights on the device for MolecularGrid
  * (PartitionWeightEvaluator): only the atoms, radial and (per shell, as pruned) angular grids go up and the weights
  * come down; and it
- * keeps the density-fitting tensor in device memory for the Coulomb contractions of the SCF iterations.
+ * keeps the density-fitting tensor in device memory for the Coulomb contractions of the SCF iterations, and runs the
+ * SCF's products of basis-sized matrices (CommonMatrixProducts).
  */
 class CommonXCBackendFactory : public QM::XCBackendFactory, public QM::PartitionWeightEvaluator {
 public:
@@ -48,6 +50,11 @@ public:
     }
     /** B d and B^T c of the density fitting with B in device memory (up to 4 GiB per geometry). */
     std::unique_ptr<QM::DensityFittingContractions> densityFittingContractions() const override;
+    /** The SCF's products of basis-sized matrices on the device (CommonMatrixProducts), unless the temporary switch
+     *  OPENMMDFT_HOST_SCF_PRODUCTS=1 keeps them on the host (EnvironmentSwitch.h; for timing both on a GPU machine). */
+    const QM::MatrixProducts* matrixProducts() const override {
+        return products.get();
+    }
     /** Whether the device can run it (double precision); otherwise use the host back end. */
     static bool supported(OpenMM::ComputeContext& cc);
 private:
@@ -63,6 +70,7 @@ private:
     mutable OpenMM::ComputeProgram program[2];
     mutable std::map<std::tuple<int, int, bool>, OpenMM::ComputeProgram> threeCentrePrograms;
     std::unique_ptr<QM::PointChargeEvaluator> charges;
+    std::unique_ptr<CommonMatrixProducts> products;
 };
 
 } // namespace OpenMMDFT

@@ -12,6 +12,11 @@ string leastSquaresProgramSource() {
            S::lsqGemm + S::lsqTriangular + S::lsqCholesky + S::lsqLU + S::lsqQR + S::lsqGaussSeidel;
 }
 
+string matrixProductProgramSource() {
+    typedef CommonLeastSquaresKernelSources S;
+    return S::lsqCommon + "#define IN ACC\n#define GEMM matrixProduct\n" + S::lsqGemm;
+}
+
 map<string, string> leastSquaresProgramDefines(bool storeDouble, bool accDouble) {
     return {{"STORE", storeDouble ? "double" : "float"},
             {"ACC", accDouble ? "double" : "float"},

@@ -18,6 +18,9 @@ const int LEAST_SQUARES_NB = 64;
  */
 std::string leastSquaresProgramSource();
 std::map<std::string, std::string> leastSquaresProgramDefines(bool storeDouble, bool accDouble);
+/** The tiled product alone (kernels/lsqGemm.cc as the kernel "matrixProduct", inputs in the accumulation type), for
+ *  the SCF's products of basis-sized matrices (CommonMatrixProducts); compiled with leastSquaresProgramDefines. */
+std::string matrixProductProgramSource();
 
 } // namespace OpenMMDFT
 

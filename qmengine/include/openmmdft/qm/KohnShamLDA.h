@@ -100,6 +100,9 @@ struct QMResult {
     std::string coulombContractions; ///< where the density-fitting contractions ran: "host" or "device"
     size_t densityFittingBytes = 0;  ///< the stored three-centre tensor (and metric and Hermite tables, on a device), there (0: exact Coulomb)
     size_t storedBasisBytes = 0;     ///< basis values kept between SCF iterations, there
+    std::string scfProducts = "host"; ///< where the SCF's products of basis-sized matrices ran (MatrixProducts::name where
+                                      ///< any ran there; small ones run on the host)
+    size_t scfProductBytes = 0;      ///< the memory those products hold there (0: all on the host)
     std::string basisStorageNotice;  ///< XCBackend::notice()
     /// Wall-clock seconds: "setup.integrals" (its parts "setup.integrals.overlapAndKinetic", ".pointCharges", and
     /// the overlap's eigensystem ".orthogonalization", beside the fitting set-up where a device computes the tensor:

@@ -7,6 +7,7 @@
 #include "openmmdft/qm/Basis.h"
 #include "openmmdft/qm/Grid.h"
 #include "openmmdft/qm/Integrals.h"
+#include "openmmdft/qm/MatrixProducts.h"
 #include "openmmdft/qm/Settings.h"
 #include "openmmdft/qm/Types.h"
 #include "openmmdft/qm/XCIntegrator.h"
@@ -95,6 +96,11 @@ public:
     }
     /** Where one geometry's density-fitting contractions run (null: on the host, through BLAS). */
     virtual std::unique_ptr<DensityFittingContractions> densityFittingContractions() const {
+        return nullptr;
+    }
+    /** Where the SCF's products of basis-sized matrices run (null: on the host, through BLAS). Used by the calling
+     *  thread's SCF only (a device queue is not shared between threads). */
+    virtual const MatrixProducts* matrixProducts() const {
         return nullptr;
     }
 };

@@ -1,0 +1,168 @@
+/* The SCF's products of basis-sized matrices on the host (OpenBLAS) against a GPU platform's device (the plugin's
+ * CommonMatrixProducts: each product's two matrices go up, the product comes back), on the same machine in one run:
+ * the shapes of one SCF iteration for a basis of n functions and n_occ occupied orbitals (24 waters in DZVP: 456/120),
+ * each timed alone (median of --repeat runs after one untimed), and the difference of the two results.
+ *   BenchMatrixProducts [--platform CUDA|OpenCL] [--sizes 152/40,456/120] [--repeat 7]
+ * The device's products are reached through the plugin's factory hook (openmmdft<Platform>XCBackendFactory), the
+ * plugin loaded by file as BenchQMRegion loads it. The OpenBLAS thread count is OpenBLAS's own (OPENBLAS_NUM_THREADS).
+ * On PoCL (OpenCL on the CPU) the device's side runs on the same cores: it shows that the route works, not its speed. */
+#include "../tests/PluginLoading.h"
+#include "openmmdft/qm/DenseAlgebra.h"
+#include "openmmdft/qm/MatrixProducts.h"
+#include "openmmdft/qm/XCBackend.h"
+#include "openmm/Context.h"
+#include "openmm/OpenMMException.h"
+#include "openmm/Platform.h"
+#include "openmm/System.h"
+#include "openmm/VerletIntegrator.h"
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <dlfcn.h>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef OPENMMDFT_OPENCL_PLUGIN
+#define OPENMMDFT_OPENCL_PLUGIN ""
+#endif
+#ifndef OPENMMDFT_CUDA_PLUGIN
+#define OPENMMDFT_CUDA_PLUGIN ""
+#endif
+
+using namespace OpenMMDFT::QM;
+
+namespace {
+
+double seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double medianSeconds(const std::function<void()>& work, int repeat) {
+    work();  // warms caches, OpenBLAS's threads and the device's compiled kernel
+    std::vector<double> times;
+    for (int r = 0; r < repeat; r++) {
+        const double t = seconds();
+        work();
+        times.push_back(seconds() - t);
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+}
+
+/** One product of an SCF iteration: op(A) op(B) with A m x k (or k x m) and B k x n (or n x k). */
+struct Shape {
+    const char* what;
+    int m, k, n;
+    bool transposeA, transposeB;
+};
+
+typedef void (*FactoryHook)(OpenMM::Context&, std::shared_ptr<const XCBackendFactory>&);
+
+} // namespace
+
+int main(int argc, char** argv) {
+    std::string platformName = "CUDA";
+    std::vector<std::pair<int, int>> sizes = {{152, 40}, {456, 120}};
+    int repeat = 7;
+    for (int i = 1; i < argc; i++) {
+        const std::string a = argv[i];
+        if (i + 1 >= argc) {
+            std::fprintf(stderr, "%s needs a value\n", a.c_str());
+            return 2;
+        }
+        const std::string value = argv[++i];
+        if (a == "--platform")
+            platformName = value;
+        else if (a == "--repeat")
+            repeat = std::max(1, std::stoi(value));
+        else if (a == "--sizes") {
+            sizes.clear();
+            std::stringstream list(value);
+            std::string item;
+            while (std::getline(list, item, ',')) {
+                const size_t slash = item.find('/');
+                if (slash == std::string::npos) {
+                    std::fprintf(stderr, "--sizes: give basis/occupied, e.g. 456/120\n");
+                    return 2;
+                }
+                sizes.push_back({std::stoi(item.substr(0, slash)), std::stoi(item.substr(slash + 1))});
+            }
+        }
+        else {
+            std::fprintf(stderr, "unknown argument %s\n", a.c_str());
+            return 2;
+        }
+    }
+    if (platformName != "CUDA" && platformName != "OpenCL") {
+        std::fprintf(stderr, "--platform: CUDA or OpenCL\n");
+        return 2;
+    }
+    const bool cuda = platformName == "CUDA";
+    const std::string pluginFile = cuda ? OPENMMDFT_CUDA_PLUGIN : OPENMMDFT_OPENCL_PLUGIN;
+    const char* variable = cuda ? "OPENMMDFT_CUDA_PLUGIN_FILE" : "OPENMMDFT_OPENCL_PLUGIN_FILE";
+    const std::string reason = QMMMTest::loadPluginsByFile(cuda ? "libOpenMMCUDA.so" : "libOpenMMOpenCL.so", pluginFile, variable);
+    if (!reason.empty()) {
+        std::printf("BenchMatrixProducts: %s platform unavailable: %s\n", platformName.c_str(), reason.c_str());
+        return 1;
+    }
+    OpenMM::System system;
+    system.addParticle(1.0);
+    OpenMM::VerletIntegrator integrator(0.001);
+    std::unique_ptr<OpenMM::Context> context;
+    try {
+        context.reset(new OpenMM::Context(system, integrator, OpenMM::Platform::getPlatformByName(platformName), {{"Precision", "double"}}));
+    }
+    catch (const OpenMM::OpenMMException& e) {
+        std::printf("BenchMatrixProducts: no %s Context: %s\n", platformName.c_str(), e.what());
+        return 1;
+    }
+    const char* file = std::getenv(variable);
+    void* plugin = dlopen(file != nullptr && *file != '\0' ? file : pluginFile.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    FactoryHook hook = plugin ? (FactoryHook) dlsym(plugin, cuda ? "openmmdftCudaXCBackendFactory" : "openmmdftOpenCLXCBackendFactory")
+                              : nullptr;
+    std::shared_ptr<const XCBackendFactory> factory;
+    if (hook != nullptr)
+        hook(*context, factory);
+    const MatrixProducts* device = factory ? factory->matrixProducts() : nullptr;
+    if (device == nullptr) {
+        std::printf("BenchMatrixProducts: the %s plugin gives no device matrix products (%s)\n", platformName.c_str(),
+                    hook == nullptr ? "no factory hook" : "no double precision, or OPENMMDFT_HOST_SCF_PRODUCTS set");
+        return 1;
+    }
+    std::printf("BenchMatrixProducts: %s (%s), double precision; median of %d runs; device size limit %.1e flops\n",
+                platformName.c_str(), context->getPlatform().getPropertyValue(*context, cuda ? "DeviceIndex" : "OpenCLPlatformName").c_str(),
+                repeat, device->minimumFlops());
+    std::printf("| basis | occupied | product | m x k x n | host (ms) | device (ms) | host / device | largest difference |\n");
+    std::printf("|---|---|---|---|---|---|---|---|\n");
+    for (const auto& size : sizes) {
+        const int n = size.first, no = size.second, nv = n - no;
+        const Shape shapes[] = {{"F C (rotation's F in the orbitals)", n, n, n, false, false},
+                                {"C^T (F C)", n, n, n, true, false},
+                                {"F Y (the error's, Y = occupied factor)", n, n, no, false, false},
+                                {"X^T (F Y)", n, n, no, true, false},
+                                {"(X^T F Y)(X^T S Y)^T", n, no, n, false, true},
+                                {"Y Y^T (the density)", n, no, n, false, true},
+                                {"C_v^T (M C_o) (the response's)", nv, n, no, true, false},
+                                {"G_vv t (Riccati step)", nv, nv, no, false, false},
+                                {"t^T t", no, nv, no, true, false}};
+        double hostTotal = 0, deviceTotal = 0;
+        for (const Shape& s : shapes) {
+            const Eigen::MatrixXd A = s.transposeA ? Eigen::MatrixXd::Random(s.k, s.m) : Eigen::MatrixXd::Random(s.m, s.k);
+            const Eigen::MatrixXd B = s.transposeB ? Eigen::MatrixXd::Random(s.n, s.k) : Eigen::MatrixXd::Random(s.k, s.n);
+            Eigen::MatrixXd onHost, onDevice;
+            const double host = medianSeconds([&] { onHost = product(A, s.transposeA, B, s.transposeB); }, repeat);
+            const double there = medianSeconds([&] { onDevice = device->product(A, s.transposeA, B, s.transposeB); }, repeat);
+            hostTotal += host;
+            deviceTotal += there;
+            std::printf("| %d | %d | %s | %d x %d x %d | %.3f | %.3f | %.2f | %.1e |\n", n, no, s.what, s.m, s.k, s.n, 1e3 * host, 1e3 * there,
+                        host / there, (onHost - onDevice).cwiseAbs().maxCoeff());
+        }
+        std::printf("| %d | %d | all of the above | | %.3f | %.3f | %.2f | |\n", n, no, 1e3 * hostTotal, 1e3 * deviceTotal,
+                    hostTotal / deviceTotal);
+    }
+    factory.reset();
+    return 0;
+}

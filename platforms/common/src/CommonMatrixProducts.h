@@ -1,0 +1,63 @@
+#ifndef OPENMMDFT_COMMONMATRIXPRODUCTS_H_
+#define OPENMMDFT_COMMONMATRIXPRODUCTS_H_
+
+#include "openmmdft/qm/MatrixProducts.h"
+#include "openmm/common/ComputeArray.h"
+#include "openmm/common/ComputeContext.h"
+#include "openmm/common/ComputeKernel.h"
+#include <map>
+
+namespace OpenMMDFT {
+
+/**
+ * The SCF's products of basis-sized matrices on the device (QM::MatrixProducts), with the tiled product of the
+ * least-squares kernels (leastsquares/kernels/lsqGemm.cc) in double precision: for each product the two matrices go
+ * up, the product comes back; a congruence B^T A B keeps A B on the device. Inputs go into arrays that grow to the
+ * largest product seen; results into one array per result size (a download takes a whole array), at most
+ * MAX_RESULT_SIZES sizes (then they are released and made again): an SCF uses a handful (n x n, n x n_occ, ...).
+ * Used from the SCF's thread only (the device queue is not shared between threads).
+ */
+class CommonMatrixProducts : public QM::MatrixProducts {
+public:
+    /** minimumFlops: products smaller than this run on the host (productOn). */
+    CommonMatrixProducts(OpenMM::ComputeContext& cc, double minimumFlops = DEFAULT_MINIMUM_FLOPS);
+    Eigen::MatrixXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::MatrixXd& B, bool transposeB) const override;
+    Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) const override;
+    double minimumFlops() const override {
+        return smallest;
+    }
+    size_t storedBytes() const override;
+    long long productsRun() const override {
+        return run;
+    }
+    const char* name() const override {
+        return "device";
+    }
+    /**
+     * Below a 2 x 128^3 product (4 MFLOP) the host wins: on a GPU machine's host such a product takes about 0.1-0.2 ms
+     * (20-45 GFLOPS, the lease host's OpenBLAS on 16 threads), the device's launch, three transfers and the wait about
+     * as much.
+     */
+    static constexpr double DEFAULT_MINIMUM_FLOPS = 4.2e6;
+    static constexpr int MAX_RESULT_SIZES = 16;
+private:
+    /** The product kernel, compiled on first use. */
+    void compile() const;
+    /** array holds at least elements doubles (grown, contents lost, where it holds fewer). */
+    void reserve(OpenMM::ComputeArray& array, size_t elements, const char* name) const;
+    /** The array that a result of this many elements is downloaded from. */
+    OpenMM::ComputeArray& resultArray(size_t elements) const;
+    /** C (m x n, column-major, leading dimension m) = op(A) op(B) for column-major A and B with leading dimensions lda, ldb. */
+    void multiply(int m, int n, int k, OpenMM::ComputeArray& A, int lda, bool transposeA, OpenMM::ComputeArray& B, int ldb,
+                  bool transposeB, OpenMM::ComputeArray& C) const;
+    OpenMM::ComputeContext& cc;
+    const double smallest;
+    mutable OpenMM::ComputeKernel kernel;
+    mutable OpenMM::ComputeArray left, right, middle;
+    mutable std::map<size_t, OpenMM::ComputeArray> results;
+    mutable long long run = 0;
+};
+
+} // namespace OpenMMDFT
+
+#endif

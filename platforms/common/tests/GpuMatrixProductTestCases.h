@@ -1,0 +1,152 @@
+/* The SCF's products of basis-sized matrices on the device (the factory's MatrixProducts) against the host's BLAS:
+ * every transposition of op(A) op(B) for odd shapes, a congruence B^T A B, the routing of small products to the host
+ * (productOn), and an SCF (orbital rotations and Coulomb-response steps included) with every product on the device
+ * against the same SCF with them on the host. One body for every GPU platform: the platform's test supplies the
+ * factory. Bounds: products 1e-13 k (entries in [-1, 1]: k terms, each rounded at 1e-16, in another order), SCF
+ * energies 1e-10 Eh and gradients 1e-9 Eh/bohr (the same arithmetic, another summation order in the products). */
+#pragma once
+#include "GpuXCBackendTestCases.h"
+#include "openmmdft/qm/DenseAlgebra.h"
+#include "openmmdft/qm/MatrixProducts.h"
+#include <gtest/gtest.h>
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <utility>
+
+namespace GpuXCTest {
+
+/** The products of another MatrixProducts with no lower size limit: every product of the SCF runs there. */
+class EveryProductThere : public MatrixProducts {
+public:
+    explicit EveryProductThere(const MatrixProducts& there) : there(there) {}
+    Eigen::MatrixXd product(const Eigen::MatrixXd& A, bool tA, const Eigen::MatrixXd& B, bool tB) const override {
+        return there.product(A, tA, B, tB);
+    }
+    Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) const override {
+        return there.congruence(A, B);
+    }
+    double minimumFlops() const override {
+        return 0;
+    }
+    size_t storedBytes() const override {
+        return there.storedBytes();
+    }
+    long long productsRun() const override {
+        return there.productsRun();
+    }
+    const char* name() const override {
+        return there.name();
+    }
+private:
+    const MatrixProducts& there;
+};
+
+/** A device factory with its matrix products replaced: every one on the device (products given) or none (null). */
+class ProductsFactory : public XCBackendFactory {
+public:
+    ProductsFactory(std::shared_ptr<const XCBackendFactory> device, const MatrixProducts* products)
+        : device(std::move(device)), products(products) {}
+    std::unique_ptr<XCBackend> create(const XCGeometry& geometry) const override {
+        return device->create(geometry);
+    }
+    const PartitionWeightEvaluator* partitionWeights() const override {
+        return device->partitionWeights();
+    }
+    const PointChargeEvaluator* pointCharges() const override {
+        return device->pointCharges();
+    }
+    std::unique_ptr<DensityFittingContractions> densityFittingContractions() const override {
+        return device->densityFittingContractions();
+    }
+    const MatrixProducts* matrixProducts() const override {
+        return products;
+    }
+private:
+    std::shared_ptr<const XCBackendFactory> device;
+    const MatrixProducts* products;
+};
+
+inline void testDeviceMatrixProductsMatchHost(const std::shared_ptr<const XCBackendFactory>& factory) {
+    const MatrixProducts* products = factory->matrixProducts();
+    ASSERT_TRUE(products != nullptr);
+    EXPECT_STREQ(products->name(), "device");
+    EXPECT_GT(products->minimumFlops(), 0);
+    std::srand(7);
+    long long expectedRuns = products->productsRun();
+    size_t largest = 0;
+    // (m, k, n): odd sizes across tile edges, a single row or column, an inner dimension of one.
+    const int shapes[][3] = {{37, 53, 91}, {130, 70, 65}, {64, 64, 64}, {1, 200, 3}, {150, 1, 7}};
+    for (const auto& shape : shapes)
+        for (int tA = 0; tA < 2; tA++)
+            for (int tB = 0; tB < 2; tB++) {
+                const int m = shape[0], k = shape[1], n = shape[2];
+                const Eigen::MatrixXd A = tA ? Eigen::MatrixXd::Random(k, m) : Eigen::MatrixXd::Random(m, k);
+                const Eigen::MatrixXd B = tB ? Eigen::MatrixXd::Random(n, k) : Eigen::MatrixXd::Random(k, n);
+                const Eigen::MatrixXd device = products->product(A, tA, B, tB), host = product(A, tA, B, tB);
+                ASSERT_EQ(device.rows(), m);
+                ASSERT_EQ(device.cols(), n);
+                EXPECT_LT((device - host).cwiseAbs().maxCoeff(), 1e-13 * k) << m << " x " << k << " x " << n << ", " << tA << tB;
+                expectedRuns++;
+                largest = std::max({largest, (size_t) A.size(), (size_t) B.size(), (size_t) m * n});
+            }
+    EXPECT_EQ(products->productsRun(), expectedRuns);
+    // A congruence: B^T A B with A symmetric (a Fock matrix) and B rectangular (orbitals), two products on the device.
+    Eigen::MatrixXd A = Eigen::MatrixXd::Random(90, 90);
+    A = (A + A.transpose()).eval();
+    const Eigen::MatrixXd B = Eigen::MatrixXd::Random(90, 41);
+    EXPECT_LT((products->congruence(A, B) - congruence(A, B)).cwiseAbs().maxCoeff(), 1e-13 * 90 * 90);
+    expectedRuns += 2;
+    EXPECT_EQ(products->productsRun(), expectedRuns);
+    // An empty inner dimension gives zeros, as the BLAS route does; nothing runs.
+    const Eigen::MatrixXd zero = products->product(Eigen::MatrixXd(4, 0), false, Eigen::MatrixXd(0, 5), false);
+    EXPECT_EQ(zero.rows(), 4);
+    EXPECT_EQ(zero.cols(), 5);
+    EXPECT_EQ(zero.cwiseAbs().maxCoeff(), 0.0);
+    EXPECT_EQ(products->productsRun(), expectedRuns);
+    // productOn leaves a product below the size limit to the host, and sends one above it there.
+    const Eigen::MatrixXd small = Eigen::MatrixXd::Random(8, 8);
+    EXPECT_LT((productOn(products, small, false, small, true) - product(small, false, small, true)).cwiseAbs().maxCoeff(), 1e-15);
+    EXPECT_EQ(products->productsRun(), expectedRuns);
+    const Eigen::MatrixXd big = Eigen::MatrixXd::Random(200, 200);
+    productOn(products, big, false, big, false);
+    EXPECT_EQ(products->productsRun(), expectedRuns + 1);
+    // Memory: the inputs' and the intermediate's arrays at most the largest operand each, one array per result size.
+    EXPECT_GT(products->storedBytes(), 0u);
+    EXPECT_LE(products->storedBytes(), (3 + 16) * sizeof(double) * std::max(largest, (size_t) big.size()));
+}
+
+/** An SCF of methanol with every product of basis-sized matrices on the device against the same with none there. */
+inline void testDeviceSCFProductsMatchHost(const std::shared_ptr<const XCBackendFactory>& factory) {
+    ASSERT_TRUE(factory->matrixProducts() != nullptr);
+    const EveryProductThere everyProduct(*factory->matrixProducts());
+    QMSettings s;
+    s.basisSet = "6-31G*";
+    s.grid.radialPoints = 30;
+    s.grid.angularPoints = 110;
+    s.convergence = 1e-9;
+    const std::vector<QMAtom> atoms = methanol();
+    const std::vector<PointCharge> mm = {{{5.0, 0.5, 9.0}, -0.8}, {{-4.0, 3.0, 1.0}, 0.4}};
+    KohnShamLDA onHost(s, std::make_shared<ProductsFactory>(factory, nullptr)),
+        onDevice(s, std::make_shared<ProductsFactory>(factory, &everyProduct));
+    const long long before = everyProduct.productsRun();
+    const QMResult h = onHost.compute(atoms, 0, mm), d = onDevice.compute(atoms, 0, mm);
+    EXPECT_EQ(h.scfProducts, "host");
+    EXPECT_EQ(h.scfProductBytes, 0u);
+    EXPECT_EQ(d.scfProducts, "device");
+    EXPECT_GT(d.scfProductBytes, 0u);
+    // Every kind of product ran: the error, the rotations, the response, the diagonalizations' basis changes.
+    EXPECT_GT(d.orbitalRotations, 0);
+    EXPECT_GT(d.coulombResponseBuilds, 0);
+    EXPECT_GT(everyProduct.productsRun() - before, 10 * d.iterations);
+    EXPECT_EQ(d.iterations, h.iterations);
+    EXPECT_NEAR(d.total, h.total, 1e-10);
+    const QMGradient gh = onHost.gradient(h), gd = onDevice.gradient(d);
+    EXPECT_LT((gd.atoms - gh.atoms).cwiseAbs().maxCoeff(), 1e-9);
+    EXPECT_LT((gd.mm - gh.mm).cwiseAbs().maxCoeff(), 1e-9);
+    ASSERT_EQ(d.orbitalEnergies.size(), h.orbitalEnergies.size());
+    for (size_t i = 0; i < h.orbitalEnergies.size(); i++)
+        EXPECT_NEAR(d.orbitalEnergies[i], h.orbitalEnergies[i], 1e-9);
+}
+
+} // namespace GpuXCTest

@@ -1,0 +1,49 @@
+#pragma once
+// Where the SCF's products of basis-sized matrices run. Every SCF iteration of an MD step multiplies matrices of the
+// size of the basis (the error FDS - SDF, the Fock matrix in the orbitals, the orbital rotations, the Coulomb
+// response, the density from the occupied orbitals): about 1.2 GFLOP per iteration for 24 waters in DZVP. A GPU
+// machine's host runs these products at a few tens of GFLOPS (16 threads of OpenBLAS on matrices of a few hundred
+// rows: measured on an H200 lease host, an orbital rotation of 456 functions took 11 ms on 16 threads and 29 ms on
+// one), the GPU at several TFLOPS, so that even with the matrices crossing the bus for each product it pays. The
+// products stay the same: op(A) op(B), in double precision; only where they run differs.
+#include "openmmdft/qm/DenseAlgebra.h"
+#include <Eigen/Dense>
+#include <cstddef>
+
+namespace OpenMMDFT {
+namespace QM {
+
+class MatrixProducts {
+public:
+    virtual ~MatrixProducts() = default;
+    /** op(A) op(B) (op = transpose where asked), as product() of DenseAlgebra.h computes it, run here. */
+    virtual Eigen::MatrixXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::MatrixXd& B, bool transposeB) const = 0;
+    /** B^T A B, as congruence() of DenseAlgebra.h computes it (B^T (A B): A B stays here), run here. */
+    virtual Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) const = 0;
+    /** Products of at least this many floating-point operations (2 m n k) are worth running here (productOn); smaller
+     *  ones cost less on the host than their matrices' trip here and back. */
+    virtual double minimumFlops() const = 0;
+    /** Bytes held here (0: nothing beyond the host's own). */
+    virtual size_t storedBytes() const = 0;
+    /** How many products have run here so far (a congruence counts two): for reports and tests. */
+    virtual long long productsRun() const = 0;
+    /** Where the products run, for reports: "host" or "device". */
+    virtual const char* name() const = 0;
+};
+
+/** op(A) op(B) where `products` runs them if it is given and the product is large enough for it, else on the host (BLAS). */
+inline Eigen::MatrixXd productOn(const MatrixProducts* products, const Eigen::MatrixXd& A, bool transposeA, const Eigen::MatrixXd& B,
+                                 bool transposeB) {
+    const double flops = 2.0 * (double) A.size() * (double) (transposeB ? B.rows() : B.cols());
+    return products != nullptr && flops >= products->minimumFlops() ? products->product(A, transposeA, B, transposeB)
+                                                                    : product(A, transposeA, B, transposeB);
+}
+
+/** B^T A B where `products` runs it if it is given and large enough for it, else on the host. */
+inline Eigen::MatrixXd congruenceOn(const MatrixProducts* products, const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) {
+    const double flops = 2.0 * (double) A.size() * (double) B.cols() + 2.0 * (double) B.size() * (double) B.cols();
+    return products != nullptr && flops >= products->minimumFlops() ? products->congruence(A, B) : congruence(A, B);
+}
+
+} // namespace QM
+} // namespace OpenMMDFT
