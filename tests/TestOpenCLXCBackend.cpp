@@ -151,6 +151,13 @@ TEST(OpenCLMatrixProducts, SCFWithDeviceProductsMatchesHost) {
     testDeviceSCFProductsMatchHost(openCL.factory);
 }
 
+TEST(OpenCLFinalOrbitals, MadeBesideTheGradient) {
+    OpenCLFactory openCL;
+    if (!openCL.reason.empty())
+        GTEST_SKIP() << openCL.reason;
+    testDeviceFinalOrbitalsBesideTheGradient(openCL.factory);
+}
+
 TEST(OpenCLPointCharges, DeviceMatrixAndGradientMatchHost) {
     OpenCLFactory openCL;
     if (!openCL.reason.empty())

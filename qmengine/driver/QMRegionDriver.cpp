@@ -404,7 +404,13 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
             explicitCharges[c] = {Vec3(mm[c].xyz[0], mm[c].xyz[1], mm[c].xyz[2]), mm[c].charge};
         longRangeTerms = longRange->terms(qmBohr, periodicCharges, explicitCharges);
     }
-    QM::QMResult r = engine->compute(atoms, qmCharge, mm, guess.get(), longRange ? &longRangeTerms : nullptr);
+    // With forces, the gradient comes first, and the final Fock matrix's orbitals (the results' orbital energies, the
+    // next step's starting orbitals) are made beside it where a device computes it (KohnShamLDA::completeOrbitals).
+    QM::QMResult r = engine->compute(atoms, qmCharge, mm, guess.get(), longRange ? &longRangeTerms : nullptr, forces != nullptr);
+    std::unique_ptr<QM::QMGradient> gradient;
+    if (forces)
+        gradient.reset(new QM::QMGradient(engine->gradient(r)));
+    engine->completeOrbitals(r);
     densityHistory->record(qmPositions, r.density, std::move(r.fockChanges), std::move(r.errorChanges),
                            std::move(r.coulombChanges), std::move(r.lowdinOrbitals), std::move(r.errorChangeGram));
     results.extrapolatedDensities = extrapolated;
@@ -442,7 +448,7 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
     results.timings["espCharges"] = since(espStart);
     if (forces) {
         // A force on an imaged position acts on the particle itself.
-        QM::QMGradient g = engine->gradient(r);
+        QM::QMGradient& g = *gradient;
         for (const auto& phase : g.timings)
             results.timings[phase.first] = phase.second;
         vector<double> switchPotential;  // the Ewald term's dE/d(charge) at each explicit charge (hartree / e)

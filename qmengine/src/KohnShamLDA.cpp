@@ -82,6 +82,11 @@ struct KohnShamLDA::System {
     std::vector<int> atomOfFunction;           // the QM atom each basis function sits on
     bool hasLongRange = false;
     MullikenElectrostatics longRange;
+    /// The final Fock matrix's orbitals being made on a thread of their own beside the gradient (compute() with
+    /// deferOrbitals), into deferredOrbitals; pendingOrbitals is declared last, so that its destructor, which waits for
+    /// the thread, runs before the members the thread reads (X) are destroyed.
+    QMResult deferredOrbitals;
+    std::future<void> pendingOrbitals;
 
     /// q_A = Z_A - sum_{mu on A} (D S)_{mu mu}, and V = potential + kernel q.
     void mulliken(const Eigen::MatrixXd& D, Eigen::VectorXd& q, Eigen::VectorXd& V) const {
@@ -448,7 +453,7 @@ Eigen::MatrixXd KohnShamLDA::superpositionOfAtomicDensities(const std::vector<QM
 }
 
 QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, const std::vector<PointCharge>& mm,
-                              const DensityGuess* previous, const MullikenElectrostatics* longRange) {
+                              const DensityGuess* previous, const MullikenElectrostatics* longRange, bool deferOrbitals) {
     if (atoms.empty())
         throw OpenMM::OpenMMException("QM: no QM atoms");
     if (longRange && (longRange->potential.size() != (int) atoms.size() || longRange->kernel.rows() != (int) atoms.size() ||
@@ -507,6 +512,9 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
                        [&](const Eigen::MatrixXd& Dm) { return sys.coulomb(Dm); }, *sys.xc, (double) nElectrons, false};
     problem.symmetricOrthogonalization = sys.symmetricX;
     problem.products = xcFactory_->matrixProducts();
+    // The final orbitals beside the gradient where a device computes it (the host is then mostly idle); on the host
+    // platforms the gradient's loops take every core.
+    problem.deferFinalOrbitals = deferOrbitals && xcFactory_->pointCharges() != nullptr;
     const long long productsBefore = problem.products ? problem.products->productsRun() : 0;
     if (longRange) {
         sys.hasLongRange = true;
@@ -579,7 +587,25 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
                 o.result.timings["scf.coulomb." + part.first] = part.second;  // every build of this geometry's SCF
     o.result.timings["guess"] = guessTime;
     o.result.timings["total"] = seconds() - tStart;
+    if (o.finalOrbitals) {
+        sys.deferredOrbitals.occupiedOrbitals = o.result.occupiedOrbitals;
+        sys.pendingOrbitals = std::async(std::launch::async, [&sys, finish = std::move(o.finalOrbitals)] { finish(sys.deferredOrbitals); });
+    }
     return o.result;
+}
+
+void KohnShamLDA::completeOrbitals(QMResult& result) {
+    if (!last_ || !last_->pendingOrbitals.valid())
+        return;
+    const double start = seconds();
+    last_->pendingOrbitals.get();  // rethrows the eigensolver's error
+    QMResult& made = last_->deferredOrbitals;
+    result.orbitals = std::move(made.orbitals);
+    result.orbitalEnergies = std::move(made.orbitalEnergies);
+    result.homoLumoGap = made.homoLumoGap;
+    result.lowdinOrbitals = std::move(made.lowdinOrbitals);
+    result.timings["scf.finalOrbitals"] = made.timings["scf.finalOrbitals"];
+    result.timings["scf.finalOrbitalsWait"] = seconds() - start;
 }
 
 } // namespace QM

@@ -337,20 +337,46 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     const double tGram = seconds();
     r.errorChangeGram = handedGram(r.errorChanges, fresh, haveRecycledGram ? &recycledGram : nullptr, s.threads);
     r.timings["scf.recycling"] += seconds() - tGram;
-    // Orbitals of the final Fock matrix (unshifted, not extrapolated).
-    const double tFinal = seconds();
-    diagonalize(F, eps, C);
-    if (problem.symmetricOrthogonalization)
-        r.lowdinOrbitals = std::make_shared<const Eigen::MatrixXd>(productOn(products, XS, false, C, false));  // X^T S = S^1/2
     r.density = D;
-    r.orbitals = C;
-    r.orbitalEnergies.assign(eps.data(), eps.data() + eps.size());
-    const Eigen::VectorXd occ = occupations(eps, nElectrons, fractional);
-    r.energyWeightedDensity = productOn(products, C * (occ.array() * eps.array()).matrix().asDiagonal(), false, C, true);
     r.occupiedOrbitals = (int) std::lround(nElectrons / 2);
-    r.homoLumoGap = r.occupiedOrbitals < eps.size() && r.occupiedOrbitals > 0
-                        ? eps[r.occupiedOrbitals] - eps[r.occupiedOrbitals - 1] : 0.0;
-    r.timings["scf.finalOrbitals"] += seconds() - tFinal;
+    // The energy-weighted density of the gradient's Pulay term, -tr(W dS). For a closed shell, from the orbitals of the
+    // density itself: the Lagrange multipliers of their orthonormality, W = 2 C_o (C_o^T F C_o) C_o^T = Y (Y^T F Y) Y^T / 2
+    // for D = Y Y^T (equal to 2 sum_occ eps_i C_i C_i^T of F's eigenvectors where the SCF has converged, and exact for
+    // this D whatever the rotation among its occupied orbitals), so that the final Fock matrix's eigensystem is not
+    // needed for forces. Otherwise (fractional occupations) from that eigensystem below.
+    const double tWeighted = seconds();
+    const bool weightedFromDensity = closedShell && haveFactor && factor.rows() == D.rows();
+    if (weightedFromDensity) {
+        const Eigen::MatrixXd multipliers = productOn(products, factor, true, productOn(products, F, false, factor, false), false);
+        r.energyWeightedDensity = 0.5 * productOn(products, productOn(products, factor, false, multipliers, false), false, factor, true);
+    }
+    r.timings["scf.energyWeightedDensity"] += seconds() - tWeighted;
+    // Orbitals of the final Fock matrix (unshifted, not extrapolated): reported, and the next geometry's start.
+    const Eigen::MatrixXd& orthogonalizer = X;
+    auto finalOrbitals = [F, XS, &orthogonalizer, nElectrons, fractional, weightedFromDensity,
+                          symmetric = problem.symmetricOrthogonalization](QMResult& result, const MatrixProducts* where) {
+        const double tFinal = seconds();
+        Eigen::VectorXd energies;
+        Eigen::MatrixXd vectors;
+        symmetricEigensystem(congruenceOn(where, F, orthogonalizer), energies, vectors);
+        const Eigen::MatrixXd orbitals = productOn(where, orthogonalizer, false, vectors, false);
+        if (symmetric)
+            result.lowdinOrbitals = std::make_shared<const Eigen::MatrixXd>(productOn(where, XS, false, orbitals, false));  // X^T S = S^1/2
+        result.orbitalEnergies.assign(energies.data(), energies.data() + energies.size());
+        const int occupied = result.occupiedOrbitals;
+        result.homoLumoGap = occupied < energies.size() && occupied > 0 ? energies[occupied] - energies[occupied - 1] : 0.0;
+        if (!weightedFromDensity) {
+            const Eigen::VectorXd occ = occupations(energies, nElectrons, fractional);
+            result.energyWeightedDensity =
+                productOn(where, orbitals * (occ.array() * energies.array()).matrix().asDiagonal(), false, orbitals, true);
+        }
+        result.orbitals = orbitals;
+        result.timings["scf.finalOrbitals"] += seconds() - tFinal;
+    };
+    if (problem.deferFinalOrbitals && weightedFromDensity)
+        out.finalOrbitals = [finalOrbitals](QMResult& result) { finalOrbitals(result, nullptr); };  // the host's: any thread
+    else
+        finalOrbitals(r, products);
     return out;
 }
 

@@ -32,11 +32,18 @@ struct SCFProblem {
     const DensityGuess* recycled = nullptr;
     /// Where the products of basis-sized matrices run (null: the host's BLAS); see MatrixProducts.h.
     const MatrixProducts* products = nullptr;
+    /// Leave the final Fock matrix's orbitals to SCFOutcome::finalOrbitals where the gradient does not need them (a
+    /// closed shell: W from the last iteration's occupied orbitals), so that they can be made beside the gradient.
+    bool deferFinalOrbitals = false;
 };
 
 struct SCFOutcome {
     QMResult result;
     bool converged = false;
+    /// With SCFProblem::deferFinalOrbitals, where the SCF left them: fills in the final Fock matrix's orbitals
+    /// (QMResult::orbitals, orbitalEnergies, homoLumoGap, lowdinOrbitals, timings["scf.finalOrbitals"]) on the host's
+    /// BLAS, on any thread (it keeps what it needs; problem.X must outlive it). Empty where they are filled in already.
+    std::function<void(QMResult&)> finalOrbitals;
 };
 
 /// How one SCF attempt iterates. The first attempt is plain DIIS (with the level-shift fallback on a

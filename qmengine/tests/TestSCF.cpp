@@ -373,3 +373,19 @@ TEST(SCF, StretchedBondInAFieldConvergesWithoutRestarts) {
     EXPECT_LT(r.iterations, 40);
     EXPECT_LT(r.homoLumoGap, 0.1);
 }
+
+/** The energy-weighted density of the gradient's Pulay term comes from the density's own occupied orbitals (the
+ *  Lagrange multipliers of their orthonormality), not from the final Fock matrix's eigenvectors: for a converged SCF
+ *  the two agree to the SCF's convergence (here 1e-9 in the orbital gradient; bound 1e-7 in W). */
+TEST(SCF, EnergyWeightedDensityFromTheDensitysOrbitals) {
+    QMSettings s = QMTest::testSettings();
+    s.convergence = 1e-9;
+    const QMResult r = KohnShamLDA(s).compute(water(), 0, {{{3.0, 1.0, -2.0}, 0.5}});
+    const int occupied = r.occupiedOrbitals;
+    Eigen::MatrixXd fromEigenvectors = Eigen::MatrixXd::Zero(r.density.rows(), r.density.cols());
+    for (int i = 0; i < occupied; i++)
+        fromEigenvectors += 2 * r.orbitalEnergies[i] * r.orbitals.col(i) * r.orbitals.col(i).transpose();
+    EXPECT_LT((r.energyWeightedDensity - fromEigenvectors).cwiseAbs().maxCoeff(), 1e-7);
+    EXPECT_LT((r.energyWeightedDensity - r.energyWeightedDensity.transpose()).cwiseAbs().maxCoeff(), 1e-12);
+    EXPECT_GT(r.energyWeightedDensity.cwiseAbs().maxCoeff(), 1.0);  // not trivially zero (the core orbital: -18 Eh)
+}

@@ -1,8 +1,8 @@
 /* The SCF's products of basis-sized matrices on the device (the factory's MatrixProducts) against the host's BLAS:
  * every transposition of op(A) op(B) for odd shapes, a congruence B^T A B, the routing of small products to the host
  * (productOn), and an SCF (orbital rotations and Coulomb-response steps included) with every product on the device
- * against the same SCF with them on the host. One body for every GPU platform: the platform's test supplies the
- * factory. Bounds: products 1e-13 k (entries in [-1, 1]: k terms, each rounded at 1e-16, in another order), SCF
+ * against the same SCF with them on the host; and the final Fock matrix's orbitals made beside the gradient. One body
+ * for every GPU platform: the platform's test supplies the factory. Bounds: products 1e-13 k (entries in [-1, 1]: k terms, each rounded at 1e-16, in another order), SCF
  * energies 1e-10 Eh and gradients 1e-9 Eh/bohr (the same arithmetic, another summation order in the products). */
 #pragma once
 #include "GpuXCBackendTestCases.h"
@@ -147,6 +147,45 @@ inline void testDeviceSCFProductsMatchHost(const std::shared_ptr<const XCBackend
     ASSERT_EQ(d.orbitalEnergies.size(), h.orbitalEnergies.size());
     for (size_t i = 0; i < h.orbitalEnergies.size(); i++)
         EXPECT_NEAR(d.orbitalEnergies[i], h.orbitalEnergies[i], 1e-9);
+}
+
+/**
+ * The final Fock matrix's orbitals beside the gradient (KohnShamLDA::compute with deferOrbitals on a device): absent
+ * from the result until completeOrbitals(), the gradient without them the same as with them, and then the same
+ * orbitals, energies and next-step orbitals as an SCF that made them in order. A host factory makes them in order.
+ */
+inline void testDeviceFinalOrbitalsBesideTheGradient(const std::shared_ptr<const XCBackendFactory>& factory) {
+    QMSettings s;
+    s.basisSet = "6-31G*";
+    s.grid.radialPoints = 30;
+    s.grid.angularPoints = 110;
+    const std::vector<QMAtom> atoms = methanol();
+    const std::vector<PointCharge> mm = {{{5.0, 0.5, 9.0}, -0.8}};
+    KohnShamLDA inOrder(s, factory), beside(s, factory), host(s);
+    const QMResult a = inOrder.compute(atoms, 0, mm);
+    QMResult b = beside.compute(atoms, 0, mm, nullptr, nullptr, true);
+    EXPECT_EQ(b.orbitals.size(), 0) << "made beside the gradient, not yet there";
+    EXPECT_TRUE(b.orbitalEnergies.empty());
+    EXPECT_FALSE(b.lowdinOrbitals);
+    const QMGradient ga = inOrder.gradient(a), gb = beside.gradient(b);
+    EXPECT_LT((gb.atoms - ga.atoms).cwiseAbs().maxCoeff(), 1e-12);
+    beside.completeOrbitals(b);
+    EXPECT_EQ(b.timings.count("scf.finalOrbitalsWait"), 1u);
+    ASSERT_EQ(b.orbitals.rows(), a.orbitals.rows());
+    ASSERT_EQ(b.orbitalEnergies.size(), a.orbitalEnergies.size());
+    for (size_t i = 0; i < a.orbitalEnergies.size(); i++)
+        EXPECT_NEAR(b.orbitalEnergies[i], a.orbitalEnergies[i], 1e-12);
+    EXPECT_NEAR(b.homoLumoGap, a.homoLumoGap, 1e-12);
+    ASSERT_TRUE(b.lowdinOrbitals && a.lowdinOrbitals);
+    // Eigenvectors up to sign: the occupied densities agree.
+    const Eigen::MatrixXd Ca = a.orbitals.leftCols(a.occupiedOrbitals), Cb = b.orbitals.leftCols(b.occupiedOrbitals);
+    EXPECT_LT((Ca * Ca.transpose() - Cb * Cb.transpose()).cwiseAbs().maxCoeff(), 1e-10);
+    beside.completeOrbitals(b);  // nothing left to wait for: unchanged
+    EXPECT_EQ(b.orbitalEnergies.size(), a.orbitalEnergies.size());
+    // Without a device the orbitals are made in order, deferOrbitals or not.
+    const QMResult h = host.compute(atoms, 0, mm, nullptr, nullptr, true);
+    EXPECT_EQ(h.orbitalEnergies.size(), a.orbitalEnergies.size());
+    EXPECT_EQ(h.timings.count("scf.finalOrbitals"), 1u);
 }
 
 } // namespace GpuXCTest

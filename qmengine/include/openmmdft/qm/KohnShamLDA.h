@@ -84,7 +84,8 @@ struct QMResult {
     int occupiedOrbitals = 0;
     Eigen::MatrixXd density;                ///< total density matrix D (AO basis)
     Eigen::MatrixXd orbitals;               ///< MO coefficients, columns by increasing energy
-    Eigen::MatrixXd energyWeightedDensity;  ///< W = 2 sum_occ eps_i C_i C_i^T (for gradients)
+    Eigen::MatrixXd energyWeightedDensity;  ///< W = 2 sum_occ eps_ij C_i C_j^T of the density's own occupied orbitals
+                                            ///< (eps_ij = C_i^T F C_j; for gradients)
     std::vector<double> energyHistory, errorHistory; ///< per SCF iteration
     /// Pairs for the next SCF's DIIS (DensityGuess): this SCF's, then those it recycled, newest first, at most
     /// QMSettings::recycledSubspace.
@@ -111,7 +112,8 @@ struct QMResult {
     /// ".tensor"), "guess", "scf.recycling" (the recycled DIIS pairs taken up, and their Gram matrix grown for the next SCF), "scf.coulomb", "scf.xc",
     /// "scf.fockAndDIIS" (energy terms, the commutator error, DIIS; its parts "scf.fockAndDIIS.commutator" and
     /// ".diis"), "scf.diagonalization", "scf.orbitalRotation", "scf.coulombResponse", "scf.finalOrbitals" (the final
-    /// Fock matrix's orbitals and W), with density fitting the sums over every Coulomb build
+    /// Fock matrix's orbitals, beside the gradient with KohnShamLDA::compute's deferOrbitals, then also
+    /// "scf.finalOrbitalsWait"), "scf.energyWeightedDensity", with density fitting the sums over every Coulomb build
     /// "scf.coulomb.builds.contractions" and ".host" (DensityFittedCoulomb::timings), "total" (set-up, guess and
     /// iterations).
     std::map<std::string, double> timings;
@@ -138,8 +140,16 @@ public:
     /// closer than 0.1 A to a nucleus, unknown element, basis without the element), and SCFConvergenceError
     /// if the SCF does not converge: from the guess, then (settings.restartFailedSCF) from the atomic
     /// densities with a level shift and damping, then from the core guess with a larger shift.
+    /// deferOrbitals: the caller will call completeOrbitals() (after gradient()): where a device computes the gradient,
+    /// the final Fock matrix's orbitals (QMResult::orbitals, orbitalEnergies, homoLumoGap, lowdinOrbitals) are then
+    /// made on a thread of their own beside it, and are absent from the result until completeOrbitals() fills them in
+    /// (elsewhere they are in the result already, and completeOrbitals() does nothing).
     QMResult compute(const std::vector<QMAtom>& atoms, int charge, const std::vector<PointCharge>& mmCharges,
-                     const DensityGuess* previous = nullptr, const MullikenElectrostatics* longRange = nullptr);
+                     const DensityGuess* previous = nullptr, const MullikenElectrostatics* longRange = nullptr,
+                     bool deferOrbitals = false);
+    /// Waits for the orbitals that compute() with deferOrbitals left to a thread and moves them into result (the last
+    /// compute()'s), with their seconds ("scf.finalOrbitals") and the wait ("scf.finalOrbitalsWait").
+    void completeOrbitals(QMResult& result);
     const QMSettings& settings() const { return settings_; }
     /// Analytic gradient of result.total for the last compute() (result must be its result): nuclear repulsion,
     /// one-electron (kinetic, nuclei, MM charges, with the Pulay term -sum W dS), density-fitted Coulomb, and XC
