@@ -81,6 +81,13 @@ TEST(CudaMatrixProducts, SCFWithDeviceProductsMatchesHost) {
     testDeviceSCFProductsMatchHost(cuda.factory);
 }
 
+TEST(CudaMatrixProducts, KeptPairsMatchHost) {
+    CudaFactory cuda;
+    if (!cuda.reason.empty())
+        GTEST_SKIP() << cuda.reason;
+    testDeviceKeptPairsMatchHost(cuda.factory);
+}
+
 TEST(CudaFinalOrbitals, MadeBesideTheGradient) {
     CudaFactory cuda;
     if (!cuda.reason.empty())

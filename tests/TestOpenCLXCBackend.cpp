@@ -151,6 +151,13 @@ TEST(OpenCLMatrixProducts, SCFWithDeviceProductsMatchesHost) {
     testDeviceSCFProductsMatchHost(openCL.factory);
 }
 
+TEST(OpenCLMatrixProducts, KeptPairsMatchHost) {
+    OpenCLFactory openCL;
+    if (!openCL.reason.empty())
+        GTEST_SKIP() << openCL.reason;
+    testDeviceKeptPairsMatchHost(openCL.factory);
+}
+
 TEST(OpenCLFinalOrbitals, MadeBesideTheGradient) {
     OpenCLFactory openCL;
     if (!openCL.reason.empty())

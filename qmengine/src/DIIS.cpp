@@ -13,19 +13,24 @@ Eigen::Map<const Eigen::VectorXd> flat(const Eigen::MatrixXd& m) {
 } // namespace
 
 Eigen::VectorXd DIIS::recycledErrorDots(const Eigen::MatrixXd& error) const {
+    if (onDevice())
+        return device_->streamedDots(sharedErrors_, packAntisymmetric(error));
     if (packedPairs_)
         return streamedDots(recycledErrors_, packAntisymmetric(error), threads_);
     return streamedDots(recycledErrors_, flat(error), threads_);
 }
 
-void DIIS::addRecycledCombination(const std::vector<const Eigen::MatrixXd*>& changes, const Eigen::VectorXd& weights,
-                                  Eigen::MatrixXd& sum) const {
+void DIIS::addRecycledCombination(const std::vector<const Eigen::MatrixXd*>& changes, const std::vector<SharedMatrix>& shared,
+                                  const Eigen::VectorXd& weights, Eigen::MatrixXd& sum) const {
     if (!packedPairs_) {
         addStreamedCombination(changes, weights, Eigen::Map<Eigen::VectorXd>(sum.data(), sum.size()), threads_);
         return;
     }
     Eigen::VectorXd packed = Eigen::VectorXd::Zero(packedSymmetricSize(sum.rows()));
-    addStreamedCombination(changes, weights, packed, threads_);
+    if (onDevice() && shared.size() == changes.size())
+        device_->addStreamedCombination(shared, weights, packed);
+    else
+        addStreamedCombination(changes, weights, packed, threads_);
     addUnpackedSymmetric(packed, sum);
 }
 
@@ -33,6 +38,9 @@ void DIIS::dropRecycled() {
     recycledFocks_.clear();
     recycledErrors_.clear();
     recycledCompanions_.clear();
+    sharedFocks_.clear();
+    sharedErrors_.clear();
+    sharedCompanions_.clear();
     recycledCombinations_.resize(0, 0);
     for (Eigen::VectorXd& o : overlaps_)
         o.resize(0);
@@ -94,6 +102,25 @@ void DIIS::setRecycled(const std::vector<const Eigen::MatrixXd*>& fockChanges, c
     recycledErrors_ = errors;
     if (companionChanges.size() >= (size_t) m)
         recycledCompanions_.assign(companionChanges.begin(), companionChanges.begin() + m);
+}
+
+void DIIS::setRecycled(const std::vector<SharedMatrix>& fockChanges, const std::vector<SharedMatrix>& errorChanges,
+                       const std::vector<SharedMatrix>& companionChanges, const Eigen::MatrixXd* errorGram) {
+    auto pointers = [](const std::vector<SharedMatrix>& list) {
+        std::vector<const Eigen::MatrixXd*> raw;
+        for (const SharedMatrix& m : list)
+            raw.push_back(m.get());
+        return raw;
+    };
+    setRecycled(pointers(fockChanges), pointers(errorChanges), pointers(companionChanges), errorGram);
+    // The pairs the pointer version kept (the first recycledFocks_.size() of each list), now held here too.
+    const size_t m = recycledFocks_.size();
+    if (m == 0)
+        return;
+    sharedFocks_.assign(fockChanges.begin(), fockChanges.begin() + m);
+    sharedErrors_.assign(errorChanges.begin(), errorChanges.begin() + m);
+    if (recycledCompanions_.size() == m)
+        sharedCompanions_.assign(companionChanges.begin(), companionChanges.begin() + m);
 }
 
 Eigen::MatrixXd DIIS::extrapolate(const Eigen::MatrixXd& fock, const Eigen::MatrixXd& error) {
@@ -169,7 +196,7 @@ Eigen::MatrixXd DIIS::extrapolate(const Eigen::MatrixXd& fock, const Eigen::Matr
     const Eigen::VectorXd pairWeights = m > 0 ? Eigen::VectorXd(recycledCombinations_ * (recycledScale * c.segment(n, m)))
                                               : Eigen::VectorXd();
     if (m > 0)
-        addRecycledCombination(recycledFocks_, pairWeights, f);
+        addRecycledCombination(recycledFocks_, sharedFocks_, pairWeights, f);
     combineCompanions(c.head(n), pairWeights);
     return f;
 }
@@ -190,7 +217,7 @@ void DIIS::combineCompanions(const Eigen::VectorXd& entryWeights, const Eigen::V
     for (int i = 0; i < n; i++)
         k += entryWeights[i] * companions_[i];
     if (m > 0)
-        addRecycledCombination(recycledCompanions_, pairWeights, k);
+        addRecycledCombination(recycledCompanions_, sharedCompanions_, pairWeights, k);
     combinedCompanion_ = std::move(k);
 }
 

@@ -140,7 +140,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         diagonalize(H, eps, C);
         D = densityFrom(eps, C);
     }
-    DIIS diis(s.diisSubspace, s.threads, true);  // the recycled pairs packed (DensityGuess)
+    DIIS diis(s.diisSubspace, s.threads, true, products);  // the recycled pairs packed (DensityGuess), on the device if any
     // The Coulomb-response step after DIIS (CoulombResponse.h): for closed shells with integer occupations, where
     // DIIS runs undamped (a level shift or damping marks an SCF that is far from its solution).
     // The iterates' Coulomb matrices (and the pairs' changes of them) are kept for it, even if its steps stop.
@@ -159,17 +159,17 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     if (recycling && problem.recycled) {
         const double tRecycling = seconds();
         const DensityGuess& g = *problem.recycled;
-        std::vector<const Eigen::MatrixXd*> focks, errors, coulombs;
+        std::vector<SharedMatrix> focks, errors, coulombs;
         const bool withCoulomb = keepCoulomb && givenCoulomb;
         for (size_t j = 0; j < g.fockChanges.size() && j < g.errorChanges.size() && (int) j < s.recycledSubspace; j++)
             if (g.fockChanges[j]->size() == packedSymmetricSize(S.rows()) && g.fockChanges[j]->cols() == 1 &&
                 g.errorChanges[j]->size() == packedAntisymmetricSize(X.cols()) && g.errorChanges[j]->cols() == 1 &&
                 (!withCoulomb || g.coulombChanges[j]->size() == packedSymmetricSize(S.rows()))) {
                 recycled.push_back(j);
-                focks.push_back(g.fockChanges[j].get());
-                errors.push_back(g.errorChanges[j].get());
+                focks.push_back(g.fockChanges[j]);
+                errors.push_back(g.errorChanges[j]);
                 if (withCoulomb)
-                    coulombs.push_back(g.coulombChanges[j].get());
+                    coulombs.push_back(g.coulombChanges[j]);
             }
         // The pairs' Gram matrix where the SCF that handed them on kept it (their products with each other).
         haveRecycledGram = g.errorChangeGram && g.errorChangeGram->rows() == (Eigen::Index) g.errorChanges.size() &&

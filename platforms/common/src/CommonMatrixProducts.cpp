@@ -1,5 +1,6 @@
 #include "CommonMatrixProducts.h"
 #include "LeastSquaresProgram.h"
+#include "CommonQMMMKernelSources.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
@@ -123,9 +124,124 @@ Eigen::MatrixXd CommonMatrixProducts::congruence(const Eigen::MatrixXd& A, const
     return C;
 }
 
+void CommonMatrixProducts::compilePairKernels() const {
+    if (dotsKernel)
+        return;
+    ComputeProgram program = cc.compileProgram(CommonQMMMKernelSources::qmPairStore, {{"PAIR_GROUP", to_string(PAIR_GROUP)}});
+    dotsKernel = program->createKernel("pairDots");
+    combinationKernel = program->createKernel("pairCombination");
+    for (int i = 0; i < 6; i++) {
+        dotsKernel->addArg();
+        combinationKernel->addArg();
+    }
+}
+
+void CommonMatrixProducts::keep(const vector<QM::SharedMatrix>& A) const {
+    calls++;
+    const int length = (int) A[0]->size();
+    for (const QM::SharedMatrix& m : A)
+        if ((int) m->size() != length)
+            throw OpenMMException("QM: kept matrices of different sizes in one product (internal error)");
+    if (length != pairLength) {  // another basis: nothing kept fits
+        kept.clear();
+        pairCapacity = 0;
+        pairLength = length;
+    }
+    // Room for an SCF's three kinds of pairs and a step's new ones, in steps of 32 pairs (the subspace fills over the
+    // first MD steps): each growth drops what is kept, which is uploaded again as it is used.
+    const int wanted = 3 * (((int) A.size() + 31) / 32 * 32) + 16;
+    if (pairCapacity < wanted) {
+        kept.clear();
+        pairCapacity = wanted;
+        reserve(pairStore, (size_t) pairCapacity * length, "qmKeptPairs");
+        freeSlots.clear();
+        for (int slot = pairCapacity - 1; slot >= 0; slot--)
+            freeSlots.push_back(slot);
+    }
+    vector<int> slots;
+    for (const QM::SharedMatrix& m : A) {
+        auto found = kept.find(m.get());
+        if (found != kept.end()) {
+            found->second.lastUse = calls;
+            slots.push_back(found->second.slot);
+            continue;
+        }
+        if (freeSlots.empty()) {
+            // The pair used longest ago, and not in this list (the room is three lists' worth).
+            auto oldest = kept.end();
+            for (auto k = kept.begin(); k != kept.end(); ++k)
+                if (k->second.lastUse < calls && (oldest == kept.end() || k->second.lastUse < oldest->second.lastUse))
+                    oldest = k;
+            if (oldest == kept.end())
+                throw OpenMMException("QM: no room for the kept pairs (internal error)");
+            freeSlots.push_back(oldest->second.slot);
+            kept.erase(oldest);
+        }
+        const int slot = freeSlots.back();
+        freeSlots.pop_back();
+        pairStore.uploadSubArray(m->data(), slot * length, length);
+        kept[m.get()] = Kept{m, slot, calls};
+        slots.push_back(slot);
+    }
+    if (!pairSlots.isInitialized() || pairSlots.getSize() < slots.size()) {
+        if (pairSlots.isInitialized())
+            pairSlots.resize(max<size_t>(slots.size(), 1));
+        else
+            pairSlots.initialize<int>(cc, max<size_t>(slots.size(), 1), "qmKeptPairSlots");
+    }
+    pairSlots.uploadSubArray(slots.data(), 0, (int) slots.size());
+}
+
+Eigen::VectorXd CommonMatrixProducts::streamedDots(const vector<QM::SharedMatrix>& A, const Eigen::VectorXd& x) const {
+    Eigen::VectorXd out(A.size());
+    if (A.empty())
+        return out;
+    ContextSelector selector(cc);
+    compilePairKernels();
+    keep(A);
+    if (x.size() != pairLength)
+        throw OpenMMException("QM: a product of kept matrices with a vector of another length (internal error)");
+    reserve(pairIn, x.size(), "qmKeptPairVector");
+    pairIn.uploadSubArray(x.data(), 0, (int) x.size());
+    ComputeArray& result = resultArray(A.size());
+    dotsKernel->setArg(0, (int) A.size());
+    dotsKernel->setArg(1, pairLength);
+    dotsKernel->setArg(2, pairSlots);
+    dotsKernel->setArg(3, pairStore);
+    dotsKernel->setArg(4, pairIn);
+    dotsKernel->setArg(5, result);
+    dotsKernel->execute((int) A.size() * PAIR_GROUP, PAIR_GROUP);
+    result.download(out.data());
+    return out;
+}
+
+void CommonMatrixProducts::addStreamedCombination(const vector<QM::SharedMatrix>& A, const Eigen::VectorXd& w, Eigen::VectorXd& y) const {
+    if (A.empty())
+        return;
+    if (w.size() != (Eigen::Index) A.size())
+        throw OpenMMException("QM: a combination of kept matrices with another number of weights (internal error)");
+    ContextSelector selector(cc);
+    compilePairKernels();
+    keep(A);
+    if (y.size() != pairLength)
+        throw OpenMMException("QM: a combination of kept matrices into a vector of another length (internal error)");
+    reserve(pairIn, w.size(), "qmKeptPairVector");
+    pairIn.uploadSubArray(w.data(), 0, (int) w.size());
+    ComputeArray& sum = resultArray(y.size());
+    sum.upload(y.data());
+    combinationKernel->setArg(0, (int) A.size());
+    combinationKernel->setArg(1, pairLength);
+    combinationKernel->setArg(2, pairSlots);
+    combinationKernel->setArg(3, pairStore);
+    combinationKernel->setArg(4, pairIn);
+    combinationKernel->setArg(5, sum);
+    combinationKernel->execute(pairLength);
+    sum.download(y.data());
+}
+
 size_t CommonMatrixProducts::storedBytes() const {
     size_t bytes = 0;
-    for (const ComputeArray* array : {&left, &right, &middle})
+    for (const ComputeArray* array : {&left, &right, &middle, &pairStore, &pairIn})
         if (array->isInitialized())
             bytes += array->getSize() * sizeof(double);
     for (const auto& result : results)

@@ -8,6 +8,7 @@
 
 #include <Eigen/Dense>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ Eigen::VectorXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::
  * slow the engine's next parallel loop; the engine's end with it.)
  */
 Eigen::VectorXd streamedTransposeProduct(const Eigen::MatrixXd& A, const Eigen::Ref<const Eigen::VectorXd>& x, int threads);
+
+/// A matrix shared without copying and never changed (DIIS's recycled pairs, handed from one MD step's SCF to the next).
+using SharedMatrix = std::shared_ptr<const Eigen::MatrixXd>;
 
 /// Equally sized matrices read as the columns of one tall matrix (each flattened) without being copied side by side
 /// (DIIS's recycled pairs, which the density history owns).

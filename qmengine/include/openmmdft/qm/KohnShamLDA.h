@@ -27,9 +27,8 @@ public:
     explicit SCFConvergenceError(const std::string& message) : OpenMM::OpenMMException(message) {}
 };
 
-/// A matrix shared, not copied, by the results, guesses and density history that hand it on (DIIS's recycled pairs:
-/// up to 3 x 96 matrices of n_bf^2 each).
-using SharedMatrix = std::shared_ptr<const Eigen::MatrixXd>;
+// SharedMatrix (DenseAlgebra.h): shared, not copied, by the results, guesses and density history that hand it on
+// (DIIS's recycled pairs: up to 3 x 96 matrices of n_bf^2 each).
 
 /// A density to start from (e.g. the previous MD step's). Used when its size matches the basis.
 struct DensityGuess {
