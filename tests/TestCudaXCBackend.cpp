@@ -88,6 +88,13 @@ TEST(CudaMatrixProducts, KeptPairsMatchHost) {
     testDeviceKeptPairsMatchHost(cuda.factory);
 }
 
+TEST(CudaMatrixProducts, MetricInverse) {
+    CudaFactory cuda;
+    if (!cuda.reason.empty())
+        GTEST_SKIP() << cuda.reason;
+    testDeviceMetricInverse(cuda.factory, true);
+}
+
 TEST(CudaFinalOrbitals, MadeBesideTheGradient) {
     CudaFactory cuda;
     if (!cuda.reason.empty())

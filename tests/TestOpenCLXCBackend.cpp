@@ -158,6 +158,13 @@ TEST(OpenCLMatrixProducts, KeptPairsMatchHost) {
     testDeviceKeptPairsMatchHost(openCL.factory);
 }
 
+TEST(OpenCLMatrixProducts, MetricInverse) {
+    OpenCLFactory openCL;
+    if (!openCL.reason.empty())
+        GTEST_SKIP() << openCL.reason;
+    testDeviceMetricInverse(openCL.factory, false);
+}
+
 TEST(OpenCLFinalOrbitals, MadeBesideTheGradient) {
     OpenCLFactory openCL;
     if (!openCL.reason.empty())

@@ -209,7 +209,20 @@ struct KohnShamLDA::System {
                                               "gradient raises each fitting shell's l by one, and this Libint2 goes to l = " +
                                               std::to_string(largestFittingShellL() + 1) + ")");
             }
-            fitted.reset(new DensityFittedCoulomb(basis, aux, s.integralThreshold, s.threads, metricSolver,
+            // The metric's inverse on the device where the factory makes it there (else, or where that fails, the
+            // given solver's, or Eigen's Cholesky factorization).
+            NormalEquationSolver solver = metricSolver;
+            if (xcFactory.invertsSymmetricPositiveDefinite())
+                solver = [&xcFactory, metricSolver](const Eigen::MatrixXd& A, Eigen::MatrixXd& B) {
+                    if (B.rows() == A.rows() && B.cols() == A.cols() && B.isIdentity(0.0) &&
+                        xcFactory.invertSymmetricPositiveDefinite(0.5 * (A + A.transpose()), B))
+                        return;
+                    if (metricSolver)
+                        metricSolver(A, B);
+                    else
+                        solveSymmetricPositiveDefinite(A, B);
+                };
+            fitted.reset(new DensityFittedCoulomb(basis, aux, s.integralThreshold, s.threads, solver,
                                                   xcFactory.densityFittingContractions(), gridAndXC));
             for (const auto& part : fitted->timings())
                 timings["setup.coulomb." + part.first] = part.second;

@@ -12,16 +12,17 @@ using namespace std;
 KernelImpl* CommonQMMMKernelFactory::createKernelImpl(string name, const Platform& platform, ContextImpl& context) const {
     ComputeContext& cc = computeContextOf(context);
     if (name == CalcQMMMForceKernel::Name())
-        return new CommonCalcQMMMForceKernel(name, platform, cc, context.getSystem());
+        return new CommonCalcQMMMForceKernel(name, platform, cc, context.getSystem(), deviceInverse);
     if (name == SolveLeastSquaresKernel::Name())
         return new CommonSolveLeastSquaresKernel(name, platform, cc);
     throw OpenMMException("openmm-dft: tried to create kernel with illegal kernel name '" + name + "'");
 }
 
-void CommonQMMMKernelFactory::registerWith(const string& platformName, ComputeContextOf computeContextOf) {
+void CommonQMMMKernelFactory::registerWith(const string& platformName, ComputeContextOf computeContextOf,
+                                           DeviceSymmetricInverse deviceInverse) {
     try {
         Platform& platform = Platform::getPlatformByName(platformName);
-        CommonQMMMKernelFactory* factory = new CommonQMMMKernelFactory(computeContextOf);
+        CommonQMMMKernelFactory* factory = new CommonQMMMKernelFactory(computeContextOf, deviceInverse);
         platform.registerKernelFactory(CalcQMMMForceKernel::Name(), factory);
         platform.registerKernelFactory(SolveLeastSquaresKernel::Name(), factory);
     }

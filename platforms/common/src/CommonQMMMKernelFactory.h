@@ -5,6 +5,7 @@
 #include "openmm/Context.h"
 #include "openmm/KernelFactory.h"
 #include "openmm/common/ComputeContext.h"
+#include "CommonXCBackend.h"
 #include <string>
 
 namespace OpenMMDFT {
@@ -19,13 +20,17 @@ typedef OpenMM::ComputeContext& (*ComputeContextOf)(OpenMM::ContextImpl& context
  */
 class CommonQMMMKernelFactory : public OpenMM::KernelFactory {
 public:
-    explicit CommonQMMMKernelFactory(ComputeContextOf computeContextOf) : computeContextOf(computeContextOf) {
+    /** deviceInverse: the platform's own inverse for the density fitting's metric (null: the host's). */
+    explicit CommonQMMMKernelFactory(ComputeContextOf computeContextOf, DeviceSymmetricInverse deviceInverse = nullptr)
+        : computeContextOf(computeContextOf), deviceInverse(deviceInverse) {
     }
     OpenMM::KernelImpl* createKernelImpl(std::string name, const OpenMM::Platform& platform, OpenMM::ContextImpl& context) const;
     /** Register a factory for every kernel of the plugin with the named platform, if it exists in this process. */
-    static void registerWith(const std::string& platformName, ComputeContextOf computeContextOf);
+    static void registerWith(const std::string& platformName, ComputeContextOf computeContextOf,
+                             DeviceSymmetricInverse deviceInverse = nullptr);
 private:
     ComputeContextOf computeContextOf;
+    DeviceSymmetricInverse deviceInverse;
 };
 
 /**

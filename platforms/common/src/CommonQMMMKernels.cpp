@@ -231,8 +231,9 @@ vector<vector<int> > tileExclusions(const System& system, const vector<double>& 
 
 } // namespace
 
-CommonCalcQMMMForceKernel::CommonCalcQMMMForceKernel(string name, const Platform& platform, ComputeContext& cc, const System& system) :
-        CalcQMMMForceKernel(name, platform), cc(cc), info(NULL), numParticles(0) {
+CommonCalcQMMMForceKernel::CommonCalcQMMMForceKernel(string name, const Platform& platform, ComputeContext& cc, const System& system,
+                                                     DeviceSymmetricInverse deviceInverse) :
+        CalcQMMMForceKernel(name, platform), cc(cc), deviceInverse(deviceInverse), info(NULL), numParticles(0) {
 }
 
 CommonCalcQMMMForceKernel::~CommonCalcQMMMForceKernel() {
@@ -352,11 +353,12 @@ void CommonCalcQMMMForceKernel::initialize(const System& system, const QMMMForce
 
     if (force.getNumQMAtoms() > 0) {
         // The ESP fit takes this Context's least-squares kernel only in double precision; the density-fitting
-        // metric's inverse is made by the CPU platform's (LAPACK) while the device computes the three-centre integrals.
+        // metric's inverse is made by the CPU platform's (LAPACK) while the device computes the three-centre integrals,
+        // or by the platform's own inverse on the device where it has one and OPENMMDFT_DEVICE_METRIC_INVERSE=1.
         // The XC work runs on the device (double precision arithmetic, whatever the Context's precision).
         shared_ptr<const QM::XCBackendFactory> xc;
         if (CommonXCBackendFactory::supported(cc))
-            xc = make_shared<CommonXCBackendFactory>(cc);
+            xc = make_shared<CommonXCBackendFactory>(cc, deviceInverse);
         qmRegion.reset(new QMRegionDriver(force, 0, cc.getUseDoublePrecision(), false, xc));
         bool doubleForces = cc.getSupportsDoublePrecision();
         map<string, string> forceDefines;

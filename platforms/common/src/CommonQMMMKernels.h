@@ -4,6 +4,7 @@
 #include "openmmdft/QMMMKernels.h"
 #include "openmmdft/internal/BondGraph.h"
 #include "QMRegionDriver.h"
+#include "CommonXCBackend.h"
 #include "openmm/common/ComputeArray.h"
 #include "openmm/common/ComputeContext.h"
 #include "openmm/common/ComputeKernel.h"
@@ -33,7 +34,9 @@ namespace OpenMMDFT {
  */
 class CommonCalcQMMMForceKernel : public CalcQMMMForceKernel {
 public:
-    CommonCalcQMMMForceKernel(std::string name, const OpenMM::Platform& platform, OpenMM::ComputeContext& cc, const OpenMM::System& system);
+    /** deviceInverse: the platform's own inverse for the density fitting's metric (null: the host's). */
+    CommonCalcQMMMForceKernel(std::string name, const OpenMM::Platform& platform, OpenMM::ComputeContext& cc, const OpenMM::System& system,
+                              DeviceSymmetricInverse deviceInverse = nullptr);
     ~CommonCalcQMMMForceKernel();
     void initialize(const OpenMM::System& system, const QMMMForce& force);
     double execute(OpenMM::ContextImpl& context, bool includeForces, bool includeEnergy, bool includeMM, bool includeQM);
@@ -54,6 +57,7 @@ private:
     OpenMM::ComputeArray hostForces;
     OpenMM::ComputeKernel addHostForcesKernel;
     OpenMM::ComputeContext& cc;
+    DeviceSymmetricInverse deviceInverse;
     ForceInfo* info;
     int numParticles;
     std::vector<std::pair<int, int> > pairs14;

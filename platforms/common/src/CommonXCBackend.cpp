@@ -560,8 +560,10 @@ private:
 
 } // namespace
 
-CommonXCBackendFactory::CommonXCBackendFactory(ComputeContext& cc) : cc(cc) {
+CommonXCBackendFactory::CommonXCBackendFactory(ComputeContext& cc, DeviceSymmetricInverse inverse, bool alwaysInvert) : cc(cc) {
     charges.reset(new CommonPointCharges(cc, threeCentreSource()));
+    if (alwaysInvert || QM::environmentCount("OPENMMDFT_DEVICE_METRIC_INVERSE", 0) > 0)
+        deviceInverse = inverse;
     if (QM::environmentCount("OPENMMDFT_HOST_SCF_PRODUCTS", 0) == 0)
         products.reset(new CommonMatrixProducts(cc));
 }

@@ -13,6 +13,10 @@
 
 namespace OpenMMDFT {
 
+/** A platform's own inverse of a symmetric positive definite matrix on its device (CUDA: cuSOLVER); false where it
+ *  cannot make it. */
+typedef bool (*DeviceSymmetricInverse)(OpenMM::ComputeContext& cc, const Eigen::MatrixXd& A, Eigen::MatrixXd& inverse);
+
 /**
  * The QM engine's XC back end on the GPU platforms (OpenCL, CUDA), written once against OpenMM's
  * Compute API (kernels/qmXC.cc). Per geometry the grid's batches (points, weights, significant shells)
@@ -37,7 +41,9 @@ namespace OpenMMDFT {
  */
 class CommonXCBackendFactory : public QM::XCBackendFactory, public QM::PartitionWeightEvaluator {
 public:
-    explicit CommonXCBackendFactory(OpenMM::ComputeContext& cc);
+    /** deviceInverse: the platform's inverse for the density fitting's metric (null: none), used where
+     *  OPENMMDFT_DEVICE_METRIC_INVERSE=1 (temporary switch, EnvironmentSwitch.h) or alwaysInvert says so. */
+    explicit CommonXCBackendFactory(OpenMM::ComputeContext& cc, DeviceSymmetricInverse deviceInverse = nullptr, bool alwaysInvert = false);
     std::unique_ptr<QM::XCBackend> create(const QM::XCGeometry& geometry) const override;
     const QM::PartitionWeightEvaluator* partitionWeights() const override {
         return this;
@@ -55,6 +61,12 @@ public:
     const QM::MatrixProducts* matrixProducts() const override {
         return products.get();
     }
+    bool invertsSymmetricPositiveDefinite() const override {
+        return deviceInverse != nullptr;
+    }
+    bool invertSymmetricPositiveDefinite(const Eigen::MatrixXd& A, Eigen::MatrixXd& inverse) const override {
+        return deviceInverse != nullptr && deviceInverse(cc, A, inverse);
+    }
     /** Whether the device can run it (double precision); otherwise use the host back end. */
     static bool supported(OpenMM::ComputeContext& cc);
 private:
@@ -71,6 +83,7 @@ private:
     mutable std::map<std::tuple<int, int, bool>, OpenMM::ComputeProgram> threeCentrePrograms;
     std::unique_ptr<QM::PointChargeEvaluator> charges;
     std::unique_ptr<CommonMatrixProducts> products;
+    DeviceSymmetricInverse deviceInverse = nullptr;  ///< null unless in use
 };
 
 } // namespace OpenMMDFT

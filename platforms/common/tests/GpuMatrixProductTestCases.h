@@ -220,6 +220,37 @@ inline void testDeviceSCFProductsMatchHost(const std::shared_ptr<const XCBackend
 }
 
 /**
+ * The density fitting's metric inverted on the device where the platform has its own inverse (CUDA: cuSOLVER, loaded at
+ * run time; the tests' factory uses it whatever the temporary switch says): A A^-1 within 1e-10 of the identity for a
+ * metric-sized positive definite matrix of condition about 1e4, the result exactly symmetric, an indefinite matrix
+ * refused with the output untouched. Where the platform has none (OpenCL), nothing is made.
+ */
+inline void testDeviceMetricInverse(const std::shared_ptr<const XCBackendFactory>& factory, bool platformHasOne) {
+    const int n = 600;
+    std::srand(5);
+    const Eigen::MatrixXd M = Eigen::MatrixXd::Random(n, n);
+    Eigen::MatrixXd A = M * M.transpose() / n + 1e-3 * Eigen::MatrixXd::Identity(n, n);
+    A = (0.5 * (A + A.transpose())).eval();
+    Eigen::MatrixXd inverse = Eigen::MatrixXd::Constant(n, n, 7.0);
+    EXPECT_EQ(factory->invertsSymmetricPositiveDefinite(), platformHasOne);
+    const bool made = factory->invertSymmetricPositiveDefinite(A, inverse);
+    if (!platformHasOne) {
+        EXPECT_FALSE(made);
+        EXPECT_EQ(inverse(0, 0), 7.0);
+        return;
+    }
+    if (!made)
+        GTEST_SKIP() << "the platform's inverse could not run here (cuSOLVER, libcusolver.so.12, not found?)";
+    EXPECT_LT((A * inverse - Eigen::MatrixXd::Identity(n, n)).cwiseAbs().maxCoeff(), 1e-10);
+    EXPECT_EQ((inverse - inverse.transpose()).cwiseAbs().maxCoeff(), 0.0);
+    Eigen::MatrixXd indefinite = A;
+    indefinite(n / 2, n / 2) = -1.0;
+    Eigen::MatrixXd untouched = Eigen::MatrixXd::Constant(n, n, 7.0);
+    EXPECT_FALSE(factory->invertSymmetricPositiveDefinite(indefinite, untouched));
+    EXPECT_EQ(untouched(0, 0), 7.0);
+}
+
+/**
  * The final Fock matrix's orbitals beside the gradient (KohnShamLDA::compute with deferOrbitals on a device): absent
  * from the result until completeOrbitals(), the gradient without them the same as with them, and then the same
  * orbitals, energies and next-step orbitals as an SCF that made them in order. A host factory makes them in order.

@@ -1,6 +1,7 @@
 #include "CudaQMMMKernelFactory.h"
 #include "CommonQMMMKernelFactory.h"
 #include "CommonXCBackend.h"
+#include "CudaMetricInverse.h"
 #include "openmmdft/internal/ContextImplAccess.h"
 #include "openmm/internal/ContextImpl.h"
 #include "openmm/internal/windowsExport.h"
@@ -22,11 +23,11 @@ extern "C" OPENMM_EXPORT void registerPlatforms() {
 }
 
 extern "C" OPENMM_EXPORT void registerKernelFactories() {
-    CommonQMMMKernelFactory::registerWith("CUDA", computeContextOf);
+    CommonQMMMKernelFactory::registerWith("CUDA", computeContextOf, cudaSymmetricPositiveDefiniteInverse);
 }
 
 extern "C" OPENMM_EXPORT void registerQMMMCudaKernelFactories() {
-    CommonQMMMKernelFactory::registerWith("CUDA", computeContextOf);
+    CommonQMMMKernelFactory::registerWith("CUDA", computeContextOf, cudaSymmetricPositiveDefiniteInverse);
 }
 
 extern "C" OPENMM_EXPORT void openmmdftClassifyBondPathsCuda(Context& context, const EllpackAdjacency& adjacency, BondPathClasses& classes) {
@@ -34,12 +35,12 @@ extern "C" OPENMM_EXPORT void openmmdftClassifyBondPathsCuda(Context& context, c
 }
 
 /* Test hook: the device XC back end of a CUDA Context, for the device-against-host XC tests
- * (platforms/common/tests/GpuXCBackendTestCases.h), which cannot link this library. Empty where the device
- * cannot run it (no double precision). */
+ * (platforms/common/tests/GpuXCBackendTestCases.h), which cannot link this library, with the metric's inverse on the
+ * GPU (cuSOLVER) whatever the temporary switch says. Empty where the device cannot run it (no double precision). */
 extern "C" OPENMM_EXPORT void openmmdftCudaXCBackendFactory(Context& context, std::shared_ptr<const QM::XCBackendFactory>& factory) {
     ComputeContext& cc = computeContextOf(ContextImplAccess().of(context));
     if (CommonXCBackendFactory::supported(cc))
-        factory = std::make_shared<CommonXCBackendFactory>(cc);
+        factory = std::make_shared<CommonXCBackendFactory>(cc, cudaSymmetricPositiveDefiniteInverse, true);  // tests: always
     else
         factory.reset();
 }

@@ -103,6 +103,15 @@ public:
     virtual const MatrixProducts* matrixProducts() const {
         return nullptr;
     }
+    /** Whether invertSymmetricPositiveDefinite() may make the density fitting's metric's inverse on the device. */
+    virtual bool invertsSymmetricPositiveDefinite() const {
+        return false;
+    }
+    /** The inverse of a symmetric positive definite matrix (the density fitting's metric) made on the device; false
+     *  where it was not (the host then makes it). May be called from another thread than the SCF's. */
+    virtual bool invertSymmetricPositiveDefinite(const Eigen::MatrixXd& A, Eigen::MatrixXd& inverse) const {
+        return false;
+    }
 };
 
 /// The host back end: XCIntegrator for energy and matrix (grouped points, significant shells,
