@@ -7,6 +7,7 @@
  * plugin loaded by file as BenchQMRegion loads it. The OpenBLAS thread count is OpenBLAS's own (OPENBLAS_NUM_THREADS).
  * On PoCL (OpenCL on the CPU) the device's side runs on the same cores: it shows that the route works, not its speed. */
 #include "../tests/PluginLoading.h"
+#include "BasisOccupiedSizes.h"
 #include "openmmdft/qm/DenseAlgebra.h"
 #include "openmmdft/qm/MatrixProducts.h"
 #include "openmmdft/qm/XCBackend.h"
@@ -21,7 +22,6 @@
 #include <dlfcn.h>
 #include <functional>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -79,16 +79,9 @@ int main(int argc, char** argv) {
         else if (a == "--repeat")
             repeat = std::max(1, std::stoi(value));
         else if (a == "--sizes") {
-            sizes.clear();
-            std::stringstream list(value);
-            std::string item;
-            while (std::getline(list, item, ',')) {
-                const size_t slash = item.find('/');
-                if (slash == std::string::npos) {
-                    std::fprintf(stderr, "--sizes: give basis/occupied, e.g. 456/120\n");
-                    return 2;
-                }
-                sizes.push_back({std::stoi(item.substr(0, slash)), std::stoi(item.substr(slash + 1))});
+            if (!parseBasisOccupiedSizes(value, sizes)) {
+                std::fprintf(stderr, "--sizes: give basis/occupied, e.g. 456/120\n");
+                return 2;
             }
         }
         else {

@@ -7,12 +7,12 @@
  * from -20 to 5 Eh and a gap of 0.3 Eh at the Fermi level, and the next Fock matrix that many hartree away (a random
  * symmetric change). The OpenBLAS thread count is OpenBLAS's own (OPENBLAS_NUM_THREADS). */
 #include "../qmengine/src/OrbitalRotation.h"
+#include "BasisOccupiedSizes.h"
 #include "openmmdft/qm/DenseAlgebra.h"
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -79,16 +79,9 @@ int main(int argc, char** argv) {
         }
         const std::string value = argv[++i];
         if (a == "--sizes") {
-            sizes.clear();
-            std::stringstream list(value);
-            std::string item;
-            while (std::getline(list, item, ',')) {
-                const size_t slash = item.find('/');
-                if (slash == std::string::npos) {
-                    std::fprintf(stderr, "--sizes: give basis/occupied, e.g. 456/120\n");
-                    return 2;
-                }
-                sizes.push_back({std::stoi(item.substr(0, slash)), std::stoi(item.substr(slash + 1))});
+            if (!parseBasisOccupiedSizes(value, sizes)) {
+                std::fprintf(stderr, "--sizes: give basis/occupied, e.g. 456/120\n");
+                return 2;
             }
         }
         else if (a == "--change")

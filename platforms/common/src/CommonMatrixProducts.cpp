@@ -38,6 +38,14 @@ void CommonMatrixProducts::reserve(ComputeArray& array, size_t elements, const c
     }
 }
 
+void CommonMatrixProducts::uploadOperands(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) const {
+    compile();
+    reserve(left, A.size(), "qmMatrixProductLeft");
+    reserve(right, B.size(), "qmMatrixProductRight");
+    left.uploadSubArray(A.data(), 0, (int) A.size());
+    right.uploadSubArray(B.data(), 0, (int) B.size());
+}
+
 ComputeArray& CommonMatrixProducts::resultArray(size_t elements) const {
     elements = max<size_t>(elements, 1);
     auto found = results.find(elements);
@@ -88,11 +96,7 @@ Eigen::MatrixXd CommonMatrixProducts::product(const Eigen::MatrixXd& A, bool tra
         return C;
     }
     ContextSelector selector(cc);
-    compile();
-    reserve(left, A.size(), "qmMatrixProductLeft");
-    reserve(right, B.size(), "qmMatrixProductRight");
-    left.uploadSubArray(A.data(), 0, (int) A.size());
-    right.uploadSubArray(B.data(), 0, (int) B.size());
+    uploadOperands(A, B);
     ComputeArray& out = resultArray(C.size());
     multiply(m, n, k, left, (int) A.rows(), transposeA, right, (int) B.rows(), transposeB, out);
     out.download(C.data());
@@ -111,12 +115,8 @@ Eigen::MatrixXd CommonMatrixProducts::congruence(const Eigen::MatrixXd& A, const
         return C;
     }
     ContextSelector selector(cc);
-    compile();
-    reserve(left, A.size(), "qmMatrixProductLeft");
-    reserve(right, B.size(), "qmMatrixProductRight");
+    uploadOperands(A, B);
     reserve(middle, (size_t) n * m, "qmMatrixProductMiddle");
-    left.uploadSubArray(A.data(), 0, (int) A.size());
-    right.uploadSubArray(B.data(), 0, (int) B.size());
     multiply(n, m, n, left, n, false, right, n, false, middle);  // A B (n x m)
     ComputeArray& out = resultArray(C.size());
     multiply(m, m, n, right, n, true, middle, n, false, out);     // B^T (A B)

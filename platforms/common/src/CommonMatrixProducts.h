@@ -56,6 +56,8 @@ private:
     void keep(const std::vector<QM::SharedMatrix>& A) const;
     /** array holds at least elements doubles (grown, contents lost, where it holds fewer). */
     void reserve(OpenMM::ComputeArray& array, size_t elements, const char* name) const;
+    /** The product kernel compiled, A in left and B in right (grown where they are smaller). */
+    void uploadOperands(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) const;
     /** The array that a result of this many elements is downloaded from. */
     OpenMM::ComputeArray& resultArray(size_t elements) const;
     /** C (m x n, column-major, leading dimension m) = op(A) op(B) for column-major A and B with leading dimensions lda, ldb. */
