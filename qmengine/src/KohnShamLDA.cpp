@@ -25,14 +25,15 @@ namespace {
  * A density from another geometry (the previous MD step, or an extrapolation of several) made idempotent in
  * this geometry's overlap metric: P = D/2 -> 3 PSP - 2 PSPSP (McWeeny purification, R. McWeeny, Rev. Mod.
  * Phys. 32, 335 (1960)). Without it tr(DS) is not the electron count and DSD != 2D, errors of first order in
- * the change of S, which cost the SCF several iterations even for a tiny step.
+ * the change of S, which cost the SCF several iterations even for a tiny step. The products run where `products` runs
+ * them (the SCF's device, where there is one; null: the host).
  */
-Eigen::MatrixXd purifiedDensity(const Eigen::MatrixXd& D, const Eigen::MatrixXd& S) {
+Eigen::MatrixXd purifiedDensity(const Eigen::MatrixXd& D, const Eigen::MatrixXd& S, const MatrixProducts* products) {
     Eigen::MatrixXd P = 0.5 * D;
     for (int k = 0; k < 4; k++) {
-        const Eigen::MatrixXd PS = product(P, false, S, false);
-        const Eigen::MatrixXd PSP = product(PS, false, P, false);
-        const Eigen::MatrixXd next = 3 * PSP - 2 * product(PS, false, PSP, false);
+        const Eigen::MatrixXd PS = productOn(products, P, false, S, false);
+        const Eigen::MatrixXd PSP = productOn(products, PS, false, P, false);
+        const Eigen::MatrixXd next = 3 * PSP - 2 * productOn(products, PS, false, PSP, false);
         const double change = (next - P).cwiseAbs().maxCoeff();
         P = next;
         // McWeeny's iteration converges quadratically: the next pass would change P by about 16 change^2 (an MD
@@ -513,7 +514,7 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
     Eigen::MatrixXd D;
     bool haveDensity = false;
     if (previous && previous->density.rows() == sys.basis.size() && previous->density.cols() == sys.basis.size()) {
-        D = purifiedDensity(previous->density, sys.S);
+        D = purifiedDensity(previous->density, sys.S, xcFactory_->matrixProducts());
         haveDensity = true;
     }
     else if (settings_.guess == InitialGuess::SuperpositionOfAtomicDensities) {
