@@ -168,6 +168,8 @@ struct Row {
     string error;
     map<string, double> timings;  // of the last timed step
     int recycledPairs = 0;        // DIIS's recycled combinations in the last timed step (its steady state: up to 96)
+    string scfProducts;           // where the SCF's products of basis-sized matrices ran, and the memory they hold there
+    double scfProductMiB = 0;
 };
 
 Row measure(int n, int mmWaters, bool recompute, bool pruned, const string& basis, int coulombResponse, const string& platformName,
@@ -204,6 +206,8 @@ Row measure(int n, int mmWaters, bool recompute, bool pruned, const string& basi
         row.storedMiB = results.basisValueBytes / 1048576.0;
         row.timings = results.timings;
         row.recycledPairs = results.recycledDIISPairs;
+        row.scfProducts = results.scfProducts;
+        row.scfProductMiB = results.scfProductBytes / 1048576.0;
     }
     catch (const exception& e) {
         row.error = e.what();
@@ -303,7 +307,8 @@ int main(int argc, char* argv[]) {
                 for (const auto& phase : row.timings)
                     if (phase.second >= 0.0005)
                         phases += " " + phase.first + "=" + to_string(phase.second).substr(0, 6);
-                phases += " (recycled DIIS pairs: " + to_string(row.recycledPairs) + ")";
+                phases += " (recycled DIIS pairs: " + to_string(row.recycledPairs) + "; SCF products: " + row.scfProducts +
+                          (row.scfProducts == "device" ? ", " + to_string(row.scfProductMiB).substr(0, 6) + " MiB there" : "") + ")";
                 printf("%s\n", phases.c_str());
                 phaseLines.push_back("- n = " + to_string(n) + ", " + entry + ":" + phases.substr(phases.find(':') + 1));
             }
