@@ -79,10 +79,8 @@ int main(int argc, char** argv) {
         else if (a == "--repeat")
             repeat = std::max(1, std::stoi(value));
         else if (a == "--sizes") {
-            if (!parseBasisOccupiedSizes(value, sizes)) {
-                std::fprintf(stderr, "--sizes: give basis/occupied, e.g. 456/120\n");
+            if (!parseBasisOccupiedSizes(value, sizes))
                 return 2;
-            }
         }
         else {
             std::fprintf(stderr, "unknown argument %s\n", a.c_str());

@@ -79,10 +79,8 @@ int main(int argc, char** argv) {
         }
         const std::string value = argv[++i];
         if (a == "--sizes") {
-            if (!parseBasisOccupiedSizes(value, sizes)) {
-                std::fprintf(stderr, "--sizes: give basis/occupied, e.g. 456/120\n");
+            if (!parseBasisOccupiedSizes(value, sizes))
                 return 2;
-            }
         }
         else if (a == "--change")
             change = std::stod(value);

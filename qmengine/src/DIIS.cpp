@@ -26,11 +26,13 @@ void DIIS::addRecycledCombination(const std::vector<const Eigen::MatrixXd*>& cha
         addStreamedCombination(changes, weights, Eigen::Map<Eigen::VectorXd>(sum.data(), sum.size()), threads_);
         return;
     }
-    Eigen::VectorXd packed = Eigen::VectorXd::Zero(packedSymmetricSize(sum.rows()));
+    Eigen::VectorXd packed;
     if (onDevice() && shared.size() == changes.size())
-        device_->addStreamedCombination(shared, weights, packed);
-    else
+        packed = device_->streamedCombination(shared, weights);
+    else {
+        packed = Eigen::VectorXd::Zero(packedSymmetricSize(sum.rows()));
         addStreamedCombination(changes, weights, packed, threads_);
+    }
     addUnpackedSymmetric(packed, sum);
 }
 

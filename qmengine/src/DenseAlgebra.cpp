@@ -73,18 +73,23 @@ private:
 
 } // namespace
 
-Eigen::MatrixXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::MatrixXd& B, bool transposeB) {
-    const int m = transposeA ? A.cols() : A.rows(), k = transposeA ? A.rows() : A.cols();
-    const int n = transposeB ? B.rows() : B.cols(), kb = transposeB ? B.cols() : B.rows();
-    if (k != kb)
+Eigen::MatrixXd productResult(const Eigen::MatrixXd& A, bool transposeA, const Eigen::MatrixXd& B, bool transposeB, int& k) {
+    const int m = transposeA ? A.cols() : A.rows(), n = transposeB ? B.rows() : B.cols();
+    k = transposeA ? A.rows() : A.cols();
+    if (k != (transposeB ? B.cols() : B.rows()))
         throw OpenMM::OpenMMException("QM: product of matrices with mismatched inner dimensions (internal error)");
     Eigen::MatrixXd C(m, n);
-    if (m == 0 || n == 0)
-        return C;
-    if (k == 0) {
+    if (k == 0)
         C.setZero();
+    return C;
+}
+
+Eigen::MatrixXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::MatrixXd& B, bool transposeB) {
+    int k;
+    Eigen::MatrixXd C = productResult(A, transposeA, B, transposeB, k);
+    const int m = C.rows(), n = C.cols();
+    if (m == 0 || n == 0 || k == 0)
         return C;
-    }
     const double one = 1, zero = 0;
     const int lda = std::max<int>(1, A.rows()), ldb = std::max<int>(1, B.rows()), ldc = m;
     BlasThreadLimit limit(2.0 * m * n * k);

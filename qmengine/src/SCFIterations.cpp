@@ -42,6 +42,15 @@ Eigen::MatrixXd orbitalGradient(const Eigen::MatrixXd& F, const Eigen::MatrixXd&
 }
 
 namespace {
+/// Orbitals C (in the metric of X's basis) and energies eps of a Fock matrix F: the eigensystem of X^T F X, the
+/// products where `where` runs them.
+void diagonalizeIn(const Eigen::MatrixXd& F, const Eigen::MatrixXd& X, const MatrixProducts* where, Eigen::VectorXd& eps,
+                   Eigen::MatrixXd& C) {
+    Eigen::MatrixXd vectors;
+    symmetricEigensystem(congruenceOn(where, F, X), eps, vectors);
+    C = productOn(where, X, false, vectors, false);
+}
+
 /// Iterations without halving the error after which the level shift comes in.
 constexpr int STALL_ITERATIONS = 12;
 /// The Coulomb-response step stops at a residual of this fraction of its first: the step only has to take the
@@ -103,11 +112,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     SCFOutcome out;
     QMResult& r = out.result;
     const Eigen::MatrixXd H = Hcore + Vmm;
-    auto diagonalize = [&](const Eigen::MatrixXd& F, Eigen::VectorXd& eps, Eigen::MatrixXd& C) {
-        Eigen::MatrixXd vectors;
-        symmetricEigensystem(congruenceOn(products, F, X), eps, vectors);
-        C = productOn(products, X, false, vectors, false);
-    };
+    auto diagonalize = [&](const Eigen::MatrixXd& F, Eigen::VectorXd& eps, Eigen::MatrixXd& C) { diagonalizeIn(F, X, products, eps, C); };
     // D = F F^T with F = C_occ sqrt(n); F lets the XC code form rho from orbitals when cheaper.
     Eigen::MatrixXd factor;
     bool haveFactor = false;
@@ -352,14 +357,12 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     }
     r.timings["scf.energyWeightedDensity"] += seconds() - tWeighted;
     // Orbitals of the final Fock matrix (unshifted, not extrapolated): reported, and the next geometry's start.
-    const Eigen::MatrixXd& orthogonalizer = X;
-    auto finalOrbitals = [F, XS, &orthogonalizer, nElectrons, fractional, weightedFromDensity,
+    auto finalOrbitals = [F, XS, &X, nElectrons, fractional, weightedFromDensity,
                           symmetric = problem.symmetricOrthogonalization](QMResult& result, const MatrixProducts* where) {
         const double tFinal = seconds();
         Eigen::VectorXd energies;
-        Eigen::MatrixXd vectors;
-        symmetricEigensystem(congruenceOn(where, F, orthogonalizer), energies, vectors);
-        const Eigen::MatrixXd orbitals = productOn(where, orthogonalizer, false, vectors, false);
+        Eigen::MatrixXd orbitals;
+        diagonalizeIn(F, X, where, energies, orbitals);
         if (symmetric)
             result.lowdinOrbitals = std::make_shared<const Eigen::MatrixXd>(productOn(where, XS, false, orbitals, false));  // X^T S = S^1/2
         result.orbitalEnergies.assign(energies.data(), energies.data() + energies.size());

@@ -28,13 +28,14 @@ void CommonMatrixProducts::compile() const {
         kernel->addArg();
 }
 
+template <class T>
 void CommonMatrixProducts::reserve(ComputeArray& array, size_t elements, const char* name) const {
     elements = max<size_t>(elements, 1);
     if (!array.isInitialized() || array.getSize() < elements) {
         if (array.isInitialized())
             array.resize(elements);
         else
-            array.initialize<double>(cc, elements, name);
+            array.initialize<T>(cc, elements, name);
     }
 }
 
@@ -84,17 +85,11 @@ void CommonMatrixProducts::multiply(int m, int n, int k, ComputeArray& A, int ld
 }
 
 Eigen::MatrixXd CommonMatrixProducts::product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::MatrixXd& B, bool transposeB) const {
-    const int m = transposeA ? A.cols() : A.rows(), k = transposeA ? A.rows() : A.cols();
-    const int n = transposeB ? B.rows() : B.cols(), kb = transposeB ? B.cols() : B.rows();
-    if (k != kb)
-        throw OpenMMException("QM: product of matrices with mismatched inner dimensions (internal error)");
-    Eigen::MatrixXd C(m, n);
-    if (m == 0 || n == 0)
+    int k;
+    Eigen::MatrixXd C = QM::productResult(A, transposeA, B, transposeB, k);
+    const int m = C.rows(), n = C.cols();
+    if (m == 0 || n == 0 || k == 0)
         return C;
-    if (k == 0) {
-        C.setZero();
-        return C;
-    }
     ContextSelector selector(cc);
     uploadOperands(A, B);
     ComputeArray& out = resultArray(C.size());
@@ -183,12 +178,7 @@ void CommonMatrixProducts::keep(const vector<QM::SharedMatrix>& A) const {
         kept[m.get()] = Kept{m, slot, calls};
         slots.push_back(slot);
     }
-    if (!pairSlots.isInitialized() || pairSlots.getSize() < slots.size()) {
-        if (pairSlots.isInitialized())
-            pairSlots.resize(max<size_t>(slots.size(), 1));
-        else
-            pairSlots.initialize<int>(cc, max<size_t>(slots.size(), 1), "qmKeptPairSlots");
-    }
+    reserve<int>(pairSlots, slots.size(), "qmKeptPairSlots");
     pairSlots.uploadSubArray(slots.data(), 0, (int) slots.size());
 }
 
@@ -201,42 +191,36 @@ Eigen::VectorXd CommonMatrixProducts::streamedDots(const vector<QM::SharedMatrix
     keep(A);
     if (x.size() != pairLength)
         throw OpenMMException("QM: a product of kept matrices with a vector of another length (internal error)");
-    reserve(pairIn, x.size(), "qmKeptPairVector");
-    pairIn.uploadSubArray(x.data(), 0, (int) x.size());
-    ComputeArray& result = resultArray(A.size());
-    dotsKernel->setArg(0, (int) A.size());
-    dotsKernel->setArg(1, pairLength);
-    dotsKernel->setArg(2, pairSlots);
-    dotsKernel->setArg(3, pairStore);
-    dotsKernel->setArg(4, pairIn);
-    dotsKernel->setArg(5, result);
-    dotsKernel->execute((int) A.size() * PAIR_GROUP, PAIR_GROUP);
-    result.download(out.data());
+    runPairKernel(dotsKernel, (int) A.size(), x, out, (int) A.size() * PAIR_GROUP, PAIR_GROUP);
     return out;
 }
 
-void CommonMatrixProducts::addStreamedCombination(const vector<QM::SharedMatrix>& A, const Eigen::VectorXd& w, Eigen::VectorXd& y) const {
-    if (A.empty())
-        return;
+Eigen::VectorXd CommonMatrixProducts::streamedCombination(const vector<QM::SharedMatrix>& A, const Eigen::VectorXd& w) const {
     if (w.size() != (Eigen::Index) A.size())
         throw OpenMMException("QM: a combination of kept matrices with another number of weights (internal error)");
+    if (A.empty())
+        return Eigen::VectorXd();
     ContextSelector selector(cc);
     compilePairKernels();
     keep(A);
-    if (y.size() != pairLength)
-        throw OpenMMException("QM: a combination of kept matrices into a vector of another length (internal error)");
-    reserve(pairIn, w.size(), "qmKeptPairVector");
-    pairIn.uploadSubArray(w.data(), 0, (int) w.size());
-    ComputeArray& sum = resultArray(y.size());
-    sum.upload(y.data());
-    combinationKernel->setArg(0, (int) A.size());
-    combinationKernel->setArg(1, pairLength);
-    combinationKernel->setArg(2, pairSlots);
-    combinationKernel->setArg(3, pairStore);
-    combinationKernel->setArg(4, pairIn);
-    combinationKernel->setArg(5, sum);
-    combinationKernel->execute(pairLength);
-    sum.download(y.data());
+    Eigen::VectorXd sum(pairLength);
+    runPairKernel(combinationKernel, (int) A.size(), w, sum, pairLength, -1);
+    return sum;
+}
+
+void CommonMatrixProducts::runPairKernel(ComputeKernel& pairKernel, int count, const Eigen::VectorXd& in, Eigen::VectorXd& out, int workItems,
+                                         int groupSize) const {
+    reserve(pairIn, in.size(), "qmKeptPairVector");
+    pairIn.uploadSubArray(in.data(), 0, (int) in.size());
+    ComputeArray& result = resultArray(out.size());
+    pairKernel->setArg(0, count);
+    pairKernel->setArg(1, pairLength);
+    pairKernel->setArg(2, pairSlots);
+    pairKernel->setArg(3, pairStore);
+    pairKernel->setArg(4, pairIn);
+    pairKernel->setArg(5, result);
+    pairKernel->execute(workItems, groupSize);
+    result.download(out.data());
 }
 
 size_t CommonMatrixProducts::storedBytes() const {

@@ -15,7 +15,7 @@ namespace OpenMMDFT {
  * up, the product comes back; a congruence B^T A B keeps A B on the device. Inputs go into arrays that grow to the
  * largest product seen; results into one array per result size (a download takes a whole array), at most
  * MAX_RESULT_SIZES sizes (then they are released and made again): an SCF uses a handful (n x n, n x n_occ, ...).
- * The recycled DIIS pairs (streamedDots, addStreamedCombination) are kept in a store of slots, one vector each, that
+ * The recycled DIIS pairs (streamedDots, streamedCombination) are kept in a store of slots, one vector each, that
  * grows to three times the largest list plus 16 (an SCF's Fock, error and Coulomb changes, and a step's new pairs);
  * where it is full, the pairs used longest ago are dropped (kernels/qmPairStore.cc).
  * Used from the SCF's thread only (the device queue is not shared between threads).
@@ -27,7 +27,7 @@ public:
     Eigen::MatrixXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::MatrixXd& B, bool transposeB) const override;
     Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) const override;
     Eigen::VectorXd streamedDots(const std::vector<QM::SharedMatrix>& A, const Eigen::VectorXd& x) const override;
-    void addStreamedCombination(const std::vector<QM::SharedMatrix>& A, const Eigen::VectorXd& w, Eigen::VectorXd& y) const override;
+    Eigen::VectorXd streamedCombination(const std::vector<QM::SharedMatrix>& A, const Eigen::VectorXd& w) const override;
     double minimumFlops() const override {
         return smallest;
     }
@@ -54,7 +54,11 @@ private:
     void compilePairKernels() const;
     /** Slots of the store holding A's matrices (uploaded where not kept yet), as a device list in pairSlots. */
     void keep(const std::vector<QM::SharedMatrix>& A) const;
-    /** array holds at least elements doubles (grown, contents lost, where it holds fewer). */
+    /** One of the kept vectors' kernels over the slots in pairSlots (count of them): in up, out (its length) down. */
+    void runPairKernel(OpenMM::ComputeKernel& pairKernel, int count, const Eigen::VectorXd& in, Eigen::VectorXd& out, int workItems,
+                       int groupSize) const;
+    /** array holds at least elements of T (grown, contents lost, where it holds fewer). */
+    template <class T = double>
     void reserve(OpenMM::ComputeArray& array, size_t elements, const char* name) const;
     /** The product kernel compiled, A in left and B in right (grown where they are smaller). */
     void uploadOperands(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) const;

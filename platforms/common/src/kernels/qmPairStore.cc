@@ -28,12 +28,12 @@ KERNEL void pairDots(int count, int length, GLOBAL const int* RESTRICT slot, GLO
     }
 }
 
-/** y[k] += sum_j w[j] store[slot[j] length + k], the terms added in list order: consecutive items read consecutive
+/** y[k] = sum_j w[j] store[slot[j] length + k], the terms added in list order: consecutive items read consecutive
  *  elements of each vector. */
 KERNEL void pairCombination(int count, int length, GLOBAL const int* RESTRICT slot, GLOBAL const double* RESTRICT store,
                             GLOBAL const double* RESTRICT w, GLOBAL double* RESTRICT y) {
     for (int k = GLOBAL_ID; k < length; k += GLOBAL_SIZE) {
-        double sum = y[k];
+        double sum = 0;
         for (int j = 0; j < count; j++)
             sum += w[j] * store[(size_t) slot[j] * (size_t) length + k];
         y[k] = sum;

@@ -50,7 +50,7 @@ public:
                      const std::vector<const Eigen::MatrixXd*>& companionChanges = {}, const Eigen::MatrixXd* errorGram = nullptr);
     void setRecycled(const std::vector<Eigen::MatrixXd>& fockChanges, const std::vector<Eigen::MatrixXd>& errorChanges);
     /// The same with pairs that are shared (an SCF's recycled pairs): held here while in use, and with packed pairs and
-    /// a device given, their products run there (MatrixProducts::streamedDots, addStreamedCombination), where they stay
+    /// a device given, their products run there (MatrixProducts::streamedDots, streamedCombination), where they stay
     /// from one SCF to the next.
     void setRecycled(const std::vector<SharedMatrix>& fockChanges, const std::vector<SharedMatrix>& errorChanges,
                      const std::vector<SharedMatrix>& companionChanges = {}, const Eigen::MatrixXd* errorGram = nullptr);

@@ -15,6 +15,10 @@
 namespace OpenMMDFT {
 namespace QM {
 
+/** The m x n result of op(A) op(B) and, in k, its inner dimension (OpenMMException where op(A) and op(B) do not
+ *  match): zero where k is 0, else uninitialized, for an implementation of the product to fill where it is not empty. */
+Eigen::MatrixXd productResult(const Eigen::MatrixXd& A, bool transposeA, const Eigen::MatrixXd& B, bool transposeB, int& k);
+
 /** op(A) op(B), op = transpose where asked (dgemm). */
 Eigen::MatrixXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::MatrixXd& B, bool transposeB);
 

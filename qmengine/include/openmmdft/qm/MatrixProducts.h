@@ -31,8 +31,8 @@ public:
      * recently used go first when room is needed.
      */
     virtual Eigen::VectorXd streamedDots(const std::vector<SharedMatrix>& A, const Eigen::VectorXd& x) const = 0;
-    /** y += sum_j w_j A_j, kept here as streamedDots keeps them; the terms in list order. */
-    virtual void addStreamedCombination(const std::vector<SharedMatrix>& A, const Eigen::VectorXd& w, Eigen::VectorXd& y) const = 0;
+    /** sum_j w_j A_j, kept here as streamedDots keeps them; the terms in list order. */
+    virtual Eigen::VectorXd streamedCombination(const std::vector<SharedMatrix>& A, const Eigen::VectorXd& w) const = 0;
     /** Bytes held here (0: nothing beyond the host's own). */
     virtual size_t storedBytes() const = 0;
     /** How many products have run here so far (a congruence counts two): for reports and tests. */
