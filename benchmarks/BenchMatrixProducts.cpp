@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
     const MatrixProducts* device = factory ? factory->matrixProducts() : nullptr;
     if (device == nullptr) {
         std::printf("BenchMatrixProducts: the %s plugin gives no device matrix products (%s)\n", platformName.c_str(),
-                    hook == nullptr ? "no factory hook" : "no double precision, or OPENMMDFT_HOST_SCF_PRODUCTS set");
+                    hook == nullptr ? "no factory hook" : "no double precision");
         return 1;
     }
     std::printf("BenchMatrixProducts: %s (%s), double precision; median of %d runs; device size limit %.1e flops\n",

@@ -86,11 +86,6 @@ TEST(CudaKernelCompileDouble, MatrixProducts) {
     EXPECT_EQ("", log) << log;
 }
 
-TEST(CudaKernelCompileDouble, KeptPairs) {
-    string log = compile(CommonQMMMKernelSources::qmPairStore, {{"PAIR_GROUP", "256"}});
-    EXPECT_EQ("", log) << log;
-}
-
 TEST_P(CudaKernelCompile, BondGraph) {
     string log = compile(CommonQMMMKernelSources::qmmmBondGraph, {{"SQRT", GetParam() == "double" ? "sqrt" : "sqrtf"}});
     EXPECT_TRUE(log.empty()) << log;

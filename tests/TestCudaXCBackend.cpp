@@ -81,13 +81,6 @@ TEST(CudaMatrixProducts, SCFWithDeviceProductsMatchesHost) {
     testDeviceSCFProductsMatchHost(cuda.factory);
 }
 
-TEST(CudaMatrixProducts, KeptPairsMatchHost) {
-    CudaFactory cuda;
-    if (!cuda.reason.empty())
-        GTEST_SKIP() << cuda.reason;
-    testDeviceKeptPairsMatchHost(cuda.factory);
-}
-
 TEST(CudaMatrixProducts, MetricInverse) {
     CudaFactory cuda;
     if (!cuda.reason.empty())

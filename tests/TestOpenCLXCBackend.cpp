@@ -151,13 +151,6 @@ TEST(OpenCLMatrixProducts, SCFWithDeviceProductsMatchesHost) {
     testDeviceSCFProductsMatchHost(openCL.factory);
 }
 
-TEST(OpenCLMatrixProducts, KeptPairsMatchHost) {
-    OpenCLFactory openCL;
-    if (!openCL.reason.empty())
-        GTEST_SKIP() << openCL.reason;
-    testDeviceKeptPairsMatchHost(openCL.factory);
-}
-
 TEST(OpenCLMatrixProducts, MetricInverse) {
     OpenCLFactory openCL;
     if (!openCL.reason.empty())

@@ -13,26 +13,19 @@ Eigen::Map<const Eigen::VectorXd> flat(const Eigen::MatrixXd& m) {
 } // namespace
 
 Eigen::VectorXd DIIS::recycledErrorDots(const Eigen::MatrixXd& error) const {
-    if (onDevice())
-        return device_->streamedDots(sharedErrors_, packAntisymmetric(error));
     if (packedPairs_)
         return streamedDots(recycledErrors_, packAntisymmetric(error), threads_);
     return streamedDots(recycledErrors_, flat(error), threads_);
 }
 
-void DIIS::addRecycledCombination(const std::vector<const Eigen::MatrixXd*>& changes, const std::vector<SharedMatrix>& shared,
-                                  const Eigen::VectorXd& weights, Eigen::MatrixXd& sum) const {
+void DIIS::addRecycledCombination(const std::vector<const Eigen::MatrixXd*>& changes, const Eigen::VectorXd& weights,
+                                  Eigen::MatrixXd& sum) const {
     if (!packedPairs_) {
         addStreamedCombination(changes, weights, Eigen::Map<Eigen::VectorXd>(sum.data(), sum.size()), threads_);
         return;
     }
-    Eigen::VectorXd packed;
-    if (onDevice() && shared.size() == changes.size())
-        packed = device_->streamedCombination(shared, weights);
-    else {
-        packed = Eigen::VectorXd::Zero(packedSymmetricSize(sum.rows()));
-        addStreamedCombination(changes, weights, packed, threads_);
-    }
+    Eigen::VectorXd packed = Eigen::VectorXd::Zero(packedSymmetricSize(sum.rows()));
+    addStreamedCombination(changes, weights, packed, threads_);
     addUnpackedSymmetric(packed, sum);
 }
 
@@ -198,7 +191,7 @@ Eigen::MatrixXd DIIS::extrapolate(const Eigen::MatrixXd& fock, const Eigen::Matr
     const Eigen::VectorXd pairWeights = m > 0 ? Eigen::VectorXd(recycledCombinations_ * (recycledScale * c.segment(n, m)))
                                               : Eigen::VectorXd();
     if (m > 0)
-        addRecycledCombination(recycledFocks_, sharedFocks_, pairWeights, f);
+        addRecycledCombination(recycledFocks_, pairWeights, f);
     combineCompanions(c.head(n), pairWeights);
     return f;
 }
@@ -219,7 +212,7 @@ void DIIS::combineCompanions(const Eigen::VectorXd& entryWeights, const Eigen::V
     for (int i = 0; i < n; i++)
         k += entryWeights[i] * companions_[i];
     if (m > 0)
-        addRecycledCombination(recycledCompanions_, sharedCompanions_, pairWeights, k);
+        addRecycledCombination(recycledCompanions_, pairWeights, k);
     combinedCompanion_ = std::move(k);
 }
 

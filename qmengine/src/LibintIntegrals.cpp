@@ -5,7 +5,6 @@
 #include "openmmdft/qm/Integrals.h"
 #include "openmmdft/qm/Angular.h"
 #include "openmmdft/qm/DenseAlgebra.h"
-#include "openmmdft/qm/EnvironmentSwitch.h"
 #include "openmmdft/qm/IntegralGradients.h"
 #include "openmmdft/qm/LinearSolve.h"
 #include "openmmdft/qm/PairDensityMap.h"
@@ -330,16 +329,14 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
         const double start = seconds();
         d.metric = coulombMetric(aux, auxShells, auxToPure, threads);
         d.timings["metric"] = seconds() - start;
-        // OPENMMDFT_METRIC_BLAS_THREADS (temporary, EnvironmentSwitch.h): at most that many OpenBLAS threads for the
-        // inverse beside the set-up, whose pool threads share the cores with it (on an H200's 16-core host the
-        // inverse took 0.12 s there against 0.023 s alone); to be decided on a GPU machine.
-        static const int metricBlasThreads = environmentCount("OPENMMDFT_METRIC_BLAS_THREADS", 0);
+        // OpenBLAS keeps its own thread count for the inverse beside the set-up: capped at 8 of an H200 host's 16
+        // threads the step was unchanged (0.767 s against 0.772). On CUDA the device inverts it (cuSOLVER).
         factored = std::async(deviceContractions ? std::launch::async : std::launch::deferred, [&] {
             withOpenBLASThreads([&] {
                 const double begin = seconds();
                 d.solver.reset(new SymmetricPositiveDefiniteSolver(d.metric, metricSolver, threads));
                 solverSeconds = seconds() - begin;
-            }, deviceContractions ? metricBlasThreads : 0);
+            });
         });
     };
     if (deviceContractions)

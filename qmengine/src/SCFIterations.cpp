@@ -145,7 +145,9 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         diagonalize(H, eps, C);
         D = densityFrom(eps, C);
     }
-    DIIS diis(s.diisSubspace, s.threads, true, products);  // the recycled pairs packed (DensityGuess), on the device if any
+    // The recycled pairs packed (DensityGuess), on the host: their products on the device (kept there from step to
+    // step) took 0.065 s per MD step of 24 QM waters on an H200 against 0.020 s on its host's 16 cores.
+    DIIS diis(s.diisSubspace, s.threads, true);
     // The Coulomb-response step after DIIS (CoulombResponse.h): for closed shells with integer occupations, where
     // DIIS runs undamped (a level shift or damping marks an SCF that is far from its solution).
     // The iterates' Coulomb matrices (and the pairs' changes of them) are kept for it, even if its steps stop.

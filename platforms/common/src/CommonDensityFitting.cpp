@@ -19,11 +19,13 @@ namespace {
 /// The largest l of the orbital and fitting shells the integral kernels take (their private arrays grow with both).
 const int MAX_BASIS_L = 3, MAX_AUX_L = 5;
 
-/// Gradient work items (shell pairs x runs of fitting shells) to aim at: several times the threads a GPU of 132
+/// Gradient work items (shell pairs x runs of fitting shells) to aim at per class of pairs: several times the threads a GPU of 132
 /// multiprocessors holds at once at 128 registers (132 x 512). Fewer, and the last work groups run alone: 8 QM
 /// waters grouped by atom gave 566 work groups of 128 for 528 places, and an H200 ran the kernel at 13% occupancy.
 /// More, and the pairs' derivative Hermite densities are formed more often than needed (once per item): 24 waters
-/// grouped by atom gave 72 runs per pair, 1.4 million items.
+/// grouped by atom gave 72 runs per pair, 1.4 million items. Per class, since each class is its own launch: one target
+/// for all pairs left the p-p and d-p classes (a few hundred pairs) under 100 work groups, at 6% occupancy. On an H200
+/// (24 waters) the three-centre gradient took 0.086 s per step with this target, 0.098 with a quarter, 0.097 with four times.
 const double TARGET_GRADIENT_ITEMS = 262144;
 
 /**
@@ -79,10 +81,10 @@ public:
             numAtoms = max(numAtoms, task.aux.atom[s] + 1);
         for (int atom : task.basis.atom)
             numAtoms = max(numAtoms, atom + 1);
-        const vector<int> groupStart =
-            centreGroups(task.aux.atom, numPairs, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM);
-        numGroups = (int) groupStart.size() - 1;
-        uploadVector(cc, auxGroupShellStart, groupStart, "qmDFAuxGroupShellStart");
+        pairGroups.upload(cc, pairClasses.size(), [&](size_t c) {
+            return centreGroups(task.aux.atom, pairClasses[c].end - pairClasses[c].begin, TARGET_GRADIENT_ITEMS,
+                                THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM);
+        }, "qmDFAuxGroupShellStart");
         prepareMetricGradient(task);
         // The fitting primitives' cartesian Hermite coefficients, read by the tensor and the gradient's fitted density.
         auxMaxL = task.aux.maxL;
@@ -142,12 +144,11 @@ public:
                                 &fittingHermite, &fittedHermite})
             fittedKernel->addArg(*a);
         fittedKernel->execute(numAuxShells);
-        launchThreeCentreGradient(cc, integrals, pairClasses, numGroups, nbf, pairFirst, pairSecond, basis, auxGroupShellStart, 0, aux,
+        launchThreeCentreGradient(cc, integrals, pairClasses, pairGroups, nbf, pairFirst, pairSecond, basis, 0, aux,
                                   boysTable, boys, densityArray, coefficientArray, fittedHermite, gradientArray, gradientCounter);
         // The metric's part (its "density" uploaded above) into the same sums.
-        launchThreeCentreGradient(cc, integrals, metricClasses, numMetricGroups, 1, metricFirst, metricSecond, metricShells,
-                                  metricGroupStart, 0, aux, boysTable, boys, metricDensity, coefficientArray, fittedHermite, gradientArray,
-                                  gradientCounter);
+        launchThreeCentreGradient(cc, integrals, metricClasses, metricGroups, 1, metricFirst, metricSecond, metricShells, 0, aux,
+                                  boysTable, boys, metricDensity, coefficientArray, fittedHermite, gradientArray, gradientCounter);
         gradientStarted = true;
         return true;
     }
@@ -288,10 +289,10 @@ private:
         metricClasses = classes.ranges;
         uploadVector(cc, metricFirst, classes.sorted(first), "qmDFMetricPairFirst");
         uploadVector(cc, metricSecond, classes.sorted(second), "qmDFMetricPairSecond");
-        const vector<int> groupStart =
-            centreGroups(task.aux.atom, numAuxShells, TARGET_GRADIENT_ITEMS, THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM);
-        numMetricGroups = (int) groupStart.size() - 1;
-        uploadVector(cc, metricGroupStart, groupStart, "qmDFMetricGroupStart");
+        metricGroups.upload(cc, metricClasses.size(), [&](size_t c) {
+            return centreGroups(task.aux.atom, metricClasses[c].end - metricClasses[c].begin, TARGET_GRADIENT_ITEMS,
+                                THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM);
+        }, "qmDFMetricGroupStart");
     }
     /** array holding size doubles: allocated, or resized where it holds another number. */
     void sizeArray(ComputeArray& array, size_t size, const char* name) {
@@ -351,11 +352,12 @@ private:
     ComputeKernel firstFitKernel, metricProductKernel, residualKernel, correctionKernel, refinedFitKernel;
     // The integrals' inputs, kept for the gradient of the same geometry.
     bool integralsHere = false;
-    int numPairs = 0, numAuxShells = 0, numAtoms = 0, numGroups = 0;
+    int numPairs = 0, numAuxShells = 0, numAtoms = 0;
     vector<PairClassRange> pairClasses;  // of pairFirst and pairSecond, sorted by class
     BoysParameters boys;
     DeviceShells basis, aux;
-    ComputeArray pairFirst, pairSecond, pairColumn, auxTransform, auxTransformStart, auxGroupShellStart, boysTable;
+    ComputeArray pairFirst, pairSecond, pairColumn, auxTransform, auxTransformStart, boysTable;
+    ClassGroupStarts pairGroups;  // the gradient's runs of fitting shells per class of pairs
     ComputeArray densityArray, coefficientArray, gradientArray;
     // Hermite coefficients per fitting primitive: of its cartesian functions (per geometry: the tensor and the gradient)
     // and of the fitted density (per gradient); the program's largest fitting l sizes them.
@@ -364,8 +366,8 @@ private:
     // The metric's gradient (prepareMetricGradient): fitting shells and the unit function, their pairs by class, runs.
     DeviceShells metricShells;
     vector<PairClassRange> metricClasses;
-    int numMetricGroups = 0;
-    ComputeArray metricFirst, metricSecond, metricGroupStart, metricDensity;
+    ClassGroupStarts metricGroups;
+    ComputeArray metricFirst, metricSecond, metricDensity;
     ComputeArray tensorCounter, gradientCounter;  // the kernels' work items handed out
     bool gradientStarted = false;
 };

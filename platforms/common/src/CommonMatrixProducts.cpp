@@ -1,6 +1,5 @@
 #include "CommonMatrixProducts.h"
 #include "LeastSquaresProgram.h"
-#include "CommonQMMMKernelSources.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
@@ -119,113 +118,9 @@ Eigen::MatrixXd CommonMatrixProducts::congruence(const Eigen::MatrixXd& A, const
     return C;
 }
 
-void CommonMatrixProducts::compilePairKernels() const {
-    if (dotsKernel)
-        return;
-    ComputeProgram program = cc.compileProgram(CommonQMMMKernelSources::qmPairStore, {{"PAIR_GROUP", to_string(PAIR_GROUP)}});
-    dotsKernel = program->createKernel("pairDots");
-    combinationKernel = program->createKernel("pairCombination");
-    for (int i = 0; i < 6; i++) {
-        dotsKernel->addArg();
-        combinationKernel->addArg();
-    }
-}
-
-void CommonMatrixProducts::keep(const vector<QM::SharedMatrix>& A) const {
-    calls++;
-    const int length = (int) A[0]->size();
-    for (const QM::SharedMatrix& m : A)
-        if ((int) m->size() != length)
-            throw OpenMMException("QM: kept matrices of different sizes in one product (internal error)");
-    if (length != pairLength) {  // another basis: nothing kept fits
-        kept.clear();
-        pairCapacity = 0;
-        pairLength = length;
-    }
-    // Room for an SCF's three kinds of pairs and a step's new ones, in steps of 32 pairs (the subspace fills over the
-    // first MD steps): each growth drops what is kept, which is uploaded again as it is used.
-    const int wanted = 3 * (((int) A.size() + 31) / 32 * 32) + 16;
-    if (pairCapacity < wanted) {
-        kept.clear();
-        pairCapacity = wanted;
-        reserve(pairStore, (size_t) pairCapacity * length, "qmKeptPairs");
-        freeSlots.clear();
-        for (int slot = pairCapacity - 1; slot >= 0; slot--)
-            freeSlots.push_back(slot);
-    }
-    vector<int> slots;
-    for (const QM::SharedMatrix& m : A) {
-        auto found = kept.find(m.get());
-        if (found != kept.end()) {
-            found->second.lastUse = calls;
-            slots.push_back(found->second.slot);
-            continue;
-        }
-        if (freeSlots.empty()) {
-            // The pair used longest ago, and not in this list (the room is three lists' worth).
-            auto oldest = kept.end();
-            for (auto k = kept.begin(); k != kept.end(); ++k)
-                if (k->second.lastUse < calls && (oldest == kept.end() || k->second.lastUse < oldest->second.lastUse))
-                    oldest = k;
-            if (oldest == kept.end())
-                throw OpenMMException("QM: no room for the kept pairs (internal error)");
-            freeSlots.push_back(oldest->second.slot);
-            kept.erase(oldest);
-        }
-        const int slot = freeSlots.back();
-        freeSlots.pop_back();
-        pairStore.uploadSubArray(m->data(), slot * length, length);
-        kept[m.get()] = Kept{m, slot, calls};
-        slots.push_back(slot);
-    }
-    reserve<int>(pairSlots, slots.size(), "qmKeptPairSlots");
-    pairSlots.uploadSubArray(slots.data(), 0, (int) slots.size());
-}
-
-Eigen::VectorXd CommonMatrixProducts::streamedDots(const vector<QM::SharedMatrix>& A, const Eigen::VectorXd& x) const {
-    Eigen::VectorXd out(A.size());
-    if (A.empty())
-        return out;
-    ContextSelector selector(cc);
-    compilePairKernels();
-    keep(A);
-    if (x.size() != pairLength)
-        throw OpenMMException("QM: a product of kept matrices with a vector of another length (internal error)");
-    runPairKernel(dotsKernel, (int) A.size(), x, out, (int) A.size() * PAIR_GROUP, PAIR_GROUP);
-    return out;
-}
-
-Eigen::VectorXd CommonMatrixProducts::streamedCombination(const vector<QM::SharedMatrix>& A, const Eigen::VectorXd& w) const {
-    if (w.size() != (Eigen::Index) A.size())
-        throw OpenMMException("QM: a combination of kept matrices with another number of weights (internal error)");
-    if (A.empty())
-        return Eigen::VectorXd();
-    ContextSelector selector(cc);
-    compilePairKernels();
-    keep(A);
-    Eigen::VectorXd sum(pairLength);
-    runPairKernel(combinationKernel, (int) A.size(), w, sum, pairLength, -1);
-    return sum;
-}
-
-void CommonMatrixProducts::runPairKernel(ComputeKernel& pairKernel, int count, const Eigen::VectorXd& in, Eigen::VectorXd& out, int workItems,
-                                         int groupSize) const {
-    reserve(pairIn, in.size(), "qmKeptPairVector");
-    pairIn.uploadSubArray(in.data(), 0, (int) in.size());
-    ComputeArray& result = resultArray(out.size());
-    pairKernel->setArg(0, count);
-    pairKernel->setArg(1, pairLength);
-    pairKernel->setArg(2, pairSlots);
-    pairKernel->setArg(3, pairStore);
-    pairKernel->setArg(4, pairIn);
-    pairKernel->setArg(5, result);
-    pairKernel->execute(workItems, groupSize);
-    result.download(out.data());
-}
-
 size_t CommonMatrixProducts::storedBytes() const {
     size_t bytes = 0;
-    for (const ComputeArray* array : {&left, &right, &middle, &pairStore, &pairIn})
+    for (const ComputeArray* array : {&left, &right, &middle})
         if (array->isInitialized())
             bytes += array->getSize() * sizeof(double);
     for (const auto& result : results)

@@ -15,9 +15,8 @@ namespace OpenMMDFT {
  * up, the product comes back; a congruence B^T A B keeps A B on the device. Inputs go into arrays that grow to the
  * largest product seen; results into one array per result size (a download takes a whole array), at most
  * MAX_RESULT_SIZES sizes (then they are released and made again): an SCF uses a handful (n x n, n x n_occ, ...).
- * The recycled DIIS pairs (streamedDots, streamedCombination) are kept in a store of slots, one vector each, that
- * grows to three times the largest list plus 16 (an SCF's Fock, error and Coulomb changes, and a step's new pairs);
- * where it is full, the pairs used longest ago are dropped (kernels/qmPairStore.cc).
+ * The recycled DIIS pairs stay on the host: kept in device memory from step to step, their products there took
+ * 0.065-0.14 s per MD step of 24 QM waters on an H200 against 0.020 s on its host's 16 cores (docs/PERFORMANCE.md).
  * Used from the SCF's thread only (the device queue is not shared between threads).
  */
 class CommonMatrixProducts : public QM::MatrixProducts {
@@ -26,8 +25,6 @@ public:
     CommonMatrixProducts(OpenMM::ComputeContext& cc, double minimumFlops = DEFAULT_MINIMUM_FLOPS);
     Eigen::MatrixXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::MatrixXd& B, bool transposeB) const override;
     Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) const override;
-    Eigen::VectorXd streamedDots(const std::vector<QM::SharedMatrix>& A, const Eigen::VectorXd& x) const override;
-    Eigen::VectorXd streamedCombination(const std::vector<QM::SharedMatrix>& A, const Eigen::VectorXd& w) const override;
     double minimumFlops() const override {
         return smallest;
     }
@@ -45,18 +42,9 @@ public:
      */
     static constexpr double DEFAULT_MINIMUM_FLOPS = 4.2e6;
     static constexpr int MAX_RESULT_SIZES = 16;
-    /** Work-group size of the kept vectors' kernels (kernels/qmPairStore.cc). */
-    static constexpr int PAIR_GROUP = 256;
 private:
     /** The product kernel, compiled on first use. */
     void compile() const;
-    /** The kept vectors' kernels, compiled on first use. */
-    void compilePairKernels() const;
-    /** Slots of the store holding A's matrices (uploaded where not kept yet), as a device list in pairSlots. */
-    void keep(const std::vector<QM::SharedMatrix>& A) const;
-    /** One of the kept vectors' kernels over the slots in pairSlots (count of them): in up, out (its length) down. */
-    void runPairKernel(OpenMM::ComputeKernel& pairKernel, int count, const Eigen::VectorXd& in, Eigen::VectorXd& out, int workItems,
-                       int groupSize) const;
     /** array holds at least elements of T (grown, contents lost, where it holds fewer). */
     template <class T = double>
     void reserve(OpenMM::ComputeArray& array, size_t elements, const char* name) const;
@@ -73,18 +61,6 @@ private:
     mutable OpenMM::ComputeArray left, right, middle;
     mutable std::map<size_t, OpenMM::ComputeArray> results;
     mutable long long run = 0;
-    /** A kept matrix: where it is in the store, what holds it (so that its address stays its own), when last used. */
-    struct Kept {
-        QM::SharedMatrix matrix;
-        int slot;
-        long long lastUse;
-    };
-    mutable OpenMM::ComputeKernel dotsKernel, combinationKernel;
-    mutable OpenMM::ComputeArray pairStore, pairSlots, pairIn, pairOut;
-    mutable std::map<const Eigen::MatrixXd*, Kept> kept;
-    mutable std::vector<int> freeSlots;
-    mutable int pairLength = 0, pairCapacity = 0;
-    mutable long long calls = 0;
 };
 
 } // namespace OpenMMDFT

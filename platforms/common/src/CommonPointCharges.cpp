@@ -20,7 +20,7 @@ const int MAX_BASIS_L = 3;
 /// multiprocessors holds at once at 128 registers (132 x 512), so that items of unequal cost even out. With a fixed
 /// 128 charges per group, 8 QM waters gave a few thousand items, and an H200 ran the kernel at 2.5% occupancy.
 const double TARGET_MATRIX_ITEMS = 262144;
-/// The same for the gradient kernel, whose items first form their pair's derivative Hermite densities, a cost that
+/// The same per class of pairs for the gradient kernel (each class its own launch), whose items first form their pair's derivative Hermite densities, a cost that
 /// more charges per item share: about one full GPU of items.
 const double TARGET_GRADIENT_ITEMS = 65536;
 /// Charges per work item of the gradient at most (THREE_CENTRE_MAX_CHARGES_PER_ITEM): the pair's derivative Hermite
@@ -146,7 +146,8 @@ public:
     const int numAtoms, numCharges;
     bool read = false;
     DeviceShells basis, charges;
-    ComputeArray pairFirst, pairSecond, groupShellStart, boysTable, density, coefficients, gradient, counter;
+    ClassGroupStarts groups;
+    ComputeArray pairFirst, pairSecond, boysTable, density, coefficients, gradient, counter;
 };
 
 } // namespace
@@ -163,20 +164,20 @@ unique_ptr<QM::PointChargeGradientInFlight> CommonPointCharges::startGradient(co
     unique_ptr<DevicePointChargeGradient> g(new DevicePointChargeGradient(cc, numAtoms, numCharges));
     g->basis.upload(cc, task.basis, 0);
     g->charges.upload(cc, task.aux, numCharges);
-    const vector<int> groupStart =
-        groupStarts(numCharges, chargesPerGroup(numCharges, numPairs, TARGET_GRADIENT_ITEMS, numCharges, MAX_CHARGES_PER_ITEM));
-    const int numGroups = (int) groupStart.size() - 1;
     const PairClasses classes = PairClasses::of(task.pairFirst, task.pairSecond, task.basis.l, task.basis.numPrim);
+    g->groups.upload(cc, classes.ranges.size(), [&](size_t c) {
+        const int classPairs = classes.ranges[c].end - classes.ranges[c].begin;
+        return groupStarts(numCharges, chargesPerGroup(numCharges, classPairs, TARGET_GRADIENT_ITEMS, numCharges, MAX_CHARGES_PER_ITEM));
+    }, "qmChargeGroupStart");
     uploadVector(cc, g->pairFirst, classes.sorted(task.pairFirst), "qmChargePairFirst");
     uploadVector(cc, g->pairSecond, classes.sorted(task.pairSecond), "qmChargePairSecond");
-    uploadVector(cc, g->groupShellStart, groupStart, "qmChargeGroupStart");
     uploadVector(cc, g->boysTable, task.boysTable, "qmChargeBoysTable");
     uploadVector(cc, g->density, vector<double>(D.data(), D.data() + D.size()), "qmChargeDensity");  // symmetric
     uploadVector(cc, g->coefficients, weights, "qmChargeWeights");
     uploadVector(cc, g->gradient, vector<long long>(3 * (numAtoms + numCharges), 0), "qmChargeGradient");
     // Point charges, each its own centre in the rows after the atoms'.
-    launchThreeCentreGradient(cc, program, classes.ranges, numGroups, (int) D.rows(), g->pairFirst, g->pairSecond, g->basis,
-                              g->groupShellStart, numAtoms, g->charges, g->boysTable, BoysParameters::of(task), g->density,
+    launchThreeCentreGradient(cc, program, classes.ranges, g->groups, (int) D.rows(), g->pairFirst, g->pairSecond, g->basis,
+                              numAtoms, g->charges, g->boysTable, BoysParameters::of(task), g->density,
                               g->coefficients, g->coefficients, g->gradient, g->counter);  // no fitted density: charges
     return unique_ptr<QM::PointChargeGradientInFlight>(g.release());
 }

@@ -354,7 +354,7 @@ void CommonCalcQMMMForceKernel::initialize(const System& system, const QMMMForce
     if (force.getNumQMAtoms() > 0) {
         // The ESP fit takes this Context's least-squares kernel only in double precision; the density-fitting
         // metric's inverse is made by the CPU platform's (LAPACK) while the device computes the three-centre integrals,
-        // or by the platform's own inverse on the device where it has one and OPENMMDFT_DEVICE_METRIC_INVERSE=1.
+        // or by the platform's own inverse on the device where it has one (CUDA: cuSOLVER, where it can be loaded).
         // The XC work runs on the device (double precision arithmetic, whatever the Context's precision).
         shared_ptr<const QM::XCBackendFactory> xc;
         if (CommonXCBackendFactory::supported(cc))

@@ -10,7 +10,6 @@
 #include "openmm/common/ComputeArray.h"
 #include "openmm/common/ComputeKernel.h"
 #include "openmm/common/ContextSelector.h"
-#include "openmmdft/qm/EnvironmentSwitch.h"
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -560,12 +559,11 @@ private:
 
 } // namespace
 
-CommonXCBackendFactory::CommonXCBackendFactory(ComputeContext& cc, DeviceSymmetricInverse inverse, bool alwaysInvert) : cc(cc) {
+CommonXCBackendFactory::CommonXCBackendFactory(ComputeContext& cc, DeviceSymmetricInverse inverse) : cc(cc) {
     charges.reset(new CommonPointCharges(cc, threeCentreSource()));
-    if (alwaysInvert || QM::environmentCount("OPENMMDFT_DEVICE_METRIC_INVERSE", 0) > 0)
-        deviceInverse = inverse;
-    if (QM::environmentCount("OPENMMDFT_HOST_SCF_PRODUCTS", 0) == 0)
-        products.reset(new CommonMatrixProducts(cc));
+    if (inverse != nullptr)
+        deviceInverse = inverse(cc);
+    products.reset(new CommonMatrixProducts(cc));
 }
 
 unique_ptr<QM::DensityFittingContractions> CommonXCBackendFactory::densityFittingContractions() const {

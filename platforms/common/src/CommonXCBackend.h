@@ -6,6 +6,7 @@
 #include "openmm/common/ComputeProgram.h"
 #include "ThreeCentreProgram.h"
 #include "CommonMatrixProducts.h"
+#include <functional>
 #include <map>
 #include <tuple>
 #include <memory>
@@ -13,9 +14,12 @@
 
 namespace OpenMMDFT {
 
-/** A platform's own inverse of a symmetric positive definite matrix on its device (CUDA: cuSOLVER); false where it
- *  cannot make it. */
-typedef bool (*DeviceSymmetricInverse)(OpenMM::ComputeContext& cc, const Eigen::MatrixXd& A, Eigen::MatrixXd& inverse);
+/** The inverse of a symmetric positive definite matrix on one Context's device; false (inverse untouched) where it
+ *  cannot make it, and the caller inverts on the host. It may keep device memory until it is destroyed. */
+typedef std::function<bool(const Eigen::MatrixXd& A, Eigen::MatrixXd& inverse)> SymmetricInverse;
+
+/** A platform's maker of such inverses for a Context (CUDA: cuSOLVER). */
+typedef SymmetricInverse (*DeviceSymmetricInverse)(OpenMM::ComputeContext& cc);
 
 /**
  * The QM engine's XC back end on the GPU platforms (OpenCL, CUDA), written once against OpenMM's
@@ -41,9 +45,8 @@ typedef bool (*DeviceSymmetricInverse)(OpenMM::ComputeContext& cc, const Eigen::
  */
 class CommonXCBackendFactory : public QM::XCBackendFactory, public QM::PartitionWeightEvaluator {
 public:
-    /** deviceInverse: the platform's inverse for the density fitting's metric (null: none), used where
-     *  OPENMMDFT_DEVICE_METRIC_INVERSE=1 (temporary switch, EnvironmentSwitch.h) or alwaysInvert says so. */
-    explicit CommonXCBackendFactory(OpenMM::ComputeContext& cc, DeviceSymmetricInverse deviceInverse = nullptr, bool alwaysInvert = false);
+    /** deviceInverse: the platform's maker of inverses for the density fitting's metric (null: the host inverts). */
+    explicit CommonXCBackendFactory(OpenMM::ComputeContext& cc, DeviceSymmetricInverse deviceInverse = nullptr);
     std::unique_ptr<QM::XCBackend> create(const QM::XCGeometry& geometry) const override;
     const QM::PartitionWeightEvaluator* partitionWeights() const override {
         return this;
@@ -56,16 +59,15 @@ public:
     }
     /** B d and B^T c of the density fitting with B in device memory (up to 4 GiB per geometry). */
     std::unique_ptr<QM::DensityFittingContractions> densityFittingContractions() const override;
-    /** The SCF's products of basis-sized matrices on the device (CommonMatrixProducts), unless the temporary switch
-     *  OPENMMDFT_HOST_SCF_PRODUCTS=1 keeps them on the host (EnvironmentSwitch.h; for timing both on a GPU machine). */
+    /** The SCF's products of basis-sized matrices on the device (CommonMatrixProducts). */
     const QM::MatrixProducts* matrixProducts() const override {
         return products.get();
     }
     bool invertsSymmetricPositiveDefinite() const override {
-        return deviceInverse != nullptr;
+        return (bool) deviceInverse;
     }
     bool invertSymmetricPositiveDefinite(const Eigen::MatrixXd& A, Eigen::MatrixXd& inverse) const override {
-        return deviceInverse != nullptr && deviceInverse(cc, A, inverse);
+        return deviceInverse && deviceInverse(A, inverse);
     }
     /** Whether the device can run it (double precision); otherwise use the host back end. */
     static bool supported(OpenMM::ComputeContext& cc);
@@ -83,7 +85,7 @@ private:
     mutable std::map<std::tuple<int, int, bool>, OpenMM::ComputeProgram> threeCentrePrograms;
     std::unique_ptr<QM::PointChargeEvaluator> charges;
     std::unique_ptr<CommonMatrixProducts> products;
-    DeviceSymmetricInverse deviceInverse = nullptr;  ///< null unless in use
+    SymmetricInverse deviceInverse;  ///< empty unless in use
 };
 
 } // namespace OpenMMDFT

@@ -1,6 +1,7 @@
 // The launches of the integral kernels and of the three-centre gradient kernel (DeviceShellTables.h).
 #include "DeviceShellTables.h"
 #include "ThreeCentreProgram.h"
+#include "openmm/OpenMMException.h"
 #include "openmm/common/ComputeKernel.h"
 #include <algorithm>
 #include <functional>
@@ -38,30 +39,34 @@ void OpenMMDFT::launchClassKernels(ComputeProgram program, const string& kernel,
 }
 
 void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram program, const vector<PairClassRange>& classes,
-                                          int numGroups, int nbf, ComputeArray& pairFirst, ComputeArray& pairSecond, DeviceShells& basis,
-                                          ComputeArray& groupShellStart, int centreOffset, DeviceShells& fitting,
-                                          ComputeArray& boysTable, const BoysParameters& boys, ComputeArray& density,
-                                          ComputeArray& coefficients, ComputeArray& fitted, ComputeArray& gradient,
-                                          ComputeArray& counter) {
-    launchClassKernels(program, "threeCentreGradient", classes, numGroups, [&](ComputeKernel& kernel) {
-        kernel->addArg(numGroups);
-        kernel->addArg(nbf);
-        for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.atom, &basis.primStart, &basis.numPrim,
-                                &basis.cartesianOffset, &basis.center, &basis.exponent, &basis.coefficient, &groupShellStart})
-            kernel->addArg(*a);
-        kernel->addArg(centreOffset);
-        for (ComputeArray* a : {&fitting.atom, &fitting.l, &fitting.primStart, &fitting.numPrim, &fitting.cartesianOffset,
-                                &fitting.center, &fitting.exponent, &fitting.coefficient, &boysTable})
-            kernel->addArg(*a);
-        kernel->addArg(boys.step);
-        kernel->addArg(boys.end);
-        kernel->addArg(boys.orders);
-        kernel->addArg(boys.taylorTerms);
-        kernel->addArg(density);
-        kernel->addArg(coefficients);
-        kernel->addArg(fitted);
-        kernel->addArg(gradient);
-    }, cc, counter);
+                                          ClassGroupStarts& groups, int nbf, ComputeArray& pairFirst, ComputeArray& pairSecond,
+                                          DeviceShells& basis, int centreOffset, DeviceShells& fitting, ComputeArray& boysTable,
+                                          const BoysParameters& boys, ComputeArray& density, ComputeArray& coefficients,
+                                          ComputeArray& fitted, ComputeArray& gradient, ComputeArray& counter) {
+    if (groups.numGroups.size() != classes.size())
+        throw OpenMMException("QM: three-centre gradient work groups for another set of pair classes (internal error)");
+    for (size_t c = 0; c < classes.size(); c++) {
+        const int numGroups = groups.numGroups[c];
+        launchClassKernels(program, "threeCentreGradient", {classes[c]}, numGroups, [&](ComputeKernel& kernel) {
+            kernel->addArg(numGroups);
+            kernel->addArg(nbf);
+            for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.atom, &basis.primStart, &basis.numPrim,
+                                    &basis.cartesianOffset, &basis.center, &basis.exponent, &basis.coefficient, groups.starts[c].get()})
+                kernel->addArg(*a);
+            kernel->addArg(centreOffset);
+            for (ComputeArray* a : {&fitting.atom, &fitting.l, &fitting.primStart, &fitting.numPrim, &fitting.cartesianOffset,
+                                    &fitting.center, &fitting.exponent, &fitting.coefficient, &boysTable})
+                kernel->addArg(*a);
+            kernel->addArg(boys.step);
+            kernel->addArg(boys.end);
+            kernel->addArg(boys.orders);
+            kernel->addArg(boys.taylorTerms);
+            kernel->addArg(density);
+            kernel->addArg(coefficients);
+            kernel->addArg(fitted);
+            kernel->addArg(gradient);
+        }, cc, counter);
+    }
 }
 
 Eigen::MatrixXd OpenMMDFT::readThreeCentreGradient(ComputeArray& gradient) {

@@ -1,8 +1,8 @@
 /* The SCF's products of basis-sized matrices on the device (the factory's MatrixProducts) against the host's BLAS:
  * every transposition of op(A) op(B) for odd shapes, a congruence B^T A B, the routing of small products to the host
  * (productOn), and an SCF (orbital rotations and Coulomb-response steps included) with every product on the device
- * against the same SCF with them on the host (and the next geometry's, its recycled DIIS pairs kept on the device);
- * products with kept pairs along a trajectory's lists; and the final Fock matrix's orbitals made beside the gradient. One body
+ * against the same SCF with them on the host (and the next geometry's, with its recycled DIIS pairs); the metric's
+ * inverse on the device; and the final Fock matrix's orbitals made beside the gradient. One body
  * for every GPU platform: the platform's test supplies the factory. Bounds: products 1e-13 k (entries in [-1, 1]: k terms, each rounded at 1e-16, in another order), SCF
  * energies 1e-10 Eh and gradients 1e-9 Eh/bohr (the same arithmetic, another summation order in the products). */
 #pragma once
@@ -27,12 +27,6 @@ public:
     }
     Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) const override {
         return there.congruence(A, B);
-    }
-    Eigen::VectorXd streamedDots(const std::vector<SharedMatrix>& A, const Eigen::VectorXd& x) const override {
-        return there.streamedDots(A, x);
-    }
-    Eigen::VectorXd streamedCombination(const std::vector<SharedMatrix>& A, const Eigen::VectorXd& w) const override {
-        return there.streamedCombination(A, w);
     }
     double minimumFlops() const override {
         return 0;
@@ -124,55 +118,6 @@ inline void testDeviceMatrixProductsMatchHost(const std::shared_ptr<const XCBack
     EXPECT_LE(products->storedBytes(), (3 + 16) * sizeof(double) * std::max(largest, (size_t) big.size()));
 }
 
-/**
- * The recycled DIIS pairs kept on the device: products with lists as an MD trajectory's SCFs make them (three kinds of
- * pairs, each step's list the last one's with its oldest four dropped and four new ones in front, the subspace
- * growing to 40), so that the store grows, keeps, drops the pairs used longest ago and uploads again; every result
- * against the host's streamed products. Then a list of another length (another basis), and mismatches refused.
- */
-inline void testDeviceKeptPairsMatchHost(const std::shared_ptr<const XCBackendFactory>& factory) {
-    const MatrixProducts* device = factory->matrixProducts();
-    ASSERT_TRUE(device != nullptr);
-    std::srand(11);
-    const int length = 3003;
-    auto newPair = [&] { return std::make_shared<const Eigen::MatrixXd>(Eigen::MatrixXd::Random(length, 1)); };
-    std::vector<SharedMatrix> kinds[3];
-    auto raw = [](const std::vector<SharedMatrix>& list) {
-        MatrixList pointers;
-        for (const SharedMatrix& m : list)
-            pointers.push_back(m.get());
-        return pointers;
-    };
-    for (int step = 0; step < 30; step++) {
-        for (std::vector<SharedMatrix>& list : kinds) {
-            for (int k = 0; k < 4; k++)
-                list.insert(list.begin(), newPair());
-            if (list.size() > 40)
-                list.resize(40);
-        }
-        for (const std::vector<SharedMatrix>& list : kinds) {
-            const Eigen::VectorXd x = Eigen::VectorXd::Random(length), w = Eigen::VectorXd::Random(list.size());
-            const Eigen::VectorXd dots = device->streamedDots(list, x), hostDots = streamedDots(raw(list), x, 1);
-            ASSERT_EQ(dots.size(), (Eigen::Index) list.size());
-            EXPECT_LT((dots - hostDots).cwiseAbs().maxCoeff(), 1e-12 * length) << "step " << step;
-            const Eigen::VectorXd y = device->streamedCombination(list, w);
-            Eigen::VectorXd hostY = Eigen::VectorXd::Zero(length);
-            addStreamedCombination(raw(list), w, hostY, 1);
-            ASSERT_EQ(y.size(), length);
-            EXPECT_LT((y - hostY).cwiseAbs().maxCoeff(), 1e-12 * list.size()) << "step " << step;
-        }
-    }
-    // At most three lists of 64 (40 rounded up to a multiple of 32) and 16 more, of this length, are kept.
-    EXPECT_LE(device->storedBytes(), (3 * 64 + 16) * length * sizeof(double) + (size_t) 64 * 1024 * 1024);
-    // Another basis: pairs of another length replace the kept ones.
-    std::vector<SharedMatrix> other = {std::make_shared<const Eigen::MatrixXd>(Eigen::MatrixXd::Random(77, 1)),
-                                       std::make_shared<const Eigen::MatrixXd>(Eigen::MatrixXd::Random(77, 1))};
-    const Eigen::VectorXd x = Eigen::VectorXd::Random(77);
-    EXPECT_LT((device->streamedDots(other, x) - streamedDots(raw(other), x, 1)).cwiseAbs().maxCoeff(), 1e-12 * 77);
-    other.push_back(newPair());
-    EXPECT_THROW(device->streamedDots(other, x), OpenMM::OpenMMException);
-}
-
 /** An SCF of methanol with every product of basis-sized matrices on the device against the same with none there. */
 inline void testDeviceSCFProductsMatchHost(const std::shared_ptr<const XCBackendFactory>& factory) {
     ASSERT_TRUE(factory->matrixProducts() != nullptr);
@@ -204,16 +149,13 @@ inline void testDeviceSCFProductsMatchHost(const std::shared_ptr<const XCBackend
     ASSERT_EQ(d.orbitalEnergies.size(), h.orbitalEnergies.size());
     for (size_t i = 0; i < h.orbitalEnergies.size(); i++)
         EXPECT_NEAR(d.orbitalEnergies[i], h.orbitalEnergies[i], 1e-9);
-    // The next MD step: atoms moved a little, the SCF started from the last density with its DIIS pairs recycled, their
-    // products on the device (kept there) against the host's.
+    // The next MD step: atoms moved a little, the SCF started from the last density with its DIIS pairs recycled.
     std::vector<QMAtom> moved = atoms;
     for (size_t i = 0; i < moved.size(); i++)
         moved[i].xyz[i % 3] += 0.01;
     const DensityGuess guessHost = h.guess(), guessDevice = d.guess();
     ASSERT_FALSE(guessDevice.fockChanges.empty());
-    const size_t bytesBefore = everyProduct.storedBytes();
     const QMResult h2 = onHost.compute(moved, 0, mm, &guessHost), d2 = onDevice.compute(moved, 0, mm, &guessDevice);
-    EXPECT_GT(everyProduct.storedBytes(), bytesBefore) << "the recycled pairs kept on the device";
     EXPECT_GT(d2.recycledPairs, 0);
     EXPECT_EQ(d2.recycledPairs, h2.recycledPairs);
     EXPECT_EQ(d2.iterations, h2.iterations);

@@ -36,11 +36,11 @@ extern "C" OPENMM_EXPORT void openmmdftClassifyBondPathsCuda(Context& context, c
 
 /* Test hook: the device XC back end of a CUDA Context, for the device-against-host XC tests
  * (platforms/common/tests/GpuXCBackendTestCases.h), which cannot link this library, with the metric's inverse on the
- * GPU (cuSOLVER) whatever the temporary switch says. Empty where the device cannot run it (no double precision). */
+ * GPU (cuSOLVER), as the plugin's kernels have it. Empty where the device cannot run it (no double precision). */
 extern "C" OPENMM_EXPORT void openmmdftCudaXCBackendFactory(Context& context, std::shared_ptr<const QM::XCBackendFactory>& factory) {
     ComputeContext& cc = computeContextOf(ContextImplAccess().of(context));
     if (CommonXCBackendFactory::supported(cc))
-        factory = std::make_shared<CommonXCBackendFactory>(cc, cudaSymmetricPositiveDefiniteInverse, true);  // tests: always
+        factory = std::make_shared<CommonXCBackendFactory>(cc, cudaSymmetricPositiveDefiniteInverse);
     else
         factory.reset();
 }

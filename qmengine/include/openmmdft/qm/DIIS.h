@@ -5,7 +5,7 @@
 // fixed-point problem (H. F. Walker and P. Ni, SIAM J. Numer. Anal. 49, 1715 (2011)); keeping the earlier
 // problems' search directions is Krylov-subspace recycling for a sequence of slowly changing problems
 // (M. L. Parks et al., SIAM J. Sci. Comput. 28, 1651 (2006)).
-#include "openmmdft/qm/MatrixProducts.h"
+#include "openmmdft/qm/DenseAlgebra.h"
 #include <Eigen/Dense>
 #include <deque>
 #include <vector>
@@ -22,9 +22,8 @@ public:
     /// pairs come packed by their upper triangles (DenseAlgebra.h), the Fock changes and companions by packSymmetric
     /// and the error changes by packAntisymmetric, as an SCF's are (F and J symmetric, FDS - SDF antisymmetric in an
     /// orthonormal basis); the entries stay whole matrices.
-    /// device: where the products with packed recycled pairs given as SharedMatrix run (null: the host's threads).
-    explicit DIIS(int subspaceSize, int threads = 1, bool packedPairs = false, const MatrixProducts* device = nullptr)
-        : size_(subspaceSize), threads_(threads), packedPairs_(packedPairs), device_(device) {}
+    explicit DIIS(int subspaceSize, int threads = 1, bool packedPairs = false)
+        : size_(subspaceSize), threads_(threads), packedPairs_(packedPairs) {}
     /// Add a Fock matrix and its error (commutator in an orthonormal basis); returns the extrapolated Fock
     /// matrix: sum_i c_i F_i + sum_j g_j dF_j, with sum_i c_i = 1 and c, g minimizing
     /// |sum_i c_i e_i + sum_j g_j de_j| over the stored entries and the recycled pairs (dF_j, de_j). It is the
@@ -49,9 +48,7 @@ public:
     void setRecycled(const std::vector<const Eigen::MatrixXd*>& fockChanges, const std::vector<const Eigen::MatrixXd*>& errorChanges,
                      const std::vector<const Eigen::MatrixXd*>& companionChanges = {}, const Eigen::MatrixXd* errorGram = nullptr);
     void setRecycled(const std::vector<Eigen::MatrixXd>& fockChanges, const std::vector<Eigen::MatrixXd>& errorChanges);
-    /// The same with pairs that are shared (an SCF's recycled pairs): held here while in use, and with packed pairs and
-    /// a device given, their products run there (MatrixProducts::streamedDots, streamedCombination), where they stay
-    /// from one SCF to the next.
+    /// The same with pairs that are shared (an SCF's recycled pairs): held here while in use.
     void setRecycled(const std::vector<SharedMatrix>& fockChanges, const std::vector<SharedMatrix>& errorChanges,
                      const std::vector<SharedMatrix>& companionChanges = {}, const Eigen::MatrixXd* errorGram = nullptr);
     /// The orthonormal combinations of the recycled pairs in use.
@@ -61,20 +58,12 @@ public:
 private:
     int size_, threads_;
     bool packedPairs_;
-    const MatrixProducts* device_;
-    /// The shared pairs behind recycledFocks_, recycledErrors_ and recycledCompanions_ (same order and length), when
-    /// given so: the device's products take them.
+    /// The shared pairs behind recycledFocks_, recycledErrors_ and recycledCompanions_, when given so: held while in use.
     std::vector<SharedMatrix> sharedFocks_, sharedErrors_, sharedCompanions_;
-    /// Whether the products with the recycled pairs run on the device: shared packed pairs, enough of them for the
-    /// device's size limit (2 x length x pairs operations per product, as MatrixProducts::minimumFlops counts).
-    bool onDevice() const {
-        return device_ != nullptr && packedPairs_ && sharedFocks_.size() == recycledFocks_.size() && !sharedFocks_.empty() &&
-               2.0 * (double) sharedFocks_[0]->size() * (double) sharedFocks_.size() >= device_->minimumFlops();
-    }
     /// <de_j, error> for every recycled pair; sum += sum_j weights_j changes_j (packed or whole, as packedPairs_ says).
     Eigen::VectorXd recycledErrorDots(const Eigen::MatrixXd& error) const;
-    void addRecycledCombination(const std::vector<const Eigen::MatrixXd*>& changes, const std::vector<SharedMatrix>& shared,
-                                const Eigen::VectorXd& weights, Eigen::MatrixXd& sum) const;
+    void addRecycledCombination(const std::vector<const Eigen::MatrixXd*>& changes, const Eigen::VectorXd& weights,
+                                Eigen::MatrixXd& sum) const;
     /// combinedCompanion_ from the entries' weights (oldest first) and the given pairs' weights.
     void combineCompanions(const Eigen::VectorXd& entryWeights, const Eigen::VectorXd& pairWeights);
     std::deque<Eigen::MatrixXd> focks_, errors_;

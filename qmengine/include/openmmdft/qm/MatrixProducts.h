@@ -24,15 +24,6 @@ public:
     /** Products of at least this many floating-point operations (2 m n k) are worth running here (productOn); smaller
      *  ones cost less on the host than their matrices' trip here and back. */
     virtual double minimumFlops() const = 0;
-    /**
-     * <A_j, x> for every matrix of the list (each read as one vector of x's length: the recycled DIIS pairs, packed),
-     * run here. The matrices stay here while they recur in calls (an MD step's SCF recycles the last step's pairs and
-     * adds a few), held by their SharedMatrix, so that an address is never taken for another matrix's; the least
-     * recently used go first when room is needed.
-     */
-    virtual Eigen::VectorXd streamedDots(const std::vector<SharedMatrix>& A, const Eigen::VectorXd& x) const = 0;
-    /** sum_j w_j A_j, kept here as streamedDots keeps them; the terms in list order. */
-    virtual Eigen::VectorXd streamedCombination(const std::vector<SharedMatrix>& A, const Eigen::VectorXd& w) const = 0;
     /** Bytes held here (0: nothing beyond the host's own). */
     virtual size_t storedBytes() const = 0;
     /** How many products have run here so far (a congruence counts two): for reports and tests. */
