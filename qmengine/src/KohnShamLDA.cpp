@@ -224,7 +224,8 @@ struct KohnShamLDA::System {
                         solveSymmetricPositiveDefinite(A, B);
                 };
             fitted.reset(new DensityFittedCoulomb(basis, aux, s.integralThreshold, s.threads, solver,
-                                                  xcFactory.densityFittingContractions(), gridAndXC));
+                                                  xcFactory.densityFittingContractions(), gridAndXC,
+                                                  xcFactory.invertsSymmetricPositiveDefinite()));
             for (const auto& part : fitted->timings())
                 timings["setup.coulomb." + part.first] = part.second;
         }

@@ -301,7 +301,7 @@ static Eigen::MatrixXd coulombMetric(const BasisSet& aux, const std::vector<libi
 DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet& aux, double threshold, int threads,
                                            const NormalEquationSolver& metricSolver,
                                            std::unique_ptr<DensityFittingContractions> contractions,
-                                           const std::function<void()>& meanwhile)
+                                           const std::function<void()>& meanwhile, bool inverseOnDevice)
     : impl_(new Impl{basis, aux, basisTransform(aux), {}, nullptr, nullptr, {}, nullptr, {}, false}) {
     Impl& d = *impl_;
     const auto shells = toLibint(basis);
@@ -321,8 +321,12 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
     // Where the host computes the tensor, every core has work already, and OpenBLAS's threads waiting for each other
     // among the engine's took 1.1 s for the 0.08 s inverse of 24 waters on 2 cores (and the work beside it slowed by as
     // much): there it runs after the rest, when asked for. (Should the device refuse the tensor after all, for shells
-    // beyond its kernels' l, the inverse runs beside the host's tensor: slower, not wrong.)
+    // beyond its kernels' l, the inverse runs beside the host's tensor: slower, not wrong.) Where the device inverts
+    // the metric too (cuSOLVER: 0.064 s beside the tensor on an H200, against 0.09-0.12 s for the host's LAPACK), the
+    // inverse is no longer the longest task, and the device would idle while the host computes the metric: there the
+    // tensor starts first, and the metric (Libint, 0.020 s) and the inverse's thread come after its launch.
     const bool deviceContractions = contractions != nullptr;
+    const bool metricFirst = deviceContractions && !inverseOnDevice;
     double solverSeconds = 0;
     std::future<void> factored;
     auto startMetric = [&] {
@@ -339,7 +343,7 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
             });
         });
     };
-    if (deviceContractions)
+    if (metricFirst)
         startMetric();
     double t = seconds();
     // Significant shell pairs by Schwarz bound times the largest auxiliary (P|P)^1/2.
@@ -380,7 +384,7 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
     const bool tensorThere =
         contractions && contractions->computeTensor(makeThreeCentreTask(basis, aux, shellPairs, pairStart, numPairs));
     const double tensorSeconds = seconds() - t;
-    if (!deviceContractions)
+    if (!metricFirst)
         startMetric();
     if (meanwhile)
         meanwhile();

@@ -7,6 +7,7 @@
 #include <openmm/OpenMMException.h>
 #include <gtest/gtest.h>
 #include <cmath>
+#include <memory>
 
 using namespace OpenMMDFT::QM;
 using QMTest::water;
@@ -65,6 +66,41 @@ TEST(Integrals, DensityFittedCoulombIsCloseToExact) {
     EXPECT_GT(ex, 40.0);
     EXPECT_LE(ef, ex + 1e-10); // robust fitting underestimates the Coulomb energy
     EXPECT_LT(ex - ef, 5e-3);
+}
+
+namespace {
+/** Contractions that keep B on the host and refuse to compute it (as a device that cannot reach the shells' l does):
+ *  DensityFittedCoulomb then computes B itself and hands it over. */
+class KeptTensor : public DensityFittingContractions {
+public:
+    bool store(const Eigen::MatrixXd& tensor) override {
+        B = tensor;
+        return true;
+    }
+    Eigen::VectorXd fit(const Eigen::VectorXd& pairDensity) override { return B * pairDensity; }
+    Eigen::VectorXd project(const Eigen::VectorXd& coefficients) override { return B.transpose() * coefficients; }
+    size_t storedBytes() const override { return (size_t) B.size() * sizeof(double); }
+    Eigen::MatrixXd B;
+};
+} // namespace
+
+/** The set-up's order where contractions are given (the metric's inverse beside the rest, before or after the tensor's
+ *  start as inverseOnDevice says) gives the Coulomb matrix of the plain set-up, with the caller's work run once. */
+TEST(Integrals, DensityFittedCoulombSetUpOrdersAgree) {
+    const auto atoms = water();
+    BasisSet b(loadBasisDefinition("def2-SVP", QMENGINE_DATA_DIR), atoms, true);
+    BasisSet aux(loadBasisDefinition("def2-universal-jfit", QMENGINE_DATA_DIR), atoms, true, 6);
+    Eigen::MatrixXd D = Eigen::MatrixXd::Random(b.size(), b.size());
+    D = (D + D.transpose()).eval();
+    const Eigen::MatrixXd J = DensityFittedCoulomb(b, aux, 1e-12).compute(D);
+    for (bool inverseOnDevice : {false, true}) {
+        int calls = 0;
+        DensityFittedCoulomb fitted(b, aux, 1e-12, 2, NormalEquationSolver(), std::make_unique<KeptTensor>(), [&] { calls++; },
+                                    inverseOnDevice);
+        EXPECT_EQ(1, calls);
+        EXPECT_STREQ("device", fitted.contractionsLocation());
+        EXPECT_LT((fitted.compute(D) - J).cwiseAbs().maxCoeff(), 1e-11 * J.cwiseAbs().maxCoeff()) << inverseOnDevice;
+    }
 }
 
 TEST(Integrals, SolveSymmetricPositiveDefinite) {

@@ -100,10 +100,11 @@ class DensityFittedCoulomb {
 public:
     /// contractions: where B d and B^T c run (null: the host), given B after it is computed. meanwhile: the caller's
     /// own set-up work (without BLAS calls of its own; they would wait), run while another thread factors the metric.
+    /// inverseOnDevice: metricSolver inverts on the device that computes the tensor, so that the tensor starts first.
     DensityFittedCoulomb(const BasisSet& basis, const BasisSet& auxiliary, double threshold, int threads = 1,
                          const NormalEquationSolver& metricSolver = NormalEquationSolver(),
                          std::unique_ptr<DensityFittingContractions> contractions = nullptr,
-                         const std::function<void()>& meanwhile = nullptr);
+                         const std::function<void()>& meanwhile = nullptr, bool inverseOnDevice = false);
     ~DensityFittedCoulomb();
     /// J of a symmetric density over the basis's functions (PairDensityMap reads one of D_ab and D_ba for each pair).
     Eigen::MatrixXd compute(const Eigen::MatrixXd& density) const;
