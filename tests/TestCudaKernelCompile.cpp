@@ -102,8 +102,16 @@ TEST_P(CudaKernelCompile, QMExchangeCorrelation) {
  * send there (f, h), and the point-charge gradient (fitting l = 0). */
 TEST_P(CudaKernelCompile, ThreeCentreIntegrals) {
     for (const auto& l : {std::make_tuple(2, 4, false), std::make_tuple(3, 5, false), std::make_tuple(3, 0, true)}) {
-        string log = compile(threeCentreProgramSource(std::get<0>(l), std::get<1>(l)), threeCentreDefines(std::get<0>(l), std::get<1>(l), std::get<2>(l)));
-        EXPECT_TRUE(log.empty()) << log;
+        // Both gradient variants: with the pair table of derivative densities and (in one precision: the program is
+        // double throughout) with them formed per work item.
+        for (const char* table : {"1", "0"}) {
+            if (table[0] == '0' && GetParam() != "double")
+                continue;
+            std::map<string, string> defines = threeCentreDefines(std::get<0>(l), std::get<1>(l), std::get<2>(l));
+            defines["PAIR_TABLE"] = table;
+            string log = compile(threeCentreProgramSource(std::get<0>(l), std::get<1>(l)), defines);
+            EXPECT_TRUE(log.empty()) << "PAIR_TABLE " << table << ": " << log;
+        }
     }
 }
 

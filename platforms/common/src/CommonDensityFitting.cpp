@@ -240,11 +240,11 @@ public:
         return downloadPairVector();
     }
     size_t storedBytes() const override {
-        // B, the metric and its inverse, and the fitting primitives' Hermite tables.
+        // B, the metric and its inverse, the fitting primitives' Hermite tables and the gradient's pair tables.
         size_t bytes = (tensor.isInitialized() ? (size_t) rows * columns * sizeof(double) : 0) +
                        (metricArray.isInitialized() ? (size_t) rows * rows * sizeof(double) : 0) +
                        (inverseArray.isInitialized() ? (size_t) rows * rows * sizeof(double) : 0);
-        for (const ComputeArray* table : {&fittingHermite, &fittedHermite})
+        for (const ComputeArray* table : {&fittingHermite, &fittedHermite, &pairGroups.pairTable, &metricGroups.pairTable})
             bytes += table->isInitialized() ? table->getSize() * table->getElementSize() : 0;
         return bytes;
     }
@@ -357,7 +357,7 @@ private:
     BoysParameters boys;
     DeviceShells basis, aux;
     ComputeArray pairFirst, pairSecond, pairColumn, auxTransform, auxTransformStart, boysTable;
-    ClassGroupStarts pairGroups;  // the gradient's runs of fitting shells per class of pairs
+    GradientWork pairGroups;  // the gradient's runs of fitting shells per class of pairs
     ComputeArray densityArray, coefficientArray, gradientArray;
     // Hermite coefficients per fitting primitive: of its cartesian functions (per geometry: the tensor and the gradient)
     // and of the fitted density (per gradient); the program's largest fitting l sizes them.
@@ -366,7 +366,7 @@ private:
     // The metric's gradient (prepareMetricGradient): fitting shells and the unit function, their pairs by class, runs.
     DeviceShells metricShells;
     vector<PairClassRange> metricClasses;
-    ClassGroupStarts metricGroups;
+    GradientWork metricGroups;
     ComputeArray metricFirst, metricSecond, metricDensity;
     ComputeArray tensorCounter, gradientCounter;  // the kernels' work items handed out
     bool gradientStarted = false;

@@ -146,7 +146,7 @@ public:
     const int numAtoms, numCharges;
     bool read = false;
     DeviceShells basis, charges;
-    ClassGroupStarts groups;
+    GradientWork groups;
     ComputeArray pairFirst, pairSecond, boysTable, density, coefficients, gradient, counter;
 };
 

@@ -83,14 +83,16 @@ struct BoysParameters {
 };
 
 /**
- * The three-centre gradient's work items per class of pairs (PairClasses): class c's items are its pairs x numGroups[c]
+ * The three-centre gradient's work per class of pairs (PairClasses): class c's items are its pairs x numGroups[c]
  * runs of fitting shells, whose first shells (then the end) starts[c] holds (CentreGroups.h). Each class has its own
  * runs so that a class of few pairs (p-p, d-p: a few hundred) still has items for every multiprocessor: with one set of
- * runs for all classes an H200 ran those classes' kernels at 6% occupancy on under 100 work groups.
+ * runs for all classes an H200 ran those classes' kernels at 6% occupancy on under 100 work groups. pairTable: the
+ * primitive pairs' derivative Hermite densities of one class at a time (gradientPairTable()), grown as needed.
  */
-struct ClassGroupStarts {
+struct GradientWork {
     std::vector<int> numGroups;
     std::vector<std::unique_ptr<OpenMM::ComputeArray>> starts;
+    OpenMM::ComputeArray pairTable;
     /** runsOf(c) gives class c's run starts, then the number of fitting shells. */
     void upload(OpenMM::ComputeContext& cc, size_t numClasses, const std::function<std::vector<int>(size_t)>& runsOf, const char* name) {
         numGroups.assign(numClasses, 0);
@@ -107,13 +109,15 @@ struct ClassGroupStarts {
 
 /**
  * Launches threeCentreGradient_la_lb of program for each class of pairs (pairFirst and pairSecond sorted by class,
- * PairClasses) over its pairs x groups.numGroups[c] work items (the kernel's comment gives the meaning of every input)
+ * PairClasses) over its pairs x groups.numGroups[c] work items (the kernel's comment gives the meaning of every input;
+ * with gradientPairTable(), for the classes without written kernels, after pairDerivativeDensities_la_lb into
+ * groups.pairTable)
  * into gradient, which must hold zeros (fitted: the fitted density's Hermite coefficients per fitting primitive,
  * fittedDensityHermite; the point-charge program does not read it), taking the items from counter (initializeWorkCounter); every
  * array must outlive the launch. readThreeCentreGradient() waits for it.
  */
 void launchThreeCentreGradient(OpenMM::ComputeContext& cc, OpenMM::ComputeProgram program, const std::vector<PairClassRange>& classes,
-                               ClassGroupStarts& groups, int nbf,
+                               GradientWork& groups, int nbf,
                                OpenMM::ComputeArray& pairFirst, OpenMM::ComputeArray& pairSecond, DeviceShells& basis,
                                int centreOffset,
                                DeviceShells& fitting, OpenMM::ComputeArray& boysTable, const BoysParameters& boys,

@@ -39,15 +39,39 @@ void OpenMMDFT::launchClassKernels(ComputeProgram program, const string& kernel,
 }
 
 void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram program, const vector<PairClassRange>& classes,
-                                          ClassGroupStarts& groups, int nbf, ComputeArray& pairFirst, ComputeArray& pairSecond,
+                                          GradientWork& groups, int nbf, ComputeArray& pairFirst, ComputeArray& pairSecond,
                                           DeviceShells& basis, int centreOffset, DeviceShells& fitting, ComputeArray& boysTable,
                                           const BoysParameters& boys, ComputeArray& density, ComputeArray& coefficients,
                                           ComputeArray& fitted, ComputeArray& gradient, ComputeArray& counter) {
     if (groups.numGroups.size() != classes.size())
         throw OpenMMException("QM: three-centre gradient work groups for another set of pair classes (internal error)");
     for (size_t c = 0; c < classes.size(); c++) {
+        const PairClassRange& range = classes[c];
         const int numGroups = groups.numGroups[c];
-        launchClassKernels(program, "threeCentreGradient", {classes[c]}, numGroups, [&](ComputeKernel& kernel) {
+        const int numPairs = range.end - range.begin;
+        // The pair table of a class without written kernels (s-s and p-s have them), made on the same queue first.
+        int tableStride = 0;
+        const bool written = (range.lb == 0 && range.la <= 1);
+        if (gradientPairTable() && !written && numPairs > 0) {
+            tableStride = range.maxPrimitivePairs * numPairs;
+            const size_t size = (size_t) tableStride * (4 + 6 * hermiteCount(range.la + range.lb + 1));
+            if (!groups.pairTable.isInitialized() || groups.pairTable.getSize() < size) {
+                if (groups.pairTable.isInitialized())
+                    groups.pairTable.resize(size);
+                else
+                    groups.pairTable.initialize<double>(cc, size, "qmGradientPairTable");
+            }
+            ComputeKernel table = program->createKernel(classKernelName("pairDerivativeDensities", range.la, range.lb));
+            table->addArg(range.begin);
+            table->addArg(numPairs);
+            table->addArg(range.maxPrimitivePairs);
+            table->addArg(nbf);
+            for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.primStart, &basis.numPrim, &basis.cartesianOffset,
+                                    &basis.center, &basis.exponent, &basis.coefficient, &density, &groups.pairTable})
+                table->addArg(*a);
+            table->execute(tableStride);
+        }
+        launchClassKernels(program, "threeCentreGradient", {range}, numGroups, [&](ComputeKernel& kernel) {
             kernel->addArg(numGroups);
             kernel->addArg(nbf);
             for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.atom, &basis.primStart, &basis.numPrim,
@@ -65,6 +89,8 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
             kernel->addArg(coefficients);
             kernel->addArg(fitted);
             kernel->addArg(gradient);
+            kernel->addArg(tableStride > 0 ? groups.pairTable : density);  // any array where the kernel reads no table
+            kernel->addArg(tableStride);
         }, cc, counter);
     }
 }

@@ -1,6 +1,7 @@
 // The compile-time settings of the density-fitting integral kernels (ThreeCentreProgram.h).
 #include "ThreeCentreProgram.h"
 #include "CommonQMMMKernelSources.h"
+#include "openmmdft/qm/EnvironmentSwitch.h"
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -19,7 +20,13 @@ std::map<std::string, std::string> OpenMMDFT::threeCentreDefines(int basisL, int
     char scale[64];
     std::snprintf(scale, sizeof(scale), "%.17e", THREE_CENTRE_GRADIENT_SCALE);
     defines["GRADIENT_SCALE"] = scale;
+    defines["PAIR_TABLE"] = gradientPairTable() ? "1" : "0";
     return defines;
+}
+
+bool OpenMMDFT::gradientPairTable() {
+    static const bool table = QM::environmentCount("OPENMMDFT_GRADIENT_WITHOUT_PAIR_TABLE", 0) == 0;
+    return table;
 }
 
 std::string OpenMMDFT::threeCentreProgramSource(int basisL, int auxL) {
@@ -57,8 +64,9 @@ OpenMMDFT::PairClasses OpenMMDFT::PairClasses::of(const vector<int>& first, cons
         const auto pairKey = key(classes.order[k]);
         const int la = get<0>(pairKey), lb = get<1>(pairKey);
         if (classes.ranges.empty() || classes.ranges.back().la != la || classes.ranges.back().lb != lb)
-            classes.ranges.push_back({la, lb, k, k});
+            classes.ranges.push_back({la, lb, k, k, 0});
         classes.ranges.back().end = k + 1;
+        classes.ranges.back().maxPrimitivePairs = max(classes.ranges.back().maxPrimitivePairs, get<2>(pairKey));
     }
     return classes;
 }

@@ -498,6 +498,19 @@ DEVICE void derivativeSums(const double* DA, const double* DB, int count, int d,
     *sb = b;
 }
 
+/** derivativeSums with the derivative densities in the gradient's pair table (pairDerivativeDensities): element n of
+ * DA and DB at DA[n stride] and DB[n stride]. */
+DEVICE void tableDerivativeSums(GLOBAL const double* RESTRICT DA, GLOBAL const double* RESTRICT DB, int count, int stride, int d,
+                                const double* V, double* sa, double* sb) {
+    double a = 0, b = 0;
+    for (int n = 0; n < count; n++) {
+        a += DA[(mm_long) (d*count+n)*stride]*V[n];
+        b += DB[(mm_long) (d*count+n)*stride]*V[n];
+    }
+    *sa = a;
+    *sb = b;
+}
+
 /* The arguments of the density-fitting tensor kernels (threeCentreTensor_LA_LB) after pairBegin, in the order the
  * host passes them (CommonDensityFitting.cpp). */
 #define THREE_CENTRE_TENSOR_ARGUMENTS \
@@ -551,7 +564,8 @@ DEVICE void storeTensorColumns(GLOBAL double* RESTRICT B, int rows, int column, 
     GLOBAL const double* RESTRICT auxExponent, GLOBAL const double* RESTRICT auxCoefficient,                \
     GLOBAL const double* RESTRICT boysTable, double boysStep, double boysEnd, int boysOrders,               \
     int boysTaylorTerms, GLOBAL const double* RESTRICT density, GLOBAL const double* RESTRICT coefficients, \
-    GLOBAL const double* RESTRICT fitted, GLOBAL mm_ulong* RESTRICT gradient, GLOBAL mm_ulong* RESTRICT counter
+    GLOBAL const double* RESTRICT fitted, GLOBAL mm_ulong* RESTRICT gradient, GLOBAL const double* RESTRICT pairTable,    \
+    int tableStride, GLOBAL mm_ulong* RESTRICT counter
 
 /** total[e] = sum over the groups of partial[group*count + e], in group order (the same sums in every run). */
 KERNEL void sumChargeGroups(int count, int numGroups, GLOBAL const double* RESTRICT partial, GLOBAL double* RESTRICT total) {

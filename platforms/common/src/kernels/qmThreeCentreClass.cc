@@ -216,13 +216,78 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
     }
 }
 #else
+#if PAIR_TABLE
+/**
+ * The pair table of the general gradient kernel: for every primitive pair of the class's shell pairs, its centre P,
+ * exponent sum p and derivative Hermite densities DA and DB (as the kernel below forms them, weight and contraction
+ * coefficients included), at table[c * stride + pp * numPairs + k] for component c (P: 0-2, p: 3, DA: from 4, DB: from
+ * 4 + 3 count) of primitive pair pp of the class's pair k (stride = maxPrimitivePairs x numPairs): made once per
+ * gradient, where each of a pair's work items (one per run of fitting shells, hundreds for a small class) formed them
+ * again, and out of the gradient kernel's private memory. p = 0 marks a slot without a primitive pair (or a negligible
+ * one). Consecutive work items of the gradient kernel read consecutive addresses.
+ */
+KERNEL void CLASS_NAME(pairDerivativeDensities)(int pairBegin, int numPairs, int maxPrimitivePairs, int nbf,
+                                                GLOBAL const int* RESTRICT pairFirst, GLOBAL const int* RESTRICT pairSecond,
+                                                GLOBAL const int* RESTRICT shellL, GLOBAL const int* RESTRICT shellPrimStart,
+                                                GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const int* RESTRICT shellCartesianOffset,
+                                                GLOBAL const double* RESTRICT shellCenter, GLOBAL const double* RESTRICT primExponent,
+                                                GLOBAL const double* RESTRICT primCoefficient, GLOBAL const double* RESTRICT density,
+                                                GLOBAL double* RESTRICT table) {
+    const int la = CLASS_LA, lb = CLASS_LB, iMax = CLASS_LA+1, jMax = CLASS_LB+1, T = CLASS_PAIR_ORDER+3;
+    const int count = HERMITE_COUNT(CLASS_PAIR_ORDER+1);
+    double Ex[CLASS_GRADIENT_E], Ey[CLASS_GRADIENT_E], Ez[CLASS_GRADIENT_E];
+    double DA[3*HERMITE_COUNT(CLASS_PAIR_ORDER+1)], DB[3*HERMITE_COUNT(CLASS_PAIR_ORDER+1)];
+    const int stride = maxPrimitivePairs*numPairs;
+    for (int slot = GLOBAL_ID; slot < stride; slot += GLOBAL_SIZE) {
+        const int pp = slot/numPairs, k = pairBegin+slot%numPairs;
+        int s1, s2;
+        classPairShells(k, pairFirst, pairSecond, shellL, &s1, &s2);
+        const int n2 = shellNumPrim[s2];
+        table[3*stride+slot] = 0;
+        if (pp >= shellNumPrim[s1]*n2)
+            continue;
+        const int pa = shellPrimStart[s1]+pp/n2, pb = shellPrimStart[s2]+pp%n2;
+        const double weight = (s1 == s2 ? 1.0 : 2.0);  // two shells: (b, a) too
+        const int o1 = shellCartesianOffset[s1], o2 = shellCartesianOffset[s2];
+        const double A[3] = {shellCenter[3*s1], shellCenter[3*s1+1], shellCenter[3*s1+2]};
+        const double B[3] = {shellCenter[3*s2], shellCenter[3*s2+1], shellCenter[3*s2+2]};
+        const double a = primExponent[pa], b = primExponent[pb];
+        double P[3];
+        const double cab = weight*primCoefficient[pa]*primCoefficient[pb]*primitivePair(a, b, A, B, iMax, jMax, P, Ex, Ey, Ez);
+        if (fabs(cab) < 1e-18)
+            continue;
+        for (int n = 0; n < 3*count; n++) {
+            DA[n] = 0;
+            DB[n] = 0;
+        }
+        for (int d = 0; d < 3; d++) {
+            addDerivativeDensity(Ex, Ey, Ez, la, lb, jMax, T, o1, o2, nbf, density, cab, 1, a, d, DA+d*count);
+            addDerivativeDensity(Ex, Ey, Ez, la, lb, jMax, T, o1, o2, nbf, density, cab, 0, b, d, DB+d*count);
+        }
+        for (int d = 0; d < 3; d++)
+            table[d*stride+slot] = P[d];
+        table[3*stride+slot] = a+b;
+        for (int n = 0; n < 3*count; n++) {
+            table[(4+n)*stride+slot] = DA[n];
+            table[(4+3*count+n)*stride+slot] = DB[n];
+        }
+    }
+}
+#endif
+
 KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin, THREE_CENTRE_GRADIENT_ARGUMENTS) {
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
     LOCAL mm_long chunk[1];
-    const int la = CLASS_LA, lb = CLASS_LB, iMax = CLASS_LA+1, jMax = CLASS_LB+1, T = CLASS_PAIR_ORDER+3;
     const int pairOrder = CLASS_PAIR_ORDER+1, count = HERMITE_COUNT(CLASS_PAIR_ORDER+1);
+#if PAIR_TABLE
+    // The primitive pairs' centres, exponents and derivative Hermite densities from the table (pairDerivativeDensities).
+#define DERIVATIVE_SUMS(d, V, sa, sb) tableDerivativeSums(DA, DB, count, tableStride, d, V, sa, sb)
+#else
+    const int la = CLASS_LA, lb = CLASS_LB, iMax = CLASS_LA+1, jMax = CLASS_LB+1, T = CLASS_PAIR_ORDER+3;
     double Ex[CLASS_GRADIENT_E], Ey[CLASS_GRADIENT_E], Ez[CLASS_GRADIENT_E];
     double DA[3*HERMITE_COUNT(CLASS_PAIR_ORDER+1)], DB[3*HERMITE_COUNT(CLASS_PAIR_ORDER+1)];
+#define DERIVATIVE_SUMS(d, V, sa, sb) derivativeSums(DA, DB, count, d, V, sa, sb)
+#endif
     // The gradients of the item's fitting centres over all its primitive pairs, added to the sums once: one atomic per
     // primitive pair and charge put hundreds of thousands of work items on a few hundred addresses.
     double gC[3*MAX_CENTRES_PER_ITEM];
@@ -240,71 +305,84 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
         const int firstAux = auxGroupShellStart[group], lastAux = auxGroupShellStart[group+1];
         int s1, s2;  // D is symmetric: the pair's other order gives the same sums
         classPairShells(k, pairFirst, pairSecond, shellL, &s1, &s2);
+        const int n2 = shellNumPrim[s2];
+        double gA[3] = {0, 0, 0}, gB[3] = {0, 0, 0};
+        for (int n = 0; n < 3*MAX_CENTRES_PER_ITEM; n++)
+            gC[n] = 0;
+#if !PAIR_TABLE
         const double weight = (s1 == s2 ? 1.0 : 2.0);  // two shells: (b, a) too
         const int o1 = shellCartesianOffset[s1], o2 = shellCartesianOffset[s2];
         const double A[3] = {shellCenter[3*s1], shellCenter[3*s1+1], shellCenter[3*s1+2]};
         const double B[3] = {shellCenter[3*s2], shellCenter[3*s2+1], shellCenter[3*s2+2]};
-        double gA[3] = {0, 0, 0}, gB[3] = {0, 0, 0};
-        for (int n = 0; n < 3*MAX_CENTRES_PER_ITEM; n++)
-            gC[n] = 0;
-        for (int pa = shellPrimStart[s1]; pa < shellPrimStart[s1]+shellNumPrim[s1]; pa++)
-            for (int pb = shellPrimStart[s2]; pb < shellPrimStart[s2]+shellNumPrim[s2]; pb++) {
-                const double a = primExponent[pa], b = primExponent[pb], p = a+b;
-                double P[3];
-                const double cab = weight*primCoefficient[pa]*primCoefficient[pb]*primitivePair(a, b, A, B, iMax, jMax, P, Ex, Ey, Ez);
-                if (fabs(cab) < 1e-18)
-                    continue;
-                // Derivative Hermite densities: sum_ij D_ij d/dA_d (and d/dB_d) of the pair's Hermite coefficients.
-                for (int n = 0; n < 3*count; n++) {
-                    DA[n] = 0;
-                    DB[n] = 0;
-                }
-                for (int d = 0; d < 3; d++) {
-                    addDerivativeDensity(Ex, Ey, Ez, la, lb, jMax, T, o1, o2, nbf, density, cab, 1, a, d, DA+d*count);
-                    addDerivativeDensity(Ex, Ey, Ez, la, lb, jMax, T, o1, o2, nbf, density, cab, 0, b, d, DB+d*count);
-                }
+#endif
+        for (int pp = 0; pp < shellNumPrim[s1]*n2; pp++) {  // primitive pairs, a's primitive the slower index
+#if PAIR_TABLE
+            const int slot = pp*numPairs+(k-pairBegin);
+            const double p = pairTable[3*tableStride+slot];
+            if (p == 0)
+                continue;
+            const double P[3] = {pairTable[slot], pairTable[tableStride+slot], pairTable[2*tableStride+slot]};
+            GLOBAL const double* RESTRICT DA = pairTable+4*tableStride+slot;
+            GLOBAL const double* RESTRICT DB = pairTable+(4+3*count)*tableStride+slot;
+#else
+            const int pa = shellPrimStart[s1]+pp/n2, pb = shellPrimStart[s2]+pp%n2;
+            const double a = primExponent[pa], b = primExponent[pb], p = a+b;
+            double P[3];
+            const double cab = weight*primCoefficient[pa]*primCoefficient[pb]*primitivePair(a, b, A, B, iMax, jMax, P, Ex, Ey, Ez);
+            if (fabs(cab) < 1e-18)
+                continue;
+            // Derivative Hermite densities: sum_ij D_ij d/dA_d (and d/dB_d) of the pair's Hermite coefficients.
+            for (int n = 0; n < 3*count; n++) {
+                DA[n] = 0;
+                DB[n] = 0;
+            }
+            for (int d = 0; d < 3; d++) {
+                addDerivativeDensity(Ex, Ey, Ez, la, lb, jMax, T, o1, o2, nbf, density, cab, 1, a, d, DA+d*count);
+                addDerivativeDensity(Ex, Ey, Ez, la, lb, jMax, T, o1, o2, nbf, density, cab, 0, b, d, DB+d*count);
+            }
+#endif
 #if POINT_CHARGES
-                // A point charge is the limit of a normalized s Gaussian of infinite exponent (one primitive, l = 0):
-                // McMurchie-Davidson's nuclear attraction, (2 pi / p) R_tuv(p, P-C) times the charge's weight.
-                for (int q = firstAux; q < lastAux; q++) {
-                    const int centre = q-firstAux;  // every charge is its own centre
-                    const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
-                    boysFunction(pairOrder, p*(X*X+Y*Y+Z*Z), boysTable, boys, F);
-                    hermiteCoulomb(pairOrder, p, X, Y, Z, F, R);
-                    const double w = 2*PI_THREE_CENTRE/p*auxCoefficient[auxPrimStart[q]]*coefficients[auxCartesianOffset[q]];
+            // A point charge is the limit of a normalized s Gaussian of infinite exponent (one primitive, l = 0):
+            // McMurchie-Davidson's nuclear attraction, (2 pi / p) R_tuv(p, P-C) times the charge's weight.
+            for (int q = firstAux; q < lastAux; q++) {
+                const int centre = q-firstAux;  // every charge is its own centre
+                const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
+                boysFunction(pairOrder, p*(X*X+Y*Y+Z*Z), boysTable, boys, F);
+                hermiteCoulomb(pairOrder, p, X, Y, Z, F, R);
+                const double w = 2*PI_THREE_CENTRE/p*auxCoefficient[auxPrimStart[q]]*coefficients[auxCartesianOffset[q]];
+                for (int d = 0; d < 3; d++) {
+                    double sa, sb;
+                    DERIVATIVE_SUMS(d, R, &sa, &sb);
+                    gA[d] += w*sa;
+                    gB[d] += w*sb;
+                    gC[3*centre+d] -= w*(sa+sb);
+                }
+            }
+#else
+            // The potential of each centre's fitted density on the pair's Hermite functions, W, summed over the
+            // centre's shells and primitives before it meets the derivative densities: the gradient is linear in
+            // it, so one contraction with DA and DB per centre, not per fitting primitive.
+            for (int n = 0; n < count; n++)
+                W[n] = 0;
+            for (int q = firstAux, centre = 0; q < lastAux; q++) {
+                addFittingShellPotential(q, p, P, pairOrder, auxL, auxPrimStart, auxNumPrim, auxCenter, auxExponent, fitted,
+                                         boysTable, boys, F, R, W);
+                if (q+1 == lastAux || auxAtom[q+1] != auxAtom[q]) {
+                    // The centre's last shell: its potential meets the derivative densities.
                     for (int d = 0; d < 3; d++) {
                         double sa, sb;
-                        derivativeSums(DA, DB, count, d, R, &sa, &sb);
-                        gA[d] += w*sa;
-                        gB[d] += w*sb;
-                        gC[3*centre+d] -= w*(sa+sb);
+                        DERIVATIVE_SUMS(d, W, &sa, &sb);
+                        gA[d] += sa;
+                        gB[d] += sb;
+                        gC[3*centre+d] -= sa+sb;  // translational invariance
                     }
+                    for (int n = 0; n < count; n++)
+                        W[n] = 0;
+                    centre++;
                 }
-#else
-                // The potential of each centre's fitted density on the pair's Hermite functions, W, summed over the
-                // centre's shells and primitives before it meets the derivative densities: the gradient is linear in
-                // it, so one contraction with DA and DB per centre, not per fitting primitive.
-                for (int n = 0; n < count; n++)
-                    W[n] = 0;
-                for (int q = firstAux, centre = 0; q < lastAux; q++) {
-                    addFittingShellPotential(q, p, P, pairOrder, auxL, auxPrimStart, auxNumPrim, auxCenter, auxExponent, fitted,
-                                             boysTable, boys, F, R, W);
-                    if (q+1 == lastAux || auxAtom[q+1] != auxAtom[q]) {
-                        // The centre's last shell: its potential meets the derivative densities.
-                        for (int d = 0; d < 3; d++) {
-                            double sa, sb;
-                            derivativeSums(DA, DB, count, d, W, &sa, &sb);
-                            gA[d] += sa;
-                            gB[d] += sb;
-                            gC[3*centre+d] -= sa+sb;  // translational invariance
-                        }
-                        for (int n = 0; n < count; n++)
-                            W[n] = 0;
-                        centre++;
-                    }
-                }
-#endif
             }
+#endif
+        }
         addFixedPointGradient(gradient, shellAtom[s1], gA);
         addFixedPointGradient(gradient, shellAtom[s2], gB);
         for (int q = firstAux, centre = 0; q < lastAux; q++) {
@@ -314,6 +392,7 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
             centre++;
         }
     }
+#undef DERIVATIVE_SUMS
 }
 #endif
 
