@@ -216,6 +216,41 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
     }
 }
 #else
+/**
+ * Primitive pair pp (a's primitive the slower index; n2 primitives in s2) of shells s1 (A, the class's la) and s2 (B):
+ * its derivative Hermite densities, sum_ij D_ij d/dA_d (into DA) and d/dB_d (into DB) of its Hermite coefficients
+ * (count per direction), weighted by 2 for two shells ((b, a) too) and by the contraction coefficients, and its centre
+ * P. Returns its exponent sum p, or 0 where the pair is negligible (DA, DB and P then as they were).
+ */
+DEVICE double CLASS_NAME(derivativeDensities)(int s1, int s2, int pp, int n2, int nbf, GLOBAL const int* RESTRICT shellPrimStart,
+                                              GLOBAL const int* RESTRICT shellCartesianOffset, GLOBAL const double* RESTRICT shellCenter,
+                                              GLOBAL const double* RESTRICT primExponent, GLOBAL const double* RESTRICT primCoefficient,
+                                              GLOBAL const double* RESTRICT density, double* P, double* DA, double* DB) {
+    const int la = CLASS_LA, lb = CLASS_LB, iMax = CLASS_LA+1, jMax = CLASS_LB+1, T = CLASS_PAIR_ORDER+3;
+    const int count = HERMITE_COUNT(CLASS_PAIR_ORDER+1);
+    double Ex[CLASS_GRADIENT_E], Ey[CLASS_GRADIENT_E], Ez[CLASS_GRADIENT_E];
+    const int pa = shellPrimStart[s1]+pp/n2, pb = shellPrimStart[s2]+pp%n2;
+    const double weight = (s1 == s2 ? 1.0 : 2.0);
+    const int o1 = shellCartesianOffset[s1], o2 = shellCartesianOffset[s2];
+    const double A[3] = {shellCenter[3*s1], shellCenter[3*s1+1], shellCenter[3*s1+2]};
+    const double B[3] = {shellCenter[3*s2], shellCenter[3*s2+1], shellCenter[3*s2+2]};
+    const double a = primExponent[pa], b = primExponent[pb];
+    double centre[3];
+    const double cab = weight*primCoefficient[pa]*primCoefficient[pb]*primitivePair(a, b, A, B, iMax, jMax, centre, Ex, Ey, Ez);
+    if (fabs(cab) < 1e-18)
+        return 0;
+    for (int n = 0; n < 3*count; n++) {
+        DA[n] = 0;
+        DB[n] = 0;
+    }
+    for (int d = 0; d < 3; d++) {
+        addDerivativeDensity(Ex, Ey, Ez, la, lb, jMax, T, o1, o2, nbf, density, cab, 1, a, d, DA+d*count);
+        addDerivativeDensity(Ex, Ey, Ez, la, lb, jMax, T, o1, o2, nbf, density, cab, 0, b, d, DB+d*count);
+        P[d] = centre[d];
+    }
+    return a+b;
+}
+
 #if PAIR_TABLE
 /**
  * The pair table of the general gradient kernel: for every primitive pair of the class's shell pairs, its centre P,
@@ -233,9 +268,7 @@ KERNEL void CLASS_NAME(pairDerivativeDensities)(int pairBegin, int numPairs, int
                                                 GLOBAL const double* RESTRICT shellCenter, GLOBAL const double* RESTRICT primExponent,
                                                 GLOBAL const double* RESTRICT primCoefficient, GLOBAL const double* RESTRICT density,
                                                 GLOBAL double* RESTRICT table) {
-    const int la = CLASS_LA, lb = CLASS_LB, iMax = CLASS_LA+1, jMax = CLASS_LB+1, T = CLASS_PAIR_ORDER+3;
     const int count = HERMITE_COUNT(CLASS_PAIR_ORDER+1);
-    double Ex[CLASS_GRADIENT_E], Ey[CLASS_GRADIENT_E], Ez[CLASS_GRADIENT_E];
     double DA[3*HERMITE_COUNT(CLASS_PAIR_ORDER+1)], DB[3*HERMITE_COUNT(CLASS_PAIR_ORDER+1)];
     const int stride = maxPrimitivePairs*numPairs;
     for (int slot = GLOBAL_ID; slot < stride; slot += GLOBAL_SIZE) {
@@ -243,30 +276,15 @@ KERNEL void CLASS_NAME(pairDerivativeDensities)(int pairBegin, int numPairs, int
         int s1, s2;
         classPairShells(k, pairFirst, pairSecond, shellL, &s1, &s2);
         const int n2 = shellNumPrim[s2];
-        table[3*stride+slot] = 0;
-        if (pp >= shellNumPrim[s1]*n2)
+        double P[3], p = 0;
+        if (pp < shellNumPrim[s1]*n2)
+            p = CLASS_NAME(derivativeDensities)(s1, s2, pp, n2, nbf, shellPrimStart, shellCartesianOffset, shellCenter, primExponent,
+                                                primCoefficient, density, P, DA, DB);
+        table[3*stride+slot] = p;
+        if (p == 0)
             continue;
-        const int pa = shellPrimStart[s1]+pp/n2, pb = shellPrimStart[s2]+pp%n2;
-        const double weight = (s1 == s2 ? 1.0 : 2.0);  // two shells: (b, a) too
-        const int o1 = shellCartesianOffset[s1], o2 = shellCartesianOffset[s2];
-        const double A[3] = {shellCenter[3*s1], shellCenter[3*s1+1], shellCenter[3*s1+2]};
-        const double B[3] = {shellCenter[3*s2], shellCenter[3*s2+1], shellCenter[3*s2+2]};
-        const double a = primExponent[pa], b = primExponent[pb];
-        double P[3];
-        const double cab = weight*primCoefficient[pa]*primCoefficient[pb]*primitivePair(a, b, A, B, iMax, jMax, P, Ex, Ey, Ez);
-        if (fabs(cab) < 1e-18)
-            continue;
-        for (int n = 0; n < 3*count; n++) {
-            DA[n] = 0;
-            DB[n] = 0;
-        }
-        for (int d = 0; d < 3; d++) {
-            addDerivativeDensity(Ex, Ey, Ez, la, lb, jMax, T, o1, o2, nbf, density, cab, 1, a, d, DA+d*count);
-            addDerivativeDensity(Ex, Ey, Ez, la, lb, jMax, T, o1, o2, nbf, density, cab, 0, b, d, DB+d*count);
-        }
         for (int d = 0; d < 3; d++)
             table[d*stride+slot] = P[d];
-        table[3*stride+slot] = a+b;
         for (int n = 0; n < 3*count; n++) {
             table[(4+n)*stride+slot] = DA[n];
             table[(4+3*count+n)*stride+slot] = DB[n];
@@ -283,8 +301,6 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
     // The primitive pairs' centres, exponents and derivative Hermite densities from the table (pairDerivativeDensities).
 #define DERIVATIVE_SUMS(d, V, sa, sb) tableDerivativeSums(DA, DB, count, tableStride, d, V, sa, sb)
 #else
-    const int la = CLASS_LA, lb = CLASS_LB, iMax = CLASS_LA+1, jMax = CLASS_LB+1, T = CLASS_PAIR_ORDER+3;
-    double Ex[CLASS_GRADIENT_E], Ey[CLASS_GRADIENT_E], Ez[CLASS_GRADIENT_E];
     double DA[3*HERMITE_COUNT(CLASS_PAIR_ORDER+1)], DB[3*HERMITE_COUNT(CLASS_PAIR_ORDER+1)];
 #define DERIVATIVE_SUMS(d, V, sa, sb) derivativeSums(DA, DB, count, d, V, sa, sb)
 #endif
@@ -309,12 +325,6 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
         double gA[3] = {0, 0, 0}, gB[3] = {0, 0, 0};
         for (int n = 0; n < 3*MAX_CENTRES_PER_ITEM; n++)
             gC[n] = 0;
-#if !PAIR_TABLE
-        const double weight = (s1 == s2 ? 1.0 : 2.0);  // two shells: (b, a) too
-        const int o1 = shellCartesianOffset[s1], o2 = shellCartesianOffset[s2];
-        const double A[3] = {shellCenter[3*s1], shellCenter[3*s1+1], shellCenter[3*s1+2]};
-        const double B[3] = {shellCenter[3*s2], shellCenter[3*s2+1], shellCenter[3*s2+2]};
-#endif
         for (int pp = 0; pp < shellNumPrim[s1]*n2; pp++) {  // primitive pairs, a's primitive the slower index
 #if PAIR_TABLE
             const int slot = pp*numPairs+(k-pairBegin);
@@ -325,21 +335,11 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
             GLOBAL const double* RESTRICT DA = pairTable+4*tableStride+slot;
             GLOBAL const double* RESTRICT DB = pairTable+(4+3*count)*tableStride+slot;
 #else
-            const int pa = shellPrimStart[s1]+pp/n2, pb = shellPrimStart[s2]+pp%n2;
-            const double a = primExponent[pa], b = primExponent[pb], p = a+b;
             double P[3];
-            const double cab = weight*primCoefficient[pa]*primCoefficient[pb]*primitivePair(a, b, A, B, iMax, jMax, P, Ex, Ey, Ez);
-            if (fabs(cab) < 1e-18)
+            const double p = CLASS_NAME(derivativeDensities)(s1, s2, pp, n2, nbf, shellPrimStart, shellCartesianOffset, shellCenter,
+                                                             primExponent, primCoefficient, density, P, DA, DB);
+            if (p == 0)
                 continue;
-            // Derivative Hermite densities: sum_ij D_ij d/dA_d (and d/dB_d) of the pair's Hermite coefficients.
-            for (int n = 0; n < 3*count; n++) {
-                DA[n] = 0;
-                DB[n] = 0;
-            }
-            for (int d = 0; d < 3; d++) {
-                addDerivativeDensity(Ex, Ey, Ez, la, lb, jMax, T, o1, o2, nbf, density, cab, 1, a, d, DA+d*count);
-                addDerivativeDensity(Ex, Ey, Ez, la, lb, jMax, T, o1, o2, nbf, density, cab, 0, b, d, DB+d*count);
-            }
 #endif
 #if POINT_CHARGES
             // A point charge is the limit of a normalized s Gaussian of infinite exponent (one primitive, l = 0):
