@@ -51,7 +51,7 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
         const int numPairs = range.end - range.begin;
         // The pair table of a class without written kernels (s-s and p-s have them), made on the same queue first.
         int tableStride = 0;
-        const bool written = (range.lb == 0 && range.la <= 1);
+        const bool written = (range.lb == 0 && range.la <= 1);  // CLASS_WRITTEN of kernels/qmThreeCentreClass.cc
         if (gradientPairTable() && !written && numPairs > 0) {
             tableStride = range.maxPrimitivePairs * numPairs;
             const size_t size = (size_t) tableStride * (4 + 6 * hermiteCount(range.la + range.lb + 1));

@@ -108,8 +108,11 @@ private:
                 handle = nullptr;
                 return false;
             }
-            if (solver.setStream(handle, (cudaStream_t) stream) != CUSOLVER_STATUS_SUCCESS)
+            if (solver.setStream(handle, (cudaStream_t) stream) != CUSOLVER_STATUS_SUCCESS) {
+                solver.destroy(handle);
+                handle = nullptr;
                 return false;
+            }
         }
         if (n <= size)
             return true;
