@@ -87,7 +87,8 @@ struct BoysParameters {
  * runs of fitting shells, whose first shells (then the end) starts[c] holds (CentreGroups.h). Each class has its own
  * runs so that a class of few pairs (p-p, d-p: a few hundred) still has items for every multiprocessor: with one set of
  * runs for all classes an H200 ran those classes' kernels at 6% occupancy on under 100 work groups. pairTable: the
- * primitive pairs' derivative Hermite densities of one class at a time (gradientPairTable()), grown as needed.
+ * primitive pairs' derivative Hermite densities of one class (or part of one) at a time (gradientPairTable()), grown as
+ * needed up to GRADIENT_PAIR_TABLE_DOUBLES.
  */
 struct GradientWork {
     std::vector<int> numGroups;

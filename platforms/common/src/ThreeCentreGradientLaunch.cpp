@@ -38,6 +38,38 @@ void OpenMMDFT::launchClassKernels(ComputeProgram program, const string& kernel,
     }
 }
 
+namespace OpenMMDFT {
+namespace {
+
+/**
+ * pairDerivativeDensities for the pairs of part (a class's pairs, or some of them) into table, grown to hold them
+ * (perPair doubles each); returns the table's stride, maxPrimitivePairs x the part's pairs.
+ */
+int launchPairTable(ComputeContext& cc, ComputeProgram program, const PairClassRange& part, size_t perPair, int nbf,
+                    ComputeArray& pairFirst, ComputeArray& pairSecond, DeviceShells& basis, ComputeArray& density,
+                    ComputeArray& table) {
+    const int numPairs = part.end - part.begin;
+    const size_t size = (size_t) numPairs * perPair;
+    if (!table.isInitialized())
+        table.initialize<double>(cc, size, "qmGradientPairTable");
+    else if (table.getSize() < size)
+        table.resize(size);
+    ComputeKernel kernel = program->createKernel(classKernelName("pairDerivativeDensities", part.la, part.lb));
+    kernel->addArg(part.begin);
+    kernel->addArg(numPairs);
+    kernel->addArg(part.maxPrimitivePairs);
+    kernel->addArg(nbf);
+    for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.primStart, &basis.numPrim, &basis.cartesianOffset, &basis.center,
+                            &basis.exponent, &basis.coefficient, &density, &table})
+        kernel->addArg(*a);
+    const int stride = part.maxPrimitivePairs * numPairs;
+    kernel->execute(stride);
+    return stride;
+}
+
+} // namespace
+} // namespace OpenMMDFT
+
 void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram program, const vector<PairClassRange>& classes,
                                           GradientWork& groups, int nbf, ComputeArray& pairFirst, ComputeArray& pairSecond,
                                           DeviceShells& basis, int centreOffset, DeviceShells& fitting, ComputeArray& boysTable,
@@ -48,50 +80,41 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
     for (size_t c = 0; c < classes.size(); c++) {
         const PairClassRange& range = classes[c];
         const int numGroups = groups.numGroups[c];
-        const int numPairs = range.end - range.begin;
-        // The pair table of a class without written kernels (s-s and p-s have them), made on the same queue first.
-        int tableStride = 0;
+        // A class without written kernels (s-s and p-s have them) reads the pair table, made on the same queue first,
+        // for as many of its pairs at a time as GRADIENT_PAIR_TABLE_DOUBLES holds (a large basis's f-d class would
+        // take gigabytes at once); the others are launched whole.
         const bool written = (range.lb == 0 && range.la <= 1);  // CLASS_WRITTEN of kernels/qmThreeCentreClass.cc
-        if (gradientPairTable() && !written && numPairs > 0) {
-            tableStride = range.maxPrimitivePairs * numPairs;
-            const size_t size = (size_t) tableStride * (4 + 6 * hermiteCount(range.la + range.lb + 1));
-            if (!groups.pairTable.isInitialized() || groups.pairTable.getSize() < size) {
-                if (groups.pairTable.isInitialized())
-                    groups.pairTable.resize(size);
-                else
-                    groups.pairTable.initialize<double>(cc, size, "qmGradientPairTable");
-            }
-            ComputeKernel table = program->createKernel(classKernelName("pairDerivativeDensities", range.la, range.lb));
-            table->addArg(range.begin);
-            table->addArg(numPairs);
-            table->addArg(range.maxPrimitivePairs);
-            table->addArg(nbf);
-            for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.primStart, &basis.numPrim, &basis.cartesianOffset,
-                                    &basis.center, &basis.exponent, &basis.coefficient, &density, &groups.pairTable})
-                table->addArg(*a);
-            table->execute(tableStride);
+        const bool table = gradientPairTable() && !written;
+        const size_t perPair = table ? (size_t) range.maxPrimitivePairs * (4 + 6 * hermiteCount(range.la + range.lb + 1)) : 1;
+        const int piece = table ? (int) max<size_t>(1, GRADIENT_PAIR_TABLE_DOUBLES / perPair) : max(1, range.end - range.begin);
+        for (int begin = range.begin; begin < range.end; begin += piece) {
+            PairClassRange part = range;
+            part.begin = begin;
+            part.end = min(range.end, begin + piece);
+            const int tableStride =
+                table ? launchPairTable(cc, program, part, perPair, nbf, pairFirst, pairSecond, basis, density, groups.pairTable) : 0;
+            launchClassKernels(program, "threeCentreGradient", {part}, numGroups, [&](ComputeKernel& kernel) {
+                kernel->addArg(numGroups);
+                kernel->addArg(nbf);
+                for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.atom, &basis.primStart, &basis.numPrim,
+                                        &basis.cartesianOffset, &basis.center, &basis.exponent, &basis.coefficient, groups.starts[c].get()})
+                    kernel->addArg(*a);
+                kernel->addArg(centreOffset);
+                for (ComputeArray* a : {&fitting.atom, &fitting.l, &fitting.primStart, &fitting.numPrim, &fitting.cartesianOffset,
+                                        &fitting.center, &fitting.exponent, &fitting.coefficient, &boysTable})
+                    kernel->addArg(*a);
+                kernel->addArg(boys.step);
+                kernel->addArg(boys.end);
+                kernel->addArg(boys.orders);
+                kernel->addArg(boys.taylorTerms);
+                kernel->addArg(density);
+                kernel->addArg(coefficients);
+                kernel->addArg(fitted);
+                kernel->addArg(gradient);
+                kernel->addArg(table ? groups.pairTable : density);  // any array where the kernel reads no table
+                kernel->addArg(tableStride);
+            }, cc, counter);
         }
-        launchClassKernels(program, "threeCentreGradient", {range}, numGroups, [&](ComputeKernel& kernel) {
-            kernel->addArg(numGroups);
-            kernel->addArg(nbf);
-            for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.atom, &basis.primStart, &basis.numPrim,
-                                    &basis.cartesianOffset, &basis.center, &basis.exponent, &basis.coefficient, groups.starts[c].get()})
-                kernel->addArg(*a);
-            kernel->addArg(centreOffset);
-            for (ComputeArray* a : {&fitting.atom, &fitting.l, &fitting.primStart, &fitting.numPrim, &fitting.cartesianOffset,
-                                    &fitting.center, &fitting.exponent, &fitting.coefficient, &boysTable})
-                kernel->addArg(*a);
-            kernel->addArg(boys.step);
-            kernel->addArg(boys.end);
-            kernel->addArg(boys.orders);
-            kernel->addArg(boys.taylorTerms);
-            kernel->addArg(density);
-            kernel->addArg(coefficients);
-            kernel->addArg(fitted);
-            kernel->addArg(gradient);
-            kernel->addArg(tableStride > 0 ? groups.pairTable : density);  // any array where the kernel reads no table
-            kernel->addArg(tableStride);
-        }, cc, counter);
     }
 }
 

@@ -44,6 +44,10 @@ std::map<std::string, std::string> threeCentreDefines(int basisL, int auxL, bool
  */
 bool gradientPairTable();
 
+/// The gradient's pair table holds at most this many doubles (256 MiB): a class whose table would be larger is
+/// launched a part of its pairs at a time.
+constexpr size_t GRADIENT_PAIR_TABLE_DOUBLES = 32 * 1024 * 1024;
+
 /** Cartesian functions of a shell of angular momentum l (the kernels' CART_COUNT). */
 inline int cartesianCount(int l) {
     return (l + 1) * (l + 2) / 2;
