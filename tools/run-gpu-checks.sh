@@ -196,7 +196,7 @@ if [ -n "${PROFILE:-}" ]; then
     ncu=$(command -v ncu || find /usr/local /opt -name ncu -type f 2>/dev/null | head -1)
     if [ -n "$ncu" ]; then
         timeout "${PROFILE_LIMIT:-240}" "$ncu" --clock-control none --csv --print-units base --log-file "$out/ncu-integrals.csv" \
-            --kernel-name regex:"threeCentre|pointCharge|fitt" --launch-count "${PROFILE_LAUNCHES:-200}" \
+            --kernel-name regex:"threeCentre|pointCharge|fitt|pairDerivative" --launch-count "${PROFILE_LAUNCHES:-200}" \
             --metrics gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__registers_per_thread,l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum,lts__t_bytes.sum,sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum \
             "$work/bin/BenchQMRegion" --sizes "${PROFILE_SIZE:-8}" --platforms CUDA:double --steps 1 --warmup 1 > "$out/ncu-integrals.log" 2>&1 || status=1
         python3 tools/summarize-ncu.py "$out/ncu-integrals.csv" 60 2>&1 | tee -a "$out/summary.txt"
