@@ -3,7 +3,6 @@
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
-#include <string>
 
 using namespace OpenMM;
 using namespace std;

@@ -110,15 +110,15 @@ struct GradientWork {
 
 /**
  * Launches threeCentreGradient_la_lb of program for each class of pairs (pairFirst and pairSecond sorted by class,
- * PairClasses) over its pairs x groups.numGroups[c] work items (the kernel's comment gives the meaning of every input;
+ * PairClasses) over its pairs x work.numGroups[c] work items (the kernel's comment gives the meaning of every input;
  * with gradientPairTable(), for the classes without written kernels, after pairDerivativeDensities_la_lb into
- * groups.pairTable)
+ * work.pairTable)
  * into gradient, which must hold zeros (fitted: the fitted density's Hermite coefficients per fitting primitive,
  * fittedDensityHermite; the point-charge program does not read it), taking the items from counter (initializeWorkCounter); every
  * array must outlive the launch. readThreeCentreGradient() waits for it.
  */
 void launchThreeCentreGradient(OpenMM::ComputeContext& cc, OpenMM::ComputeProgram program, const std::vector<PairClassRange>& classes,
-                               GradientWork& groups, int nbf,
+                               GradientWork& work, int nbf,
                                OpenMM::ComputeArray& pairFirst, OpenMM::ComputeArray& pairSecond, DeviceShells& basis,
                                int centreOffset,
                                DeviceShells& fitting, OpenMM::ComputeArray& boysTable, const BoysParameters& boys,

@@ -71,15 +71,15 @@ int launchPairTable(ComputeContext& cc, ComputeProgram program, const PairClassR
 } // namespace OpenMMDFT
 
 void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram program, const vector<PairClassRange>& classes,
-                                          GradientWork& groups, int nbf, ComputeArray& pairFirst, ComputeArray& pairSecond,
+                                          GradientWork& work, int nbf, ComputeArray& pairFirst, ComputeArray& pairSecond,
                                           DeviceShells& basis, int centreOffset, DeviceShells& fitting, ComputeArray& boysTable,
                                           const BoysParameters& boys, ComputeArray& density, ComputeArray& coefficients,
                                           ComputeArray& fitted, ComputeArray& gradient, ComputeArray& counter) {
-    if (groups.numGroups.size() != classes.size())
-        throw OpenMMException("QM: three-centre gradient work groups for another set of pair classes (internal error)");
+    if (work.numGroups.size() != classes.size())
+        throw OpenMMException("QM: three-centre gradient work made for another set of pair classes (internal error)");
     for (size_t c = 0; c < classes.size(); c++) {
         const PairClassRange& range = classes[c];
-        const int numGroups = groups.numGroups[c];
+        const int numGroups = work.numGroups[c];
         // A class without written kernels (s-s and p-s have them) reads the pair table, made on the same queue first,
         // for as many of its pairs at a time as GRADIENT_PAIR_TABLE_DOUBLES holds (a large basis's f-d class would
         // take gigabytes at once); the others are launched whole.
@@ -92,12 +92,12 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
             part.begin = begin;
             part.end = min(range.end, begin + piece);
             const int tableStride =
-                table ? launchPairTable(cc, program, part, perPair, nbf, pairFirst, pairSecond, basis, density, groups.pairTable) : 0;
+                table ? launchPairTable(cc, program, part, perPair, nbf, pairFirst, pairSecond, basis, density, work.pairTable) : 0;
             launchClassKernels(program, "threeCentreGradient", {part}, numGroups, [&](ComputeKernel& kernel) {
                 kernel->addArg(numGroups);
                 kernel->addArg(nbf);
                 for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.atom, &basis.primStart, &basis.numPrim,
-                                        &basis.cartesianOffset, &basis.center, &basis.exponent, &basis.coefficient, groups.starts[c].get()})
+                                        &basis.cartesianOffset, &basis.center, &basis.exponent, &basis.coefficient, work.starts[c].get()})
                     kernel->addArg(*a);
                 kernel->addArg(centreOffset);
                 for (ComputeArray* a : {&fitting.atom, &fitting.l, &fitting.primStart, &fitting.numPrim, &fitting.cartesianOffset,
@@ -111,7 +111,7 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
                 kernel->addArg(coefficients);
                 kernel->addArg(fitted);
                 kernel->addArg(gradient);
-                kernel->addArg(table ? groups.pairTable : density);  // any array where the kernel reads no table
+                kernel->addArg(table ? work.pairTable : density);  // any array where the kernel reads no table
                 kernel->addArg(tableStride);
             }, cc, counter);
         }

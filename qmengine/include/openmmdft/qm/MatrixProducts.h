@@ -9,7 +9,6 @@
 #include "openmmdft/qm/DenseAlgebra.h"
 #include <Eigen/Dense>
 #include <cstddef>
-#include <vector>
 
 namespace OpenMMDFT {
 namespace QM {
