@@ -12,10 +12,12 @@
  * the first platform's step time to this one's (> 1: faster than the first).
  *
  *   BenchQMRegion [--sizes 1,4,8] [--steps 3] [--warmup 1] [--mm-waters 60] [--platforms CPU,CUDA:double,CUDA:mixed]
- *                 [--storage precompute|recompute] [--basis DZVP] [--pruning none|nwchem] [--coulomb-response N]
- *                 [--markdown file]
+ *                 [--storage precompute|recompute] [--basis DZVP] [--pruning none|nwchem] [--partition becke|ssf]
+ *                 [--coulomb-response N] [--markdown file]
  *
  * --pruning nwchem: NWChem's pruned angular grids (QMMMForce.setGridPruning; PySCF's default grid pruning).
+ * --partition ssf: Stratmann, Scuseria and Frisch's atomic partition (QMMMForce.setAtomicPartition) instead of the
+ *   default, Becke's.
  * --coulomb-response N: the SCF's Coulomb-response steps (QMMMForce.setCoulombResponseSteps; 0: off; default: the
  *   Force's default).
  */
@@ -81,14 +83,25 @@ Vec3 rotated(const double R[3][3], const double x[3]) {
                 R[2][0] * x[0] + R[2][1] * x[1] + R[2][2] * x[2]);
 }
 
+/** The QMMMForce's settings that the command line chooses (the rest are the benchmark's fixed ones). */
+struct Options {
+    int mmWaters = 60;
+    bool recompute = false;
+    string basis = "DZVP";
+    bool pruned = false;
+    bool ssf = false;
+    int coulombResponse = -1;  // the Force's default
+};
+
 struct Benchmark {
     System system;
     QMMMForce* force;
     vector<Vec3> positions;
 };
 
-/** (H2O)n as the QM region in a shell of mmWaters rigid MM TIP3P waters (deterministic for given n). */
-Benchmark* buildSystem(int n, int mmWaters, bool recompute, const string& basis, bool pruned, int coulombResponse) {
+/** (H2O)n as the QM region in a shell of options.mmWaters rigid MM TIP3P waters (deterministic for given n). */
+Benchmark* buildSystem(int n, const Options& options) {
+    const int mmWaters = options.mmWaters;
     Benchmark* b = new Benchmark();
     b->force = new QMMMForce();
     mt19937 rng(7);
@@ -145,16 +158,18 @@ Benchmark* buildSystem(int n, int mmWaters, bool recompute, const string& basis,
         oxygens.push_back(o);
         placed++;
     }
-    b->force->setBasisSet(basis);
+    b->force->setBasisSet(options.basis);
     b->force->setAuxiliaryBasisSet("def2-universal-jfit");
     b->force->setGrid(50, 194);
     b->force->setSCFConvergence(1e-8);
-    if (recompute)
+    if (options.recompute)
         b->force->setBasisFunctionStorage(QMMMForce::Recompute);
-    if (pruned)
+    if (options.pruned)
         b->force->setGridPruning(QMMMForce::NWChemPruning);
-    if (coulombResponse >= 0)
-        b->force->setCoulombResponseSteps(coulombResponse);
+    if (options.ssf)
+        b->force->setAtomicPartition(QMMMForce::StratmannScuseriaFrisch);
+    if (options.coulombResponse >= 0)
+        b->force->setCoulombResponseSteps(options.coulombResponse);
     b->system.addForce(b->force);
     return b;
 }
@@ -172,10 +187,9 @@ struct Row {
     double scfProductMiB = 0;
 };
 
-Row measure(int n, int mmWaters, bool recompute, bool pruned, const string& basis, int coulombResponse, const string& platformName,
-            const string& precision, int steps, int warmup) {
+Row measure(int n, const Options& options, const string& platformName, const string& precision, int steps, int warmup) {
     Row row{n, platformName, precision, 0, 0, 0, "", 0, ""};
-    unique_ptr<Benchmark> b(buildSystem(n, mmWaters, recompute, basis, pruned, coulombResponse));
+    unique_ptr<Benchmark> b(buildSystem(n, options));
     try {
         Platform& platform = Platform::getPlatformByName(platformName);
         map<string, string> properties;
@@ -230,10 +244,9 @@ vector<string> split(const string& text) {
 } // namespace
 
 int main(int argc, char* argv[]) {
-    string sizes = "1,4,8", platforms = "CPU,CUDA:double,CUDA:mixed", markdown, basis = "DZVP";
-    int steps = 3, mmWaters = 60, warmup = 1, coulombResponse = -1;
-    bool recompute = false;
-    string pruning = "none";
+    string sizes = "1,4,8", platforms = "CPU,CUDA:double,CUDA:mixed", markdown;
+    int steps = 3, warmup = 1;
+    Options options;
     for (int i = 1; i < argc; i++) {
         const string a = argv[i];
         if (a == "--sizes" && i + 1 < argc)
@@ -245,17 +258,19 @@ int main(int argc, char* argv[]) {
         else if (a == "--warmup" && i + 1 < argc)
             warmup = max(1, atoi(argv[++i]));
         else if (a == "--mm-waters" && i + 1 < argc)
-            mmWaters = max(0, atoi(argv[++i]));
+            options.mmWaters = max(0, atoi(argv[++i]));
         else if (a == "--storage" && i + 1 < argc)
-            recompute = string(argv[++i]) == "recompute";
+            options.recompute = string(argv[++i]) == "recompute";
         else if (a == "--markdown" && i + 1 < argc)
             markdown = argv[++i];
         else if (a == "--basis" && i + 1 < argc)
-            basis = argv[++i];
+            options.basis = argv[++i];
         else if (a == "--pruning" && i + 1 < argc && (string(argv[i + 1]) == "none" || string(argv[i + 1]) == "nwchem"))
-            pruning = argv[++i];
+            options.pruned = string(argv[++i]) == "nwchem";
+        else if (a == "--partition" && i + 1 < argc && (string(argv[i + 1]) == "becke" || string(argv[i + 1]) == "ssf"))
+            options.ssf = string(argv[++i]) == "ssf";
         else if (a == "--coulomb-response" && i + 1 < argc)
-            coulombResponse = max(0, atoi(argv[++i]));
+            options.coulombResponse = max(0, atoi(argv[++i]));
         else {
             fprintf(stderr, "unknown argument %s\n", a.c_str());
             return 2;
@@ -275,10 +290,11 @@ int main(int argc, char* argv[]) {
         if (!reason.empty())
             printf("%s platform unavailable: %s\n", gpu[0], reason.c_str());
     }
-    const string response = coulombResponse < 0 ? "default" : to_string(coulombResponse);
-    printf("BenchQMRegion: (H2O)n QM in %d MM TIP3P waters, SVWN5/%s/def2-universal-jfit, grid (50,194)%s, %s, Coulomb-response steps %s,"
-           " %d untimed and %d timed steps; %u hardware threads\n", mmWaters, basis.c_str(), pruning == "nwchem" ? " NWChem-pruned" : "",
-           recompute ? "Recompute" : "Precompute", response.c_str(), warmup, steps, thread::hardware_concurrency());
+    const string response = options.coulombResponse < 0 ? "default" : to_string(options.coulombResponse);
+    printf("BenchQMRegion: (H2O)n QM in %d MM TIP3P waters, SVWN5/%s/def2-universal-jfit, grid (50,194)%s, %s partition, %s, "
+           "Coulomb-response steps %s, %d untimed and %d timed steps; %u hardware threads\n", options.mmWaters, options.basis.c_str(),
+           options.pruned ? " NWChem-pruned" : "", options.ssf ? "SSF" : "Becke", options.recompute ? "Recompute" : "Precompute",
+           response.c_str(), warmup, steps, thread::hardware_concurrency());
     const char* header = "| n | platform | precision | first step (s) | s per step | SCF iter per step | s per SCF iter | XC | basis MiB | first platform / this |";
     printf("%s\n", header);
     vector<string> table{header, "|---|---|---|---|---|---|---|---|---|---|"}, phaseLines;
@@ -288,7 +304,7 @@ int main(int argc, char* argv[]) {
         for (const string& entry : split(platforms)) {
             const size_t colon = entry.find(':');
             const string name = entry.substr(0, colon), precision = colon == string::npos ? "" : entry.substr(colon + 1);
-            Row row = measure(n, mmWaters, recompute, pruning == "nwchem", basis, coulombResponse, name, precision, steps, warmup);
+            Row row = measure(n, options, name, precision, steps, warmup);
             char line[512];
             if (!row.error.empty())
                 snprintf(line, sizeof(line), "| %d | %s | %s | unavailable: %s |", n, name.c_str(), precision.c_str(), row.error.c_str());

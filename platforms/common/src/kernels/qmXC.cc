@@ -339,8 +339,9 @@ KERNEL void gradientFunctions(int firstBatch, int lastBatch, GLOBAL const int* R
  * late ones ran alone), its items keep their gradients in private memory (at most PARTITION_MAX_ATOMS atoms, else the
  * host does this) and sum them in local memory in a fixed tree order into the column's place in partial (3 n x
  * columns); sumPartialColumns() adds the columns in order, so the result does not depend on scheduling. (With one
- * column per work item, 32768 of them, an H200 held the kernel at 11% occupancy.) Products of all factors but one are
- * prefix x suffix products of the cell's factors, kept per work item (as the host does). */
+ * column per work item, 32768 of them, an H200 held the kernel at 11% occupancy.) The derivative of a cell's product
+ * by one factor is the product divided by that factor (the host divides too, and where a factor could be too small for
+ * that, forms prefix x suffix products; here none can be: see the kernel). */
 
 #define PARTITION_MAX_ATOMS 128
 #define PARTITION_GROUP 128
@@ -437,13 +438,19 @@ DEVICE double otherCellProduct(int A, int c, int n, double dA, double dc, double
 
 /// Words of the bit set of cells that survive the screening (one bit per atom).
 #define PARTITION_CELL_WORDS ((PARTITION_MAX_ATOMS+63)/64)
+/// Kept cells whose products cellSum() records for the derivatives (the products of further ones are formed again).
+#define PARTITION_KEPT_PRODUCTS 32
+/// Kept cells whose derivatives one sweep over the atoms takes together (their data in registers).
+#define PARTITION_CELL_BLOCK 8
 
 /** Z = P_A + sum of the other cells that survive the screening, at a point of atom A; *own receives P_A, *cells
  * the number of cells in Z and kept, unless null, their bit set (PARTITION_CELL_WORDS words, so n <= PARTITION_MAX_ATOMS),
- * A's included (MolecularGrid's weightOf and PartitionWeightDerivatives share this rule). Z = 0 when P_A underflows. */
+ * A's included, and keptProducts, unless null, the products of the first PARTITION_KEPT_PRODUCTS kept cells in the
+ * order A, then the others by index (MolecularGrid's weightOf and PartitionWeightDerivatives share this rule). Z = 0
+ * when P_A underflows. */
 DEVICE double cellSum(int A, int n, double dA, double x, double y, double z, int ssf, double ssfA, double relativeCutoff,
                       GLOBAL const double* RESTRICT atomXYZ, GLOBAL const double* RESTRICT pairInvR, GLOBAL const double* RESTRICT pairA,
-                      GLOBAL const int* RESTRICT neighbourOrder, double* own, int* cells, mm_ulong* kept) {
+                      GLOBAL const int* RESTRICT neighbourOrder, double* own, int* cells, mm_ulong* kept, double* keptProducts) {
     if (kept != 0)
         for (int w = 0; w < PARTITION_CELL_WORDS; w++)
             kept[w] = 0;
@@ -455,6 +462,8 @@ DEVICE double cellSum(int A, int n, double dA, double x, double y, double z, int
     *cells = 1;
     if (kept != 0)
         kept[A/64] |= ((mm_ulong) 1) << (A%64);
+    if (keptProducts != 0)
+        keptProducts[0] = *own;
     for (int c = 0; c < n; c++) {
         if (c == A)
             continue;
@@ -462,12 +471,25 @@ DEVICE double cellSum(int A, int n, double dA, double x, double y, double z, int
                                           atomXYZ, pairInvR, pairA, neighbourOrder);
         if (P > 0) {
             total += P;
+            if (keptProducts != 0 && *cells < PARTITION_KEPT_PRODUCTS)
+                keptProducts[*cells] = P;
             (*cells)++;
             if (kept != 0)
                 kept[c/64] |= ((mm_ulong) 1) << (c%64);
         }
     }
     return total;
+}
+
+/** P_c = prod_{d != c} s(nu_cd), every factor, at a point at distance dc from atom c. */
+DEVICE double wholeCellProduct(int c, int n, double dc, double x, double y, double z, int ssf, double ssfA,
+                               GLOBAL const double* RESTRICT atomXYZ, GLOBAL const double* RESTRICT pairInvR,
+                               GLOBAL const double* RESTRICT pairA) {
+    double p = 1, mu, slope;
+    for (int d = 0; d < n; d++)
+        if (d != c)
+            p *= cellFactor(c, d, n, dc, distanceTo(atomXYZ, d, x, y, z), ssf, ssfA, pairInvR, pairA, &mu, &slope);
+    return p;
 }
 
 KERNEL void partitionWeightGradient(int numPoints, int columns, int numAtoms, int ssf, double ssfA, double relativeCutoff,
@@ -483,7 +505,6 @@ KERNEL void partitionWeightGradient(int numPoints, int columns, int numAtoms, in
     const int n = numAtoms;
     for (int column = nextColumn(counter, taken); column < columns; column = nextColumn(counter, taken)) {
         double G[3*PARTITION_MAX_ATOMS];
-        double before[PARTITION_MAX_ATOMS];
         for (int k = 0; k < 3*n; k++)
             G[k] = 0;
         for (int pt = column*PARTITION_GROUP+LOCAL_ID; pt < numPoints; pt += columns*PARTITION_GROUP) {
@@ -498,60 +519,80 @@ KERNEL void partitionWeightGradient(int numPoints, int columns, int numAtoms, in
             double PA;
             int cells;
             mm_ulong kept[PARTITION_CELL_WORDS];
+            double keptProducts[PARTITION_KEPT_PRODUCTS];
             const double Z = cellSum(A, n, dA, x, y, z, ssf, ssfA, relativeCutoff, atomXYZ, pairInvR, pairA, neighbourOrder, &PA, &cells,
-                                     kept);
+                                     kept, keptProducts);
             if (cells <= 1)
                 continue;
             const double W = PA/Z;
             if (!(W > 1e-14))
                 continue;
             const double scale = f[pt]*pointW[pt]/W;
-            // Pass 2, over the cells pass 1 kept: dP_c/dR accumulated as dW = (dP_A - W dZ) / Z, times f w / W. The
-            // factors of P_c other than s(nu_cd) as prefix x suffix products: no division by a factor that may be
-            // tiny, zero, or (rounded) slightly negative. The prefixes are kept; each factor, its slope and mu are
-            // computed again on the way back rather than kept (three arrays of PARTITION_MAX_ATOMS doubles less of
-            // private memory, which lives in slow local memory on a GPU; the same operations in the same order).
+            // Pass 2, over the cells pass 1 kept: dP_c/dR accumulated as dW = (dP_A - W dZ) / Z, times f w / W, with
+            // dP_c/dmu_cd = P_c / s(nu_cd) ds/dmu_cd. The division is safe: a kept cell has no zero factor, and its
+            // P_c is far above the smallest normal double (P_c >= relativeCutoff P_A, P_A > 1e-14 Z, and Z is at least
+            // the cell of the point's nearest atom, whose factors are all s(nu <= 1/2)). PARTITION_CELL_BLOCK cells
+            // at a time sweep over the atoms d: each d's distance once per sweep, its terms summed in registers over
+            // the cells and added to G once (G lives in slow local memory on a GPU), each cell's own terms summed in
+            // registers over d.
             double gA[3] = {0, 0, 0};
-            for (int c = 0; c < n; c++) {
-                if (((kept[c/64] >> (c%64)) & 1) == 0)
-                    continue;
-                const double dc = distanceTo(atomXYZ, c, x, y, z);
-                double prefix = 1;
-                for (int d = 0; d < n; d++) {
-                    double mu, slope, s = 1;
-                    if (d != c)
-                        s = cellFactor(c, d, n, dc, distanceTo(atomXYZ, d, x, y, z), ssf, ssfA, pairInvR, pairA, &mu, &slope);
-                    before[d] = prefix;
-                    prefix *= s;
-                }
-                const double kappa = scale*((c == A ? 1.0 : 0.0)-W)/Z;
-                const double ucx = (dc > 0 ? (x-atomXYZ[3*c])/dc : 0.0), ucy = (dc > 0 ? (y-atomXYZ[3*c+1])/dc : 0.0),
-                             ucz = (dc > 0 ? (z-atomXYZ[3*c+2])/dc : 0.0);
-                double cx = 0, cy = 0, cz = 0, suffix = 1;
-                for (int d = n-1; d >= 0; d--) {
-                    const double dd = distanceTo(atomXYZ, d, x, y, z);
-                    double mu = 0, slope = 0, s = 1;
-                    if (d != c)
-                        s = cellFactor(c, d, n, dc, dd, ssf, ssfA, pairInvR, pairA, &mu, &slope);
-                    // A factor exactly 1 in double (a neighbour far on the other side) has a slope below 1e-16.
-                    const double others = before[d]*suffix*(d == c || s == 1.0 ? 0.0 : slope);  // dP_c/dmu_cd
-                    suffix *= s;
-                    if (others == 0)
+            int scan = -1;  // the last cell other than A taken
+            for (int first = 0; first < cells; first += PARTITION_CELL_BLOCK) {
+                int cellOf[PARTITION_CELL_BLOCK];
+                double dcOf[PARTITION_CELL_BLOCK], coefficient[PARTITION_CELL_BLOCK], uc[3*PARTITION_CELL_BLOCK], own[3*PARTITION_CELL_BLOCK];
+                for (int j = 0; j < PARTITION_CELL_BLOCK; j++) {
+                    cellOf[j] = -1;
+                    own[3*j] = own[3*j+1] = own[3*j+2] = 0;
+                    if (first+j >= cells)
                         continue;
-                    const double invR = pairInvR[c*n+d];
+                    int c = A;
+                    if (first+j > 0) {  // the next kept cell other than A, in the order of cellSum()
+                        do
+                            scan++;
+                        while (scan == A || ((kept[scan/64] >> (scan%64)) & 1) == 0);
+                        c = scan;
+                    }
+                    const double dc = distanceTo(atomXYZ, c, x, y, z);
+                    const double P = (first+j < PARTITION_KEPT_PRODUCTS ? keptProducts[first+j]
+                                                                        : wholeCellProduct(c, n, dc, x, y, z, ssf, ssfA, atomXYZ, pairInvR, pairA));
+                    cellOf[j] = c;
+                    dcOf[j] = dc;
+                    coefficient[j] = scale*((c == A ? 1.0 : 0.0)-W)/Z*P;
+                    uc[3*j] = (dc > 0 ? (x-atomXYZ[3*c])/dc : 0.0);
+                    uc[3*j+1] = (dc > 0 ? (y-atomXYZ[3*c+1])/dc : 0.0);
+                    uc[3*j+2] = (dc > 0 ? (z-atomXYZ[3*c+2])/dc : 0.0);
+                }
+                for (int d = 0; d < n; d++) {
+                    const double dd = distanceTo(atomXYZ, d, x, y, z);
                     const double udx = (dd > 0 ? (x-atomXYZ[3*d])/dd : 0.0), udy = (dd > 0 ? (y-atomXYZ[3*d+1])/dd : 0.0),
                                  udz = (dd > 0 ? (z-atomXYZ[3*d+2])/dd : 0.0);
-                    const double ex = (atomXYZ[3*c]-atomXYZ[3*d])*invR, ey = (atomXYZ[3*c+1]-atomXYZ[3*d+1])*invR,
-                                 ez = (atomXYZ[3*c+2]-atomXYZ[3*d+2])*invR;  // unit vector R_d -> R_c
-                    const double k = kappa*others*invR;
-                    cx += k*(-ucx-mu*ex);
-                    cy += k*(-ucy-mu*ey);
-                    cz += k*(-ucz-mu*ez);
-                    if (d != A)
-                        addAgainstParent(G, d, k*(udx+mu*ex), k*(udy+mu*ey), k*(udz+mu*ez), gA);
+                    double gx = 0, gy = 0, gz = 0;
+                    for (int j = 0; j < PARTITION_CELL_BLOCK; j++) {
+                        const int c = cellOf[j];
+                        if (c < 0 || c == d)
+                            continue;
+                        double mu, slope;
+                        const double s = cellFactor(c, d, n, dcOf[j], dd, ssf, ssfA, pairInvR, pairA, &mu, &slope);
+                        // A factor exactly 1 in double (a neighbour far on the other side) has a slope below 1e-16.
+                        if (s == 1.0 || slope == 0)
+                            continue;
+                        const double invR = pairInvR[c*n+d];
+                        const double ex = (atomXYZ[3*c]-atomXYZ[3*d])*invR, ey = (atomXYZ[3*c+1]-atomXYZ[3*d+1])*invR,
+                                     ez = (atomXYZ[3*c+2]-atomXYZ[3*d+2])*invR;  // unit vector R_d -> R_c
+                        const double k = coefficient[j]*slope/s*invR;
+                        own[3*j] += k*(-uc[3*j]-mu*ex);
+                        own[3*j+1] += k*(-uc[3*j+1]-mu*ey);
+                        own[3*j+2] += k*(-uc[3*j+2]-mu*ez);
+                        gx += k*(udx+mu*ex);
+                        gy += k*(udy+mu*ey);
+                        gz += k*(udz+mu*ez);
+                    }
+                    if (d != A && (gx != 0 || gy != 0 || gz != 0))
+                        addAgainstParent(G, d, gx, gy, gz, gA);
                 }
-                if (c != A)
-                    addAgainstParent(G, c, cx, cy, cz, gA);
+                for (int j = 0; j < PARTITION_CELL_BLOCK; j++)
+                    if (cellOf[j] >= 0 && cellOf[j] != A)
+                        addAgainstParent(G, cellOf[j], own[3*j], own[3*j+1], own[3*j+2], gA);
             }
             G[3*A] += gA[0];
             G[3*A+1] += gA[1];
@@ -610,7 +651,7 @@ KERNEL void partitionWeights(int numAtoms, int numRadial, int maxAngular, int ss
             double own;
             int cells;
             const double total = cellSum(A, n, dA, x, y, z, ssf, ssfA, relativeCutoff, atomXYZ, pairInvR, pairA, neighbourOrder, &own, &cells,
-                                         0);
+                                         0, 0);
             weight = (cells > 0 ? own/total : 0.0);
         }
         weights[shellFirstPoint[shell]+j] = weight;
