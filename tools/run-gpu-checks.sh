@@ -17,7 +17,9 @@
 #   every kernel of an n = 24 step under it and prints per-kernel totals; ENV_AB="NAME=1 ..." times an n = 24 CUDA step
 #   with each environment setting and then without any, for the engine's temporary A/B switches (AB_WARMUP untimed
 #   steps first, default 4); BLAS_CORETYPE_AB="Haswell SkylakeX" times the metric inverse and an n = 24 CUDA step with
-#   OpenBLAS's own kernels and then with each forced kernel set; PLUGIN_AB=1 times an n = 24 CUDA step (AB_SIZES) with the
+#   OpenBLAS's own kernels and then with each forced kernel set; GRID_AB="ssf nwchem ssf+nwchem" times an n = 24 CUDA step on
+#   SSF's partition and on NWChem's pruned grids; PROFILE_TIMELINE=24 runs Nsight Systems, where present, over n = 24 steps
+#   (kernel, API and copy totals); PLUGIN_AB=1 times an n = 24 CUDA step (AB_SIZES) with the
 #   bundle's base plugin (device-bundle.sh's BASE_PLUGIN: an earlier commit's build) and with its own, in that order)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -165,6 +167,37 @@ if [ -n "${ENV_AB:-}" ]; then
         echo "variant $setting:" | tee -a "$out/summary.txt"
         grep -E "^\| [0-9]+ \||phases" "$out/bench-qm-ab-${setting//=/-}.log" | tee -a "$out/summary.txt"
     done
+fi
+if [ -n "${GRID_AB:-}" ]; then
+    # Other grids of the same size (GRID_AB="ssf nwchem ssf+nwchem"): SSF's atomic partition (BenchQMRegion --partition ssf)
+    # and NWChem's pruned angular grids (--pruning nwchem, PySCF's default for a (50, 194) grid), each an n = 24 CUDA step.
+    for variant in $GRID_AB; do
+        args=()
+        case "$variant" in *ssf*) args+=(--partition ssf) ;; esac
+        case "$variant" in *nwchem*) args+=(--pruning nwchem) ;; esac
+        timeout "${QM_LIMIT:-300}" "$work/bin/BenchQMRegion" --sizes "${AB_SIZES:-24}" --platforms CUDA:double --steps 2 \
+            --warmup "${AB_WARMUP:-4}" "${args[@]}" > "$out/bench-qm-grid-$variant.log" 2>&1 || status=1
+        echo "grid $variant:" | tee -a "$out/summary.txt"
+        grep -E "^\| [0-9]+ \||phases" "$out/bench-qm-grid-$variant.log" | tee -a "$out/summary.txt"
+    done
+fi
+if [ -n "${PROFILE_TIMELINE:-}" ]; then
+    # Nsight Systems, where present, over PROFILE_TIMELINE QM waters' MD steps (4 untimed, 2 timed): the device's kernel
+    # time against the steps' wall time (how much of a step the device idles while the host works) and the CUDA API's
+    # share (allocations, synchronous copies).
+    nsys=$(command -v nsys || find /usr/local /opt -name nsys -type f 2>/dev/null | head -1)
+    if [ -n "$nsys" ]; then
+        timeout "${PROFILE_LIMIT:-240}" "$nsys" profile --trace cuda --sample none --cpuctxsw none --force-overwrite true \
+            --output "$work/timeline" "$work/bin/BenchQMRegion" --sizes "$PROFILE_TIMELINE" --platforms CUDA:double --steps 2 \
+            --warmup 4 > "$out/nsys-bench.log" 2>&1 || status=1
+        timeout 120 "$nsys" stats --report cuda_gpu_kern_sum,cuda_api_sum,cuda_gpu_mem_time_sum --format csv \
+            --output "$out/nsys" "$work/timeline.nsys-rep" > "$out/nsys-stats.log" 2>&1 || status=1
+        for report in "$out"/nsys_*.csv; do
+            [ -f "$report" ] && { echo "$(basename "$report"):"; head -15 "$report"; } | tee -a "$out/summary.txt"
+        done
+    else
+        echo "run-gpu-checks.sh: PROFILE_TIMELINE: nsys not found on this machine" | tee -a "$out/summary.txt"
+    fi
 fi
 if [ -n "${PLUGIN_AB:-}" ]; then
     # Two builds of the CUDA plugin in one lease (the host's speed differs from lease to lease): the base's, then this one's.

@@ -298,10 +298,46 @@ static Eigen::MatrixXd coulombMetric(const BasisSet& aux, const std::vector<libi
     return metric;
 }
 
+FittingPairs screenFittingPairs(const BasisSet& basis, const BasisSet& aux, double threshold, int threads) {
+    const double start = seconds();
+    const auto shells = toLibint(basis);
+    const auto auxShells = toLibint(aux);
+    // Significant shell pairs by Schwarz bound times the largest auxiliary (P|P)^1/2.
+    const Eigen::MatrixXd Q = schwarz(shells, threads);
+    double auxMax = 0;
+    {
+        libint2::Engine engine(libint2::Operator::coulomb, maxNprim(auxShells), maxL(auxShells), 0);
+        engine.set(libint2::BraKet::xs_xs);
+        const auto& buf = engine.results();
+        for (const auto& s : auxShells) {
+            engine.compute(s, s);
+            for (size_t i = 0; i < s.size(); i++)
+                auxMax = std::max(auxMax, std::abs(buf[0][i * s.size() + i]));
+        }
+        auxMax = std::sqrt(auxMax);
+    }
+    FittingPairs out;
+    for (int s1 = 0; s1 < basis.numShells(); s1++)
+        for (int s2 = 0; s2 <= s1; s2++)
+            if (Q(s1, s2) * auxMax >= threshold)
+                out.shellPairs.push_back({s1, s2});
+    for (const auto& sp : out.shellPairs) {
+        out.pairStart.push_back((int) out.functionPairs.size());
+        const int o1 = basis.cartesianOffset(sp.first), o2 = basis.cartesianOffset(sp.second);
+        for (size_t i = 0; i < shells[sp.first].size(); i++)
+            for (size_t j = 0; j < shells[sp.second].size(); j++)
+                if (o1 + (int) i >= o2 + (int) j)
+                    out.functionPairs.push_back({o1 + (int) i, o2 + (int) j});
+    }
+    out.seconds = seconds() - start;
+    return out;
+}
+
 DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet& aux, double threshold, int threads,
                                            const NormalEquationSolver& metricSolver,
                                            std::unique_ptr<DensityFittingContractions> contractions,
-                                           const std::function<void()>& meanwhile, bool inverseOnDevice)
+                                           const std::function<void()>& meanwhile, bool inverseOnDevice,
+                                           std::shared_future<FittingPairs> screened)
     : impl_(new Impl{basis, aux, basisTransform(aux), {}, nullptr, nullptr, {}, nullptr, {}, false}) {
     Impl& d = *impl_;
     const auto shells = toLibint(basis);
@@ -346,38 +382,18 @@ DensityFittedCoulomb::DensityFittedCoulomb(const BasisSet& basis, const BasisSet
     if (metricFirst)
         startMetric();
     double t = seconds();
-    // Significant shell pairs by Schwarz bound times the largest auxiliary (P|P)^1/2.
-    const Eigen::MatrixXd Q = schwarz(shells, threads);
-    double auxMax = 0;
-    {
-        libint2::Engine engine(libint2::Operator::coulomb, maxNprim(auxShells), maxL(auxShells), 0);
-        engine.set(libint2::BraKet::xs_xs);
-        const auto& buf = engine.results();
-        for (const auto& s : auxShells) {
-            engine.compute(s, s);
-            for (size_t i = 0; i < s.size(); i++)
-                auxMax = std::max(auxMax, std::abs(buf[0][i * s.size() + i]));
-        }
-        auxMax = std::sqrt(auxMax);
-    }
-    std::vector<std::pair<int, int>> shellPairs;
-    for (int s1 = 0; s1 < basis.numShells(); s1++)
-        for (int s2 = 0; s2 <= s1; s2++)
-            if (Q(s1, s2) * auxMax >= threshold)
-                shellPairs.push_back({s1, s2});
-    std::vector<std::pair<int, int>> pairs;
-    std::vector<int> pairStart;
-    for (const auto& sp : shellPairs) {
-        pairStart.push_back((int) pairs.size());
-        const int o1 = basis.cartesianOffset(sp.first), o2 = basis.cartesianOffset(sp.second);
-        for (size_t i = 0; i < shells[sp.first].size(); i++)
-            for (size_t j = 0; j < shells[sp.second].size(); j++)
-                if (o1 + (int) i >= o2 + (int) j)
-                    pairs.push_back({o1 + (int) i, o2 + (int) j});
-    }
-    const int numPairs = (int) pairs.size();
-    d.pairMap = std::make_unique<PairDensityMap>(basis, std::move(pairs), threads);
-    d.timings["screening"] = seconds() - t;
+    FittingPairs screenedHere;
+    if (!screened.valid())
+        screenedHere = screenFittingPairs(basis, aux, threshold, threads);
+    const FittingPairs& screening = screened.valid() ? screened.get() : screenedHere;
+    if (screened.valid())
+        d.timings["screeningWait"] = seconds() - t;
+    const std::vector<std::pair<int, int>>& shellPairs = screening.shellPairs;
+    const std::vector<int>& pairStart = screening.pairStart;
+    const int numPairs = (int) screening.functionPairs.size();
+    t = seconds();
+    d.pairMap = std::make_unique<PairDensityMap>(basis, screening.functionPairs, threads);
+    d.timings["screening"] = screening.seconds + seconds() - t;
     // Where the contractions run may compute B itself (a GPU platform, from the same pairs and screening). It is
     // started before the caller's set-up work, so that the device works on it meanwhile.
     t = seconds();

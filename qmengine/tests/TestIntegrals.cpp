@@ -7,6 +7,7 @@
 #include <openmm/OpenMMException.h>
 #include <gtest/gtest.h>
 #include <cmath>
+#include <future>
 #include <memory>
 
 using namespace OpenMMDFT::QM;
@@ -101,6 +102,27 @@ TEST(Integrals, DensityFittedCoulombSetUpOrdersAgree) {
         EXPECT_STREQ("device", fitted.contractionsLocation());
         EXPECT_LT((fitted.compute(D) - J).cwiseAbs().maxCoeff(), 1e-11 * J.cwiseAbs().maxCoeff()) << inverseOnDevice;
     }
+}
+
+/** The Schwarz screening run on another thread and handed to the constructor (as KohnShamLDA does beside a device): the
+ *  same pairs, the same J, and the wait recorded. */
+TEST(Integrals, DensityFittedCoulombTakesAScreeningFromAnotherThread) {
+    const auto atoms = water();
+    BasisSet b(loadBasisDefinition("def2-SVP", QMENGINE_DATA_DIR), atoms, true);
+    BasisSet aux(loadBasisDefinition("def2-universal-jfit", QMENGINE_DATA_DIR), atoms, true, 6);
+    Eigen::MatrixXd D = Eigen::MatrixXd::Random(b.size(), b.size());
+    D = (D + D.transpose()).eval();
+    const FittingPairs here = screenFittingPairs(b, aux, 1e-12, 2);
+    EXPECT_EQ(here.shellPairs.size(), (size_t) b.numShells() * (b.numShells() + 1) / 2);  // one water: nothing is screened out
+    const FittingPairs tight = screenFittingPairs(b, aux, 10.0, 2);  // (P|P) of the steepest fitting function is large
+    EXPECT_LT(tight.shellPairs.size(), here.shellPairs.size());
+    EXPECT_EQ(tight.pairStart.size(), tight.shellPairs.size());
+    const Eigen::MatrixXd J = DensityFittedCoulomb(b, aux, 1e-12).compute(D);
+    std::shared_future<FittingPairs> screened = std::async(std::launch::async, screenFittingPairs, std::cref(b), std::cref(aux), 1e-12, 2).share();
+    DensityFittedCoulomb fitted(b, aux, 1e-12, 2, NormalEquationSolver(), std::make_unique<KeptTensor>(), nullptr, false, screened);
+    EXPECT_EQ(1u, fitted.timings().count("screeningWait"));
+    EXPECT_EQ(screened.get().functionPairs, here.functionPairs);
+    EXPECT_LT((fitted.compute(D) - J).cwiseAbs().maxCoeff(), 1e-11 * J.cwiseAbs().maxCoeff());
 }
 
 TEST(Integrals, SolveSymmetricPositiveDefinite) {

@@ -9,6 +9,7 @@
 #include <Eigen/Dense>
 #include <openmm/OpenMMException.h>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -93,6 +94,18 @@ public:
     virtual size_t storedBytes() const = 0;
 };
 
+/// The density fitting's significant pairs: the shell pairs (s1 >= s2) whose Schwarz bound (ab|ab)^1/2 times the largest
+/// auxiliary (P|P)^1/2 reaches the threshold, and their cartesian function pairs (a >= b), shell pair by shell pair.
+struct FittingPairs {
+    std::vector<std::pair<int, int>> shellPairs;
+    std::vector<int> pairStart;  ///< each shell pair's first function pair
+    std::vector<std::pair<int, int>> functionPairs;
+    double seconds = 0;          ///< how long the screening took
+};
+/// The Schwarz screening of DensityFittedCoulomb, on up to `threads` threads. It needs only the bases, so that a caller
+/// can run it on a thread of its own while the rest of a geometry's set-up goes on.
+FittingPairs screenFittingPairs(const BasisSet& basis, const BasisSet& auxiliary, double threshold, int threads = 1);
+
 /// Density-fitted Coulomb: c = (P|Q)^-1 sum (Q|uv) D_uv, J_uv = sum_Q (uv|Q) c_Q.
 /// The three-center integrals of significant shell pairs are computed once and kept;
 /// the metric is factored once (SymmetricPositiveDefiniteSolver, through metricSolver when given).
@@ -101,10 +114,13 @@ public:
     /// contractions: where B d and B^T c run (null: the host), given B after it is computed. meanwhile: the caller's
     /// own set-up work (without BLAS calls of its own; they would wait), run while another thread factors the metric.
     /// inverseOnDevice: metricSolver inverts on the device that computes the tensor, so that the tensor starts first.
+    /// screened: screenFittingPairs() of these bases and threshold, perhaps still running on another thread (not valid:
+    /// the screening runs here).
     DensityFittedCoulomb(const BasisSet& basis, const BasisSet& auxiliary, double threshold, int threads = 1,
                          const NormalEquationSolver& metricSolver = NormalEquationSolver(),
                          std::unique_ptr<DensityFittingContractions> contractions = nullptr,
-                         const std::function<void()>& meanwhile = nullptr, bool inverseOnDevice = false);
+                         const std::function<void()>& meanwhile = nullptr, bool inverseOnDevice = false,
+                         std::shared_future<FittingPairs> screened = std::shared_future<FittingPairs>());
     ~DensityFittedCoulomb();
     /// J of a symmetric density over the basis's functions (PairDensityMap reads one of D_ab and D_ba for each pair).
     Eigen::MatrixXd compute(const Eigen::MatrixXd& density) const;
@@ -126,6 +142,7 @@ public:
                              const Eigen::MatrixXd* cartesianDensity = nullptr) const;
     /// Seconds spent in the parts of the set-up ("metric", "metricSolver": the factorization or inverse on its own
     /// thread, "metricSolverWait": the wait for it after the rest, "screening": Schwarz bounds and the pair list,
+    /// "screeningWait": the wait for a screening given to the constructor,
     /// "tensor"), in the Coulomb builds so far ("builds.contractions": B d, the fit and B^T c where they run,
     /// with their transfers; "builds.host": the pair gathering and angular transformations around them) and in the
     /// last gradient ("gradient.metric", "gradient.threeCentre").
