@@ -2,6 +2,7 @@
 #include "openmmdft/qm/Grid.h"
 #include <openmm/OpenMMException.h>
 #include <gtest/gtest.h>
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -62,23 +63,30 @@ TEST(Grid, PartitionWeightsSumToOne) {
 TEST(Grid, GroupsHoldEveryPointOnceAndIntegrateAGaussian) {
     const auto atoms = water();
     BasisSet basis(loadBasisDefinition("def2-SVP", QMENGINE_DATA_DIR), atoms, true);
-    // A normalized s Gaussian on each atom integrates to 3 whatever the grouping.
-    for (AtomicPartition p : {AtomicPartition::Becke, AtomicPartition::StratmannScuseriaFrisch}) {
+    // A normalized s Gaussian on each atom integrates to 3 whatever the grouping. Cubes of 0.02 bohr: more of them in
+    // the points' bounding box than the flat table of cube numbers takes (the hash map's path).
+    for (AtomicPartition p : {AtomicPartition::Becke, AtomicPartition::StratmannScuseriaFrisch})
+    for (double edge : {3.0, 0.02}) {
         GridSettings s;
         s.radialPoints = 60;
         s.angularPoints = 302;
         s.partition = p;
+        s.cubeEdge = edge;
         MolecularGrid g(atoms, basis, s);
         size_t n = 0, spheres = 0;
         double sum = 0;
         for (const GridBatch& b : g.batches()) {
             n += b.size();
             spheres += b.sphere;
-            for (size_t i = 0; i < b.size(); i++)
+            for (size_t i = 0; i < b.size(); i++) {
+                if (!b.sphere)  // in its cube
+                    EXPECT_LE(std::max({std::abs(b.x[i] - b.center[0]), std::abs(b.y[i] - b.center[1]), std::abs(b.z[i] - b.center[2])}),
+                              0.5 * edge * (1 + 1e-9));
                 for (const QMAtom& a : atoms) {
                     const double dx = b.x[i] - a.xyz[0], dy = b.y[i] - a.xyz[1], dz = b.z[i] - a.xyz[2];
                     sum += b.w[i] * std::pow(2.0 / M_PI, 1.5) * std::exp(-2 * (dx * dx + dy * dy + dz * dz));
                 }
+            }
         }
         EXPECT_EQ(n, g.numPoints());
         EXPECT_EQ(spheres, 3u);
