@@ -230,7 +230,7 @@ public:
             matricesKernel->execute(GROUP_SIZE * (lastTile - firstTile), GROUP_SIZE);
         }
         fixedToMatrixKernel->execute(nbf * nbf);
-        sumsKernel->execute(layout.numBatches());
+        sumsKernel->execute(BATCH_SUM_GROUP * layout.numBatches(), BATCH_SUM_GROUP);
         vector<double> v, s;
         matrix.download(v);
         sums.download(s);
@@ -542,6 +542,7 @@ private:
     ComputeArray phi, wv, pointEnergy, pointElectrons, sums, density, occupied, matrix, fixedMatrix;
     ComputeKernel basisKernel, densityKernel, matricesKernel, fixedToMatrixKernel, sumsKernel;
     static constexpr int GROUP_SIZE = 256;  // work items per group of densityBlocks and matrixTiles
+    static constexpr int BATCH_SUM_GROUP = 64;  // kernels/qmXC.cc: BATCH_SUM_GROUP
     ComputeProgram program;
     vector<Chunk> gradientChunks;
     vector<int> atomOf;  // the atom of every basis function

@@ -250,18 +250,39 @@ KERNEL void fixedToMatrix(int nbf, GLOBAL mm_ulong* RESTRICT fixedMatrix, GLOBAL
     }
 }
 
-/** Per batch: its XC energy and electron count (sums[2b], sums[2b+1]), for the host to add in batch order. */
+/** Work items per batch of batchSums (its local sums are a tree of that many). */
+#define BATCH_SUM_GROUP 64
+
+/** Per batch: its XC energy and electron count (sums[2b], sums[2b+1]), for the host to add in batch order. One work
+ * group per batch, its items taking every BATCH_SUM_GROUP-th point and adding up in a fixed tree, so that the sums do
+ * not depend on scheduling. (With one work item per batch, a serial loop over up to thousands of points each, the
+ * kernel took 0.8 ms per SCF iteration on an H200 at 3% occupancy.) */
 KERNEL void batchSums(int numBatches, GLOBAL const int* RESTRICT batchPointStart, GLOBAL const int* RESTRICT batchNumPoints,
                       GLOBAL const double* RESTRICT pointEnergy, GLOBAL const double* RESTRICT pointElectrons,
                       GLOBAL double* RESTRICT sums) {
-    for (int b = GLOBAL_ID; b < numBatches; b += GLOBAL_SIZE) {
+    LOCAL double energy[BATCH_SUM_GROUP], electrons[BATCH_SUM_GROUP];
+    for (int b = GROUP_ID; b < numBatches; b += NUM_GROUPS) {
         double e = 0, n = 0;
-        for (int q = batchPointStart[b]; q < batchPointStart[b]+batchNumPoints[b]; q++) {
+        const int end = batchPointStart[b]+batchNumPoints[b];
+        for (int q = batchPointStart[b]+LOCAL_ID; q < end; q += BATCH_SUM_GROUP) {
             e += pointEnergy[q];
             n += pointElectrons[q];
         }
-        sums[2*b] = e;
-        sums[2*b+1] = n;
+        energy[LOCAL_ID] = e;
+        electrons[LOCAL_ID] = n;
+        SYNC_THREADS;
+        for (int width = BATCH_SUM_GROUP/2; width > 0; width /= 2) {
+            if (LOCAL_ID < width) {
+                energy[LOCAL_ID] += energy[LOCAL_ID+width];
+                electrons[LOCAL_ID] += electrons[LOCAL_ID+width];
+            }
+            SYNC_THREADS;
+        }
+        if (LOCAL_ID == 0) {
+            sums[2*b] = energy[0];
+            sums[2*b+1] = electrons[0];
+        }
+        SYNC_THREADS;  // item 0 has read the sums before any item writes the next batch's
     }
 }
 
