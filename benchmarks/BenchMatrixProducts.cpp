@@ -25,13 +25,6 @@
 #include <string>
 #include <vector>
 
-#ifndef OPENMMDFT_OPENCL_PLUGIN
-#define OPENMMDFT_OPENCL_PLUGIN ""
-#endif
-#ifndef OPENMMDFT_CUDA_PLUGIN
-#define OPENMMDFT_CUDA_PLUGIN ""
-#endif
-
 using namespace OpenMMDFT::QM;
 
 namespace {

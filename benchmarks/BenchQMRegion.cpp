@@ -44,12 +44,6 @@
 #include <vector>
 
 extern "C" void registerQMMMReferenceKernelFactories();
-#ifndef OPENMMDFT_OPENCL_PLUGIN
-#define OPENMMDFT_OPENCL_PLUGIN ""
-#endif
-#ifndef OPENMMDFT_CUDA_PLUGIN
-#define OPENMMDFT_CUDA_PLUGIN ""
-#endif
 
 using namespace OpenMM;
 using namespace OpenMMDFT;

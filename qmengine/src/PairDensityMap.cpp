@@ -2,6 +2,8 @@
 #include "openmmdft/qm/Angular.h"
 #include "openmmdft/qm/Basis.h"
 #include "Parallel.h"
+#include <openmm/OpenMMException.h>
+#include <set>
 
 namespace OpenMMDFT {
 namespace QM {
@@ -19,10 +21,16 @@ PairDensityMap::PairDensityMap(const BasisSet& basis, std::vector<std::pair<int,
     std::vector<int> shellOf;
     for (int s = 0; s < basis.numShells(); s++)
         shellOf.insert(shellOf.end(), basis.shells()[s].cartesianSize(), s);
+    // Each shell pair one run: two runs of one shell pair would write the same elements of J on two threads.
+    std::set<std::pair<int, int>> seen;
     for (size_t k = 0; k < pairs_.size(); k++)
         if (k == 0 || shellOf[pairs_[k].first] != shellOf[pairs_[k - 1].first] ||
-            shellOf[pairs_[k].second] != shellOf[pairs_[k - 1].second])
+            shellOf[pairs_[k].second] != shellOf[pairs_[k - 1].second]) {
+            if (!seen.insert({shellOf[pairs_[k].first], shellOf[pairs_[k].second]}).second)
+                throw OpenMM::OpenMMException("QM: the density fitting's function pairs of one shell pair are not consecutive "
+                                              "(internal error)");
             runStart_.push_back((int) k);
+        }
     runStart_.push_back((int) pairs_.size());
     termStart_.push_back(0);
     for (int s = 0; s < basis.numShells(); s++) {
