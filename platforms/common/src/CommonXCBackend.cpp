@@ -272,8 +272,10 @@ public:
             gradientFunctionsKernel->setArg(0, chunk.firstBatch);
             gradientFunctionsKernel->setArg(1, chunk.lastBatch);
             gradientFunctionsKernel->setArg(7, phiBase);
-            executeGridStride(gradientFunctionsKernel, layout.batchFunctionStart[chunk.lastBatch] - layout.batchFunctionStart[chunk.firstBatch]);
+            executeGridStride(gradientFunctionsKernel, FUNCTION_GRADIENT_SLICES * (layout.batchFunctionStart[chunk.lastBatch] -
+                                                                                layout.batchFunctionStart[chunk.firstBatch]));
         }
+        gradientSlicesKernel->execute(3 * (int) layout.batchFunctions.size());
         // The basis functions move with their atoms.
         vector<double> perFunction;
         functionGradient.download(perFunction);
@@ -372,6 +374,8 @@ private:
         pointF.initialize<double>(cc, numPoints, "qmXCPointF");
         pointGradient.initialize<double>(cc, 3 * numPoints, "qmXCPointGradient");
         functionGradient.initialize<double>(cc, 3 * max<size_t>(layout.batchFunctions.size(), 1), "qmXCFunctionGradient");
+        functionGradientSlices.initialize<double>(cc, 3 * FUNCTION_GRADIENT_SLICES * max<size_t>(layout.batchFunctions.size(), 1),
+                                                  "qmXCFunctionGradientSlices");
         atomOf.resize(geometry.basis.size());
         for (int s = 0; s < geometry.basis.numShells(); s++)
             for (int i = 0; i < geometry.basis.shells()[s].size(); i++)
@@ -412,8 +416,13 @@ private:
         for (ComputeArray* a : {&batchFunctionStart, &batchPointStart, &batchNumPoints, &batchNumFunctions, &batchPhiStart})
             gradientFunctionsKernel->addArg(*a);
         gradientFunctionsKernel->addArg(0);  // phiBase (argument 7)
-        for (ComputeArray* a : {&basisGradient[0], &basisGradient[1], &basisGradient[2], &gradientX, &wv, &functionGradient})
+        for (ComputeArray* a : {&basisGradient[0], &basisGradient[1], &basisGradient[2], &gradientX, &wv, &functionGradientSlices})
             gradientFunctionsKernel->addArg(*a);
+        gradientSlicesKernel = program->createKernel("sumPartialColumns");
+        gradientSlicesKernel->addArg(3 * (int) layout.batchFunctions.size());
+        gradientSlicesKernel->addArg(FUNCTION_GRADIENT_SLICES);
+        gradientSlicesKernel->addArg(functionGradientSlices);
+        gradientSlicesKernel->addArg(functionGradient);
     }
 
     /** Buffers and kernels of the partition-weight derivatives, made on their first use. */
@@ -546,8 +555,9 @@ private:
     ComputeProgram program;
     vector<Chunk> gradientChunks;
     vector<int> atomOf;  // the atom of every basis function
-    ComputeArray gradientPhi, gradientX, basisGradient[3], pointF, pointGradient, functionGradient;
-    ComputeKernel gradientBasisKernel, gradientDensityKernel, gradientPointsKernel, gradientFunctionsKernel;
+    ComputeArray gradientPhi, gradientX, basisGradient[3], pointF, pointGradient, functionGradient, functionGradientSlices;
+    ComputeKernel gradientBasisKernel, gradientDensityKernel, gradientPointsKernel, gradientFunctionsKernel, gradientSlicesKernel;
+    static constexpr int FUNCTION_GRADIENT_SLICES = 4;  // kernels/qmXC.cc: FUNCTION_GRADIENT_SLICES
     // The partition-weight derivatives (kernels/qmXC.cc: PARTITION_MAX_ATOMS, and the columns of partial sums).
     // PARTITION_GROUP: the kernel's work-group size (its local sums are a tree of that many); POINTS_PER_ITEM and
     // COLUMNS_PER_WORK_GROUP size its columns of partial sums (see preparePartitionGradient).

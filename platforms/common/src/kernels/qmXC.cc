@@ -316,15 +316,22 @@ KERNEL void gradientPoints(int firstPoint, int numPoints, GLOBAL const int* REST
     }
 }
 
-/** Per function u of the batches [firstBatch, lastBatch): sum over the batch's points of M_u^d. */
+/** Slices of a batch's points that gradientFunctions sums apart (one work item per function and slice). */
+#define FUNCTION_GRADIENT_SLICES 4
+
+/** Per function u of the batches [firstBatch, lastBatch) and slice s: sum over the batch's points q = s, s + SLICES, ...
+ * of M_u^d, into partial[(3 u + d) SLICES + s] (sumPartialColumns() adds the slices in order). Consecutive work items
+ * take consecutive functions of one slice, so that they read consecutive addresses. (With one work item per function
+ * and all its points, the kernel ran at 6% occupancy on an H200: too few items.) */
 KERNEL void gradientFunctions(int firstBatch, int lastBatch, GLOBAL const int* RESTRICT batchFunctionStart,
                               GLOBAL const int* RESTRICT batchPointStart, GLOBAL const int* RESTRICT batchNumPoints,
                               GLOBAL const int* RESTRICT batchNumFunctions, GLOBAL const int* RESTRICT batchPhiStart, int phiBase,
                               GLOBAL const double* RESTRICT dphiX, GLOBAL const double* RESTRICT dphiY,
                               GLOBAL const double* RESTRICT dphiZ, GLOBAL const double* RESTRICT X, GLOBAL const double* RESTRICT wv,
-                              GLOBAL double* RESTRICT functionGradient) {
-    const int begin = batchFunctionStart[firstBatch], end = batchFunctionStart[lastBatch];
-    for (int index = begin+GLOBAL_ID; index < end; index += GLOBAL_SIZE) {
+                              GLOBAL double* RESTRICT partial) {
+    const int begin = batchFunctionStart[firstBatch], end = batchFunctionStart[lastBatch], count = end-begin;
+    for (int item = GLOBAL_ID; item < count*FUNCTION_GRADIENT_SLICES; item += GLOBAL_SIZE) {
+        const int index = begin+item%count, slice = item/count;
         int low = firstBatch, high = lastBatch-1;
         while (low < high) {
             const int mid = (low+high+1)/2;
@@ -336,16 +343,16 @@ KERNEL void gradientFunctions(int firstBatch, int lastBatch, GLOBAL const int* R
         const int b = low, i = index-batchFunctionStart[b], nf = batchNumFunctions[b];
         const int base = batchPhiStart[b]-phiBase, first = batchPointStart[b];
         double gx = 0, gy = 0, gz = 0;
-        for (int q = 0; q < batchNumPoints[b]; q++) {
+        for (int q = slice; q < batchNumPoints[b]; q += FUNCTION_GRADIENT_SLICES) {
             const int k = base + q*nf + i;
             const double m = 2.0*wv[first+q]*X[k];
             gx += m*dphiX[k];
             gy += m*dphiY[k];
             gz += m*dphiZ[k];
         }
-        functionGradient[3*index] = gx;
-        functionGradient[3*index+1] = gy;
-        functionGradient[3*index+2] = gz;
+        partial[(3*index)*FUNCTION_GRADIENT_SLICES+slice] = gx;
+        partial[(3*index+1)*FUNCTION_GRADIENT_SLICES+slice] = gy;
+        partial[(3*index+2)*FUNCTION_GRADIENT_SLICES+slice] = gz;
     }
 }
 
