@@ -3,7 +3,6 @@
 #include "openmmdft/qm/Basis.h"
 #include "Parallel.h"
 #include <openmm/OpenMMException.h>
-#include <set>
 
 namespace OpenMMDFT {
 namespace QM {
@@ -22,13 +21,16 @@ PairDensityMap::PairDensityMap(const BasisSet& basis, std::vector<std::pair<int,
     for (int s = 0; s < basis.numShells(); s++)
         shellOf.insert(shellOf.end(), basis.shells()[s].cartesianSize(), s);
     // Each shell pair one run: two runs of one shell pair would write the same elements of J on two threads.
-    std::set<std::pair<int, int>> seen;
+    const int numShells = basis.numShells();
+    std::vector<char> seen((size_t) numShells * numShells, 0);
     for (size_t k = 0; k < pairs_.size(); k++)
         if (k == 0 || shellOf[pairs_[k].first] != shellOf[pairs_[k - 1].first] ||
             shellOf[pairs_[k].second] != shellOf[pairs_[k - 1].second]) {
-            if (!seen.insert({shellOf[pairs_[k].first], shellOf[pairs_[k].second]}).second)
+            char& taken = seen[(size_t) shellOf[pairs_[k].first] * numShells + shellOf[pairs_[k].second]];
+            if (taken)
                 throw OpenMM::OpenMMException("QM: the density fitting's function pairs of one shell pair are not consecutive "
                                               "(internal error)");
+            taken = 1;
             runStart_.push_back((int) k);
         }
     runStart_.push_back((int) pairs_.size());

@@ -83,16 +83,25 @@ public:
     size_t storedBytes() const override { return (size_t) B.size() * sizeof(double); }
     Eigen::MatrixXd B;
 };
+
+/** A water in def2-SVP with def2-universal-jfit, and a random symmetric density: the density-fitting set-up tests' case. */
+struct WaterFitting {
+    std::vector<QMAtom> atoms = water();
+    BasisSet b{loadBasisDefinition("def2-SVP", QMENGINE_DATA_DIR), atoms, true};
+    BasisSet aux{loadBasisDefinition("def2-universal-jfit", QMENGINE_DATA_DIR), atoms, true, 6};
+    Eigen::MatrixXd D = Eigen::MatrixXd::Random(b.size(), b.size());
+    WaterFitting() {
+        D = (D + D.transpose()).eval();
+    }
+};
 } // namespace
 
 /** The set-up's order where contractions are given (the metric's inverse beside the rest, before or after the tensor's
  *  start as inverseOnDevice says) gives the Coulomb matrix of the plain set-up, with the caller's work run once. */
 TEST(Integrals, DensityFittedCoulombSetUpOrdersAgree) {
-    const auto atoms = water();
-    BasisSet b(loadBasisDefinition("def2-SVP", QMENGINE_DATA_DIR), atoms, true);
-    BasisSet aux(loadBasisDefinition("def2-universal-jfit", QMENGINE_DATA_DIR), atoms, true, 6);
-    Eigen::MatrixXd D = Eigen::MatrixXd::Random(b.size(), b.size());
-    D = (D + D.transpose()).eval();
+    const WaterFitting w;
+    const BasisSet &b = w.b, &aux = w.aux;
+    const Eigen::MatrixXd& D = w.D;
     const Eigen::MatrixXd J = DensityFittedCoulomb(b, aux, 1e-12).compute(D);
     for (bool inverseOnDevice : {false, true}) {
         int calls = 0;
@@ -107,11 +116,9 @@ TEST(Integrals, DensityFittedCoulombSetUpOrdersAgree) {
 /** The Schwarz screening run on another thread and handed to the constructor (as KohnShamLDA does beside a device): the
  *  same pairs, the same J, and the wait recorded. */
 TEST(Integrals, DensityFittedCoulombTakesAScreeningFromAnotherThread) {
-    const auto atoms = water();
-    BasisSet b(loadBasisDefinition("def2-SVP", QMENGINE_DATA_DIR), atoms, true);
-    BasisSet aux(loadBasisDefinition("def2-universal-jfit", QMENGINE_DATA_DIR), atoms, true, 6);
-    Eigen::MatrixXd D = Eigen::MatrixXd::Random(b.size(), b.size());
-    D = (D + D.transpose()).eval();
+    const WaterFitting w;
+    const BasisSet &b = w.b, &aux = w.aux;
+    const Eigen::MatrixXd& D = w.D;
     const FittingPairs here = screenFittingPairs(b, aux, 1e-12, 2);
     EXPECT_EQ(here.shellPairs.size(), (size_t) b.numShells() * (b.numShells() + 1) / 2);  // one water: nothing is screened out
     const FittingPairs tight = screenFittingPairs(b, aux, 10.0, 2);  // (P|P) of the steepest fitting function is large

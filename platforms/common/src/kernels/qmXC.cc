@@ -432,8 +432,8 @@ DEVICE double cellFactor(int c, int d, int n, double dc, double dd, int ssf, dou
     return s;
 }
 
-/** P_A = prod_{d != A} s(nu_Ad) at a point with distance dA to its atom A, stopped below 1e-300 (MolecularGrid's
- * ownCell). */
+/** P_A = prod_{d != A} s(nu_Ad) at a point with distance dA to atom A, stopped below 1e-300 (MolecularGrid's ownCell;
+ * for a cell whose product is above that, as every kept cell's is, the whole product). */
 DEVICE double ownCellProduct(int A, int n, double dA, double x, double y, double z, int ssf, double ssfA,
                              GLOBAL const double* RESTRICT atomXYZ, GLOBAL const double* RESTRICT pairInvR,
                              GLOBAL const double* RESTRICT pairA) {
@@ -509,17 +509,6 @@ DEVICE double cellSum(int A, int n, double dA, double x, double y, double z, int
     return total;
 }
 
-/** P_c = prod_{d != c} s(nu_cd), every factor, at a point at distance dc from atom c. */
-DEVICE double wholeCellProduct(int c, int n, double dc, double x, double y, double z, int ssf, double ssfA,
-                               GLOBAL const double* RESTRICT atomXYZ, GLOBAL const double* RESTRICT pairInvR,
-                               GLOBAL const double* RESTRICT pairA) {
-    double p = 1, mu, slope;
-    for (int d = 0; d < n; d++)
-        if (d != c)
-            p *= cellFactor(c, d, n, dc, distanceTo(atomXYZ, d, x, y, z), ssf, ssfA, pairInvR, pairA, &mu, &slope);
-    return p;
-}
-
 KERNEL void partitionWeightGradient(int numPoints, int columns, int numAtoms, int ssf, double ssfA, double relativeCutoff,
                                     GLOBAL const double* RESTRICT pointX, GLOBAL const double* RESTRICT pointY,
                                     GLOBAL const double* RESTRICT pointZ, GLOBAL const double* RESTRICT pointW,
@@ -582,7 +571,7 @@ KERNEL void partitionWeightGradient(int numPoints, int columns, int numAtoms, in
                     }
                     const double dc = distanceTo(atomXYZ, c, x, y, z);
                     const double P = (first+j < PARTITION_KEPT_PRODUCTS ? keptProducts[first+j]
-                                                                        : wholeCellProduct(c, n, dc, x, y, z, ssf, ssfA, atomXYZ, pairInvR, pairA));
+                                                                        : ownCellProduct(c, n, dc, x, y, z, ssf, ssfA, atomXYZ, pairInvR, pairA));
                     cellOf[j] = c;
                     dcOf[j] = dc;
                     coefficient[j] = scale*((c == A ? 1.0 : 0.0)-W)/Z*P;
