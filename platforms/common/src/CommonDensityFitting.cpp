@@ -95,21 +95,49 @@ public:
         for (ComputeArray* a : {&aux.l, &aux.primStart, &aux.numPrim, &aux.exponent, &fittingHermite})
             tableKernel->addArg(*a);
         tableKernel->execute(numAuxShells);
-        // tensorCounter is a member: the launches run on while the host goes on.
-        launchClassKernels(integrals, "threeCentreTensor", pairClasses, numAuxShells, [&](ComputeKernel& kernel) {
-            kernel->addArg(numAuxShells);
-            kernel->addArg(rows);
-            for (ComputeArray* a : {&pairFirst, &pairSecond, &pairColumn, &basis.l, &basis.primStart, &basis.numPrim, &basis.center,
-                                    &basis.exponent, &basis.coefficient, &aux.l, &aux.primStart, &aux.numPrim, &aux.offset, &aux.size,
-                                    &aux.center, &aux.exponent, &aux.coefficient, &auxTransform, &auxTransformStart, &fittingHermite,
-                                    &boysTable})
-                kernel->addArg(*a);
-            kernel->addArg(boys.step);
-            kernel->addArg(boys.end);
-            kernel->addArg(boys.orders);
-            kernel->addArg(boys.taylorTerms);
-            kernel->addArg(tensor);
-        }, cc, tensorCounter);
+        // The tensor kernels per class of pairs, with the fitting shells listed by l (auxShellsByL) so that a compilation
+        // for one fitting l (tensorUnrolled) takes its shells; tensorCounter is a member: the launches run on while the
+        // host goes on.
+        vector<int> byL, lBegin(auxMaxL + 2, 0);
+        for (int lq = 0; lq <= auxMaxL; lq++) {
+            lBegin[lq] = (int) byL.size();
+            for (int s = 0; s < numAuxShells; s++)
+                if (task.aux.l[s] == lq)
+                    byL.push_back(s);
+        }
+        lBegin[auxMaxL + 1] = (int) byL.size();
+        uploadVector(cc, auxShellsByL, byL, "qmDFAuxShellsByL");
+        initializeWorkCounter(cc, tensorCounter);
+        for (const PairClassRange& c : pairClasses)
+            for (int lq = 0; lq <= auxMaxL;) {
+                // The fitting l's that share a compilation (tensorKernelName) are one launch: their shells are consecutive.
+                const string name = tensorKernelName(c.la, c.lb, lq);
+                int end = lq + 1;
+                while (end <= auxMaxL && tensorKernelName(c.la, c.lb, end) == name)
+                    end++;
+                const int first = lBegin[lq], numShells = lBegin[end] - first;
+                lq = end;
+                if (numShells == 0)
+                    continue;
+                ComputeKernel kernel = integrals->createKernel(name);
+                kernel->addArg(c.begin);
+                kernel->addArg(first);
+                kernel->addArg(c.end - c.begin);
+                kernel->addArg(numShells);
+                kernel->addArg(rows);
+                for (ComputeArray* a : {&pairFirst, &pairSecond, &pairColumn, &basis.l, &basis.primStart, &basis.numPrim, &basis.center,
+                                        &basis.exponent, &basis.coefficient, &auxShellsByL, &aux.l, &aux.primStart, &aux.numPrim,
+                                        &aux.offset, &aux.size, &aux.center, &aux.exponent, &aux.coefficient, &auxTransform,
+                                        &auxTransformStart, &fittingHermite, &boysTable})
+                    kernel->addArg(*a);
+                kernel->addArg(boys.step);
+                kernel->addArg(boys.end);
+                kernel->addArg(boys.orders);
+                kernel->addArg(boys.taylorTerms);
+                kernel->addArg(tensor);
+                kernel->addArg(tensorCounter);
+                launchIntegralKernel(cc, kernel, (long long) (c.end - c.begin) * numShells, tensorCounter);
+            }
         integralsHere = true;
         return true;  // B is still being computed: finishTensor() waits for it
     }
@@ -356,7 +384,7 @@ private:
     vector<PairClassRange> pairClasses;  // of pairFirst and pairSecond, sorted by class
     BoysParameters boys;
     DeviceShells basis, aux;
-    ComputeArray pairFirst, pairSecond, pairColumn, auxTransform, auxTransformStart, boysTable;
+    ComputeArray pairFirst, pairSecond, pairColumn, auxShellsByL, auxTransform, auxTransformStart, boysTable;
     GradientWork pairGroups;  // the gradient's runs of fitting shells per class of pairs
     ComputeArray densityArray, coefficientArray, gradientArray;
     // Hermite coefficients per fitting primitive: of its cartesian functions (per geometry: the tensor and the gradient)

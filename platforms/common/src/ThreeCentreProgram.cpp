@@ -35,9 +35,18 @@ std::string OpenMMDFT::threeCentreProgramSource(int basisL, int auxL) {
         source += "\n#define CLASS_LA " + to_string(la) + "\n#define CLASS_LB " + to_string(lb) + "\n" +
                   CommonQMMMKernelSources::qmThreeCentreClass + "\n#undef CLASS_LA\n#undef CLASS_LB\n";
     };
+    auto addTensor = [&](int la, int lb, int lq) {
+        source += "\n#define CLASS_LA " + to_string(la) + "\n#define CLASS_LB " + to_string(lb) + "\n#define CLASS_LQ " + to_string(lq) +
+                  "\n" + CommonQMMMKernelSources::qmThreeCentreTensor + "\n#undef CLASS_LA\n#undef CLASS_LB\n#undef CLASS_LQ\n";
+    };
     for (int la = 0; la <= basisL; la++)
-        for (int lb = 0; lb <= la; lb++)
+        for (int lb = 0; lb <= la; lb++) {
             addClass(la, lb);
+            addTensor(la, lb, -1);
+            for (int lq = 0; lq <= auxL; lq++)
+                if (tensorUnrolled(la, lb, lq))
+                    addTensor(la, lb, lq);
+        }
     // The metric's gradient pairs each fitting shell with a unit s function: classes (l, 0) up to auxL.
     for (int la = basisL + 1; la <= auxL; la++)
         addClass(la, 0);
@@ -46,6 +55,15 @@ std::string OpenMMDFT::threeCentreProgramSource(int basisL, int auxL) {
 
 std::string OpenMMDFT::classKernelName(const std::string& kernel, int la, int lb) {
     return kernel + "_" + to_string(la) + "_" + to_string(lb);
+}
+
+bool OpenMMDFT::tensorUnrolled(int la, int lb, int lq) {
+    return lb == 0 && la <= 1 && la + lb + lq <= THREE_CENTRE_TENSOR_UNROLL_ORDER;  // TENSOR_WRITTEN of the kernel
+}
+
+std::string OpenMMDFT::tensorKernelName(int la, int lb, int lq) {
+    const std::string name = classKernelName("threeCentreTensor", la, lb);
+    return tensorUnrolled(la, lb, lq) ? name + "_" + to_string(lq) : name;
 }
 
 OpenMMDFT::PairClasses OpenMMDFT::PairClasses::of(const vector<int>& first, const vector<int>& second, const vector<int>& l,

@@ -48,6 +48,16 @@ bool gradientPairTable();
 /// launched a part of its pairs at a time.
 constexpr size_t GRADIENT_PAIR_TABLE_DOUBLES = 32 * 1024 * 1024;
 
+/// The tensor kernels of the written classes (s-s, p-s) have compilations for one fitting l each, their loops unrolled
+/// and their private arrays indexed by constants, so kept in registers on a GPU, where la + lb + lq is at most this
+/// (ptxas, sm_90: no stack frame at all for most of them, against 440-864 bytes; BenchKernelResources). Above it, and
+/// in the general classes, the unrolled values did not fit in the registers (ptxas spilled kilobytes), and the
+/// OpenCL compiler took 3x as long for a compilation per class and l.
+constexpr int THREE_CENTRE_TENSOR_UNROLL_ORDER = 3;
+
+/** Whether the tensor kernel of the pair class (la, lb) has a compilation for the fitting l lq alone. */
+bool tensorUnrolled(int la, int lb, int lq);
+
 /** Cartesian functions of a shell of angular momentum l (the kernels' CART_COUNT). */
 inline int cartesianCount(int l) {
     return (l + 1) * (l + 2) / 2;
@@ -61,13 +71,18 @@ inline int hermiteCount(int l) {
 /**
  * The source of the three-centre program for orbital shells up to basisL and fitting shells up to auxL:
  * kernels/qmThreeCentre.cc's helpers, then kernels/qmThreeCentreClass.cc once per class of shell pairs (la, lb),
- * la >= lb, la <= basisL, whose kernels are named kernel_la_lb (classKernelName), and for the metric's gradient (a
- * fitting shell paired with a unit s function) the gradient kernel of the classes (la, 0), basisL < la <= auxL.
+ * la >= lb, la <= basisL, whose kernels are named kernel_la_lb (classKernelName), with kernels/qmThreeCentreTensor.cc
+ * once per class and once more per fitting l where tensorUnrolled() (tensorKernelName), and for the metric's gradient (a fitting shell paired with a unit s
+ * function) the gradient kernel of the classes (la, 0), basisL < la <= auxL.
  */
 std::string threeCentreProgramSource(int basisL, int auxL);
 
 /** The name of kernel's compilation for the pair class (la, lb), la >= lb: "kernel_la_lb". */
 std::string classKernelName(const std::string& kernel, int la, int lb);
+
+/** The name of the tensor kernel for the pair class (la, lb) and fitting shells of l lq: "threeCentreTensor_la_lb_lq"
+ * where tensorUnrolled(), else "threeCentreTensor_la_lb" (fitting l read at run time). */
+std::string tensorKernelName(int la, int lb, int lq);
 
 /** The pairs of one class (la >= lb, the larger and the smaller l of the two shells) in a list sorted by class. */
 struct PairClassRange {

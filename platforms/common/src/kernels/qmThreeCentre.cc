@@ -38,6 +38,11 @@ DEVICE mm_long nextChunk(GLOBAL mm_ulong* RESTRICT counter, LOCAL_ARG mm_long* c
     return chunk[0];
 }
 
+/* A loop unrolled completely where its trip count is a compile-time constant (the tensor kernels', whose three angular
+ * momenta are): its private arrays are then indexed by constants, which a GPU keeps in registers instead of local
+ * memory. Where the count is a run-time value the loop stays as it is (CUDA's and clang's meaning of the pragma). */
+#define UNROLL _Pragma("unroll")
+
 #define HERMITE_COUNT(L) (((L)+1)*((L)+2)*((L)+3)/6)
 #define CART_COUNT(L) (((L)+1)*((L)+2)/2)
 /* A class kernel's name: f_LA_LB for the class (CLASS_LA, CLASS_LB) it is compiled for. */
@@ -80,12 +85,14 @@ DEVICE void boysFunction(int mMax, double T, GLOBAL const double* RESTRICT table
         }
         F[mMax] = top;
         const double e = exp(-T);
+        UNROLL
         for (int m = mMax-1; m >= 0; m--)
             F[m] = (2*T*F[m+1]+e)/(2*m+1);
         return;
     }
     const double e = (T < 100 ? exp(-T) : 0.0);
     F[0] = 0.5*sqrt(PI_THREE_CENTRE/T);
+    UNROLL
     for (int m = 0; m < mMax; m++)
         F[m+1] = ((2*m+1)*F[m]-e)/(2*T);
 }
@@ -99,6 +106,7 @@ DEVICE void boysFunction(int mMax, double T, GLOBAL const double* RESTRICT table
  */
 DEVICE double powerOfMinusTwoAlpha(double alpha, int n) {
     double scale = 1;
+    UNROLL
     for (int i = 0; i < n; i++)
         scale *= -2*alpha;
     return scale;
@@ -106,9 +114,13 @@ DEVICE double powerOfMinusTwoAlpha(double alpha, int n) {
 
 DEVICE void hermiteCoulomb(int L, double alpha, double X, double Y, double Z, const double* F, double* R) {
     R[0] = powerOfMinusTwoAlpha(alpha, L)*F[L];
+    UNROLL
     for (int n = L-1; n >= 0; n--) {
+        UNROLL
         for (int N = L-n; N >= 1; N--)
+            UNROLL
             for (int t = N; t >= 0; t--)
+                UNROLL
                 for (int u = N-t; u >= 0; u--) {
                     const int v = N-t-u;
                     double value;
@@ -135,10 +147,11 @@ DEVICE void hermiteExpansion(int iMax, int jMax, double p, double PA, double PB,
     const double inverse2p = 0.5/p;
     E[0] = 1;
     for (int i = 0; i <= iMax; i++) {
-        if (i > 0)
+        if (i > 0) {
             for (int t = 0; t <= i; t++)
                 E[(i*(jMax+1))*T+t] = (t > 0 ? inverse2p*E[((i-1)*(jMax+1))*T+t-1] : 0.0) + PA*E[((i-1)*(jMax+1))*T+t] +
                                       (t+1 <= i-1 ? (t+1)*E[((i-1)*(jMax+1))*T+t+1] : 0.0);
+        }
         for (int j = 1; j <= jMax; j++)
             for (int t = 0; t <= i+j; t++)
                 E[(i*(jMax+1)+j)*T+t] = (t > 0 ? inverse2p*E[(i*(jMax+1)+j-1)*T+t-1] : 0.0) + PB*E[(i*(jMax+1)+j-1)*T+t] +
@@ -325,8 +338,11 @@ DEVICE void contractWithFitting(int pairOrder, int lq, GLOBAL const double* REST
  */
 DEVICE void addLowOrderContraction(int order, int lq, GLOBAL const double* RESTRICT cq, const double* R, double scale, double* W) {
     double w0 = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0, w5 = 0, w6 = 0, w7 = 0, w8 = 0, w9 = 0;
+    UNROLL
     for (int Nq = 0; Nq <= lq; Nq++)
+        UNROLL
         for (int tau = Nq; tau >= 0; tau--)
+            UNROLL
             for (int nu = Nq-tau; nu >= 0; nu--) {
                 const int phi = Nq-tau-nu;
                 const double e = cq[hermitePosition(tau, nu, phi)];
@@ -511,14 +527,16 @@ DEVICE void tableDerivativeSums(GLOBAL const double* RESTRICT DA, GLOBAL const d
     *sb = b;
 }
 
-/* The arguments of the density-fitting tensor kernels (threeCentreTensor_LA_LB) after pairBegin, in the order the
- * host passes them (CommonDensityFitting.cpp). */
+/* The arguments of the density-fitting tensor kernels (threeCentreTensor_LA_LB_LQ) after pairBegin and auxBegin, in
+ * the order the host passes them (CommonDensityFitting.cpp): numAuxShells counts the fitting shells of the kernel's l,
+ * listed in auxShellsByL from auxBegin. */
 #define THREE_CENTRE_TENSOR_ARGUMENTS \
     int numPairs, int numAuxShells, int rows, GLOBAL const int* RESTRICT pairFirst,                                          \
     GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT pairColumn, GLOBAL const int* RESTRICT shellL,        \
     GLOBAL const int* RESTRICT shellPrimStart, GLOBAL const int* RESTRICT shellNumPrim,                                      \
     GLOBAL const double* RESTRICT shellCenter, GLOBAL const double* RESTRICT primExponent,                                  \
-    GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT auxL, GLOBAL const int* RESTRICT auxPrimStart, \
+    GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT auxShellsByL, GLOBAL const int* RESTRICT auxL, \
+    GLOBAL const int* RESTRICT auxPrimStart,                                                                                \
     GLOBAL const int* RESTRICT auxNumPrim, GLOBAL const int* RESTRICT auxOffset, GLOBAL const int* RESTRICT auxSize,        \
     GLOBAL const double* RESTRICT auxCenter, GLOBAL const double* RESTRICT auxExponent,                                      \
     GLOBAL const double* RESTRICT auxCoefficient, GLOBAL const double* RESTRICT auxTransform,                                \
@@ -527,25 +545,31 @@ DEVICE void tableDerivativeSums(GLOBAL const double* RESTRICT DA, GLOBAL const d
     GLOBAL double* RESTRICT B, GLOBAL mm_ulong* RESTRICT counter
 
 /**
- * One tensor item's columns of B: acc[(i nb + j) nq + c] holds (c|ij) for the class's functions i of A and j of B
- * (nb of them) and the fitting shell's cartesian components c; the pair (n1 x n2 functions in its own order, which is
- * (j, i) of the class's if swapped) fills its columns from `column` (i-major, i >= j where both shells are one,
- * sameShell), each with the shell's rows (size of them from rowOffset, transformed by its size x nq matrix).
+ * One tensor item's columns of B: acc[(i nb + j) nq + c] holds (c|ij) for the class's functions i of A (na of them)
+ * and j of B (nb) and the fitting shell's cartesian components c (nq); the pair fills its columns from `column` in its
+ * own order (i-major over (first shell, second shell), which is (j, i) of the class's if swapped; i >= j where both
+ * shells are one, sameShell), each with the shell's rows (size of them from rowOffset, transformed by its size x nq
+ * matrix). The loops run over the class's (i, j, c), whose bounds are the caller's constants, so that acc is indexed
+ * by constants; the column is worked out from the pair's order.
  */
-DEVICE void storeTensorColumns(GLOBAL double* RESTRICT B, int rows, int column, int rowOffset, int n1, int n2, int nb, int swapped,
-                               int sameShell, int nq, int size, GLOBAL const double* RESTRICT transform, const double* acc) {
-    for (int i = 0; i < n1; i++)
-        for (int j = 0; j < n2; j++) {
-            if (sameShell && j > i)
+DEVICE void storeTensorColumns(GLOBAL double* RESTRICT B, int rows, int column, int rowOffset, int na, int nb, int swapped, int sameShell,
+                               int nq, int size, GLOBAL const double* RESTRICT transform, const double* acc) {
+    const int ownSecond = (swapped ? na : nb);
+    UNROLL
+    for (int i = 0; i < na; i++)
+        UNROLL
+        for (int j = 0; j < nb; j++) {
+            const int r = (swapped ? j : i), s = (swapped ? i : j);  // the element's place in the pair's own order
+            if (sameShell && s > r)
                 continue;
-            const int block = (swapped ? j*nb+i : i*nb+j);
+            const mm_long col = column + (sameShell ? r*(r+1)/2+s : r*ownSecond+s);
             for (int m = 0; m < size; m++) {
                 double value = 0;
+                UNROLL
                 for (int c = 0; c < nq; c++)
-                    value += transform[m*nq+c]*acc[block*nq+c];
-                B[(mm_long) column*rows+rowOffset+m] = value;
+                    value += transform[m*nq+c]*acc[(i*nb+j)*nq+c];
+                B[col*rows+rowOffset+m] = value;
             }
-            column++;
         }
 }
 

@@ -6,11 +6,11 @@
  * bounds and the private arrays the class's own size: the generic kernels, with l read at run time and every array
  * sized for the largest class, kept 7.5-8.4 KB of private stack per thread in a GPU's slow local memory and ran at
  * 1-2% of an H200's double-precision peak. A pair whose first shell has the smaller l is taken the other way round
- * (swapped): its results are written back in its own order. The fitting shell's l stays a run-time value.
+ * (swapped): its results are written back in its own order. The fitting shell's l stays a run-time value here (the
+ * tensor kernel, qmThreeCentreTensor.cc, has compilations per fitting l too).
  *
- * Work items: (pair of the class, fitting shell) for the tensor, (pair, run of consecutive fitting shells) for the
- * gradient, (pair, group of charges) for the point-charge matrix; consecutive items take consecutive pairs with one
- * fitting shell, run or group. Work groups take their items GROUP_SIZE at a time from a counter (nextChunk) rather
+ * Work items: (pair, run of consecutive fitting shells) for the gradient, (pair, group of charges) for the
+ * point-charge matrix; consecutive items take consecutive pairs with one run or group. Work groups take their items GROUP_SIZE at a time from a counter (nextChunk) rather
  * than by a fixed grid stride: OpenMM launches more work groups than fit on a GPU at once at these kernels' register
  * count, and with a fixed share each the groups that started late ran their shares on a nearly idle GPU.
  */
@@ -25,82 +25,9 @@
 /* The s-s and p-s classes, most of the work, have kernels written for their functions (sums in registers). */
 #define CLASS_WRITTEN (CLASS_LB == 0 && CLASS_LA <= 1)
 
-/* The tensor and the point-charge matrix are made for orbital shell pairs only; classes beyond BASIS_L serve the
- * metric's gradient (a fitting shell and a unit s function) and have the gradient kernel alone. */
-#if CLASS_LA <= BASIS_L
-/**
- * B[column * rows + row]: (Q|ab) for every significant shell pair (a >= b) of the class and fitting shell Q, the
- * fitting functions transformed by their shell's matrix (to real solid harmonics where pure), the pair's cartesian
- * functions (i, j) i-major from pairColumn, with i >= j when the two shells are one. The s-s and p-s classes (most of
- * the work) are written for their functions: a p_i s product has Hermite coefficients PA_i (order 0) and 1/2p (order 1
- * in i), so each fitting component needs the potential on at most four Hermite functions, summed in registers.
- */
-KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreTensor)(int pairBegin, THREE_CENTRE_TENSOR_ARGUMENTS) {
-    const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
-    LOCAL mm_long chunk[1];
-    const int la = CLASS_LA, lb = CLASS_LB, na = CART_COUNT(CLASS_LA), nb = CART_COUNT(CLASS_LB), T = CLASS_PAIR_ORDER+1;
-    double acc[CART_COUNT(CLASS_LA)*CART_COUNT(CLASS_LB)*CART_COUNT(AUX_L)];
-    double Ex[CLASS_VALUE_E], Ey[CLASS_VALUE_E], Ez[CLASS_VALUE_E];
-    double R[HERMITE_COUNT(CLASS_TENSOR_ORDER)], F[CLASS_TENSOR_ORDER+1], W[HERMITE_COUNT(CLASS_PAIR_ORDER)];
-    const mm_long numItems = (mm_long) numPairs*numAuxShells;
-    for (mm_long first = nextChunk(counter, chunk); first < numItems; first = nextChunk(counter, chunk)) {
-        const mm_long item = first+LOCAL_ID;
-        if (item >= numItems)
-            continue;
-        const int q = (int) (item/numPairs), k = pairBegin+(int) (item%numPairs);
-        int sA, sB;
-        const int swapped = classPairShells(k, pairFirst, pairSecond, shellL, &sA, &sB);
-        const int lq = auxL[q], nq = CART_COUNT(lq), L = la+lb+lq;
-        for (int n = 0; n < na*nb*nq; n++)
-            acc[n] = 0;
-        const double A[3] = {shellCenter[3*sA], shellCenter[3*sA+1], shellCenter[3*sA+2]};
-        const double Bc[3] = {shellCenter[3*sB], shellCenter[3*sB+1], shellCenter[3*sB+2]};
-        const double AB2 = (A[0]-Bc[0])*(A[0]-Bc[0]) + (A[1]-Bc[1])*(A[1]-Bc[1]) + (A[2]-Bc[2])*(A[2]-Bc[2]);
-        for (int pa = shellPrimStart[sA]; pa < shellPrimStart[sA]+shellNumPrim[sA]; pa++)
-            for (int pb = shellPrimStart[sB]; pb < shellPrimStart[sB]+shellNumPrim[sB]; pb++) {
-                const double a = primExponent[pa], b = primExponent[pb], p = a+b;
-                double P[3];
-                const double cab = primCoefficient[pa]*primCoefficient[pb]*
-                                   (CLASS_WRITTEN ? gaussianProduct(a, b, A, Bc, AB2, P) : primitivePair(a, b, A, Bc, la, lb, P, Ex, Ey, Ez));
-                if (fabs(cab) < 1e-18)
-                    continue;
-                const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
-                for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
-                    const double g = auxExponent[pq], alpha = p*g/(p+g);
-                    boysFunction(L, alpha*(X*X+Y*Y+Z*Z), boysTable, boys, F);
-                    hermiteCoulomb(L, alpha, X, Y, Z, F, R);
-                    const double prefactor = 2*PI_THREE_CENTRE*PI_THREE_CENTRE*sqrt(PI_THREE_CENTRE)/(p*g*sqrt(p+g))*cab*auxCoefficient[pq];
-                    for (int c = 0; c < nq; c++) {
-                        GLOBAL const double* cq = fittingHermite+(mm_long) pq*FITTING_HERMITE_STRIDE+c*HERMITE_COUNT(AUX_L);
-#if CLASS_WRITTEN
-                        double w[4] = {0, 0, 0, 0};
-                        addLowOrderContraction(CLASS_LA, lq, cq, R, prefactor, w);
-                        if (CLASS_LA == 0)
-                            acc[c] += w[0];
-                        else
-                            for (int i = 0; i < 3; i++)
-                                acc[i*nq+c] += (P[i]-A[i])*w[0] + 0.5/p*w[1+i];
-#else
-                        contractWithFitting(la+lb, lq, cq, R, W);
-                        for (int i = 0; i < na; i++) {
-                            int ip[3];
-                            cartesianPowers(la, i, ip);
-                            for (int j = 0; j < nb; j++) {
-                                int jp[3];
-                                cartesianPowers(lb, j, jp);
-                                acc[(i*nb+j)*nq+c] += prefactor*contractPairHermite(Ex, Ey, Ez, lb, T, ip, jp, W);
-                            }
-                        }
-#endif
-                    }
-                }
-            }
-        storeTensorColumns(B, rows, pairColumn[k], auxOffset[q], swapped ? nb : na, swapped ? na : nb, nb, swapped, sA == sB, nq, auxSize[q],
-                           auxTransform+auxTransformStart[q], acc);
-    }
-}
-#endif
-
+/* The tensor (qmThreeCentreTensor.cc, compiled per fitting l too) and the point-charge matrix are made for orbital
+ * shell pairs only; classes beyond BASIS_L serve the metric's gradient (a fitting shell and a unit s function) and have
+ * the gradient kernel alone. */
 /**
  * The three-centre part of the density-fitted Coulomb gradient, sum_Q c_Q sum_uv D_uv d(Q|uv)/dR, for the cartesian
  * density D (nbf x nbf, symmetric) and fit coefficients c (cartesian fitting functions; the fitted density's Hermite
