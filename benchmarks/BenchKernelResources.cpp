@@ -9,8 +9,8 @@
  * Usage: BenchKernelResources [--arch sm_90] [--basis-l 2] [--aux-l 4] [--program three-centre|point-charges|xc|all]
  *                             [--dump-source FILE]  (the three-centre program's source with its defines, as compiled)
  */
-#include "CommonQMMMKernelSources.h"
 #include "ThreeCentreProgram.h"
+#include "XCProgram.h"
 #include <nvrtc.h>
 #include <cstdio>
 #include <cstdlib>
@@ -157,7 +157,6 @@ int main(int argc, char** argv) {
               compile(threeCentreProgramSource(basisL, 0), threeCentreDefines(basisL, 0, true), arch));
     if (which == "all" || which == "xc")
         print("XC program, " + arch,
-              compile(string(CommonQMMMKernelSources::shellValues) + CommonQMMMKernelSources::qmXC,
-                      {{"VWN_A", "3.10907e-02"}, {"VWN_X0", "-1.0498e-01"}, {"VWN_B", "3.72744e+00"}, {"VWN_C", "1.29352e+01"}}, arch));
+              compile(xcProgramSource(), xcProgramDefines(0), arch));
     return 0;
 }

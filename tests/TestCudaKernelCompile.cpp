@@ -12,6 +12,7 @@
 #include "LeastSquaresProgram.h"
 #include "CommonQMMMKernelSources.h"
 #include "ThreeCentreProgram.h"
+#include "XCProgram.h"
 #include <gtest/gtest.h>
 #include <nvrtc.h>
 #include <map>
@@ -93,8 +94,7 @@ TEST_P(CudaKernelCompile, BondGraph) {
 
 /** The QM region's device XC (double in every precision) and the host-force accumulation. */
 TEST_P(CudaKernelCompile, QMExchangeCorrelation) {
-    string log = compile(CommonQMMMKernelSources::shellValues + CommonQMMMKernelSources::qmXC,
-                         {{"VWN_A", "3.10907e-02"}, {"VWN_X0", "-1.0498e-01"}, {"VWN_B", "3.72744e+00"}, {"VWN_C", "1.29352e+01"}});
+    string log = compile(xcProgramSource(), xcProgramDefines(0));
     EXPECT_TRUE(log.empty()) << log;
 }
 

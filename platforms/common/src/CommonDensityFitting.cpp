@@ -2,6 +2,7 @@
 #include "CommonDensityFitting.h"
 #include "CentreGroups.h"
 #include "DeviceShellTables.h"
+#include "XCProgram.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ComputeArray.h"
 #include "openmm/common/ComputeKernel.h"
@@ -367,7 +368,7 @@ private:
         projectKernel->addArg(pairVector);
         return true;
     }
-    static constexpr int DF_GROUP_SIZE = 128;  // DF_GROUP of densityFittingProject
+    static constexpr int DF_GROUP_SIZE = XC_DENSITY_FITTING_GROUP;  // DF_GROUP of densityFittingProject
     ComputeContext& cc;
     ComputeProgram program, integrals;
     ThreeCentreProgramSource integralProgram;

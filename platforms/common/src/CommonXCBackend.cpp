@@ -1,9 +1,9 @@
 #include "CommonXCBackend.h"
+#include "XCProgram.h"
 #include "CommonDensityFitting.h"
 #include "CommonPointCharges.h"
 #include "ThreeCentreProgram.h"
 #include "openmmdft/qm/ShellTables.h"
-#include "CommonQMMMKernelSources.h"
 #include "openmmdft/qm/Angular.h"
 #include "openmmdft/qm/Grid.h"
 #include "openmm/OpenMMException.h"
@@ -14,7 +14,6 @@
 #include <chrono>
 #include <climits>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -52,7 +51,7 @@ struct XCLayout {
     vector<int> parentAtom, gridBatch;  // host only: each point's atom, each device batch's grid batch
     size_t phiSize = 0;
 
-    static constexpr int BLOCK = 32, TILE = 64;  // XC_BLOCK and XC_TILE of kernels/qmXC.cc
+    static constexpr int BLOCK = XC_BLOCK_POINTS, TILE = XC_TILE_FUNCTIONS;
 
     XCLayout(const QM::BasisSet& basis, const QM::MolecularGrid& grid) {
         for (size_t index = 0; index < grid.batches().size(); index++) {
@@ -550,18 +549,17 @@ private:
     ComputeArray cartPowersArray, pureMatrixArray;
     ComputeArray phi, wv, pointEnergy, pointElectrons, sums, density, occupied, matrix, fixedMatrix;
     ComputeKernel basisKernel, densityKernel, matricesKernel, fixedToMatrixKernel, sumsKernel;
-    static constexpr int GROUP_SIZE = 256;  // work items per group of densityBlocks and matrixTiles
-    static constexpr int BATCH_SUM_GROUP = 64;  // kernels/qmXC.cc: BATCH_SUM_GROUP
+    static constexpr int GROUP_SIZE = XC_TILED_GROUP, BATCH_SUM_GROUP = XC_BATCH_SUM_GROUP;
     ComputeProgram program;
     vector<Chunk> gradientChunks;
     vector<int> atomOf;  // the atom of every basis function
     ComputeArray gradientPhi, gradientX, basisGradient[3], pointF, pointGradient, functionGradient, functionGradientSlices;
     ComputeKernel gradientBasisKernel, gradientDensityKernel, gradientPointsKernel, gradientFunctionsKernel, gradientSlicesKernel;
-    static constexpr int FUNCTION_GRADIENT_SLICES = 4;  // kernels/qmXC.cc: FUNCTION_GRADIENT_SLICES
-    // The partition-weight derivatives (kernels/qmXC.cc: PARTITION_MAX_ATOMS, and the columns of partial sums).
-    // PARTITION_GROUP: the kernel's work-group size (its local sums are a tree of that many); POINTS_PER_ITEM and
-    // COLUMNS_PER_WORK_GROUP size its columns of partial sums (see preparePartitionGradient).
-    static constexpr int PARTITION_MAX_ATOMS = 128, PARTITION_GROUP = 128, POINTS_PER_ITEM = 4, COLUMNS_PER_WORK_GROUP = 4;
+    static constexpr int FUNCTION_GRADIENT_SLICES = XC_FUNCTION_GRADIENT_SLICES;
+    // The partition-weight derivatives (XCProgram.h); POINTS_PER_ITEM and COLUMNS_PER_WORK_GROUP size the kernel's
+    // columns of partial sums (see preparePartitionGradient).
+    static constexpr int PARTITION_MAX_ATOMS = XC_PARTITION_MAX_ATOMS, PARTITION_GROUP = XC_PARTITION_GROUP, POINTS_PER_ITEM = 4,
+                         COLUMNS_PER_WORK_GROUP = 4;
     int partitionColumns = 0;
     ComputeArray pointParentAtom, partialGradients, partitionGradient, partitionCounter;
     PartitionArrays partition;
@@ -597,22 +595,7 @@ bool CommonXCBackendFactory::supported(ComputeContext& cc) {
 ComputeProgram CommonXCBackendFactory::programFor(int index) const {
     if (!program[index]) {
         ContextSelector selector(cc);
-        // VWN's paramagnetic fits (Vosko, Wilk, Nusair 1980): VWN5 and the RPA parametrization.
-        const double parameters[2][4] = {{0.0310907, -0.10498, 3.72744, 12.9352}, {0.0310907, -0.409286, 13.0720, 42.7198}};
-        // Double literals in every precision (ComputeContext::doubleToString writes floats in single and mixed).
-        auto literal = [](double value) {
-            stringstream s;
-            s.precision(17);
-            s << scientific << value;
-            return s.str();
-        };
-        map<string, string> defines;
-        defines["VWN_A"] = literal(parameters[index][0]);
-        defines["VWN_X0"] = literal(parameters[index][1]);
-        defines["VWN_B"] = literal(parameters[index][2]);
-        defines["VWN_C"] = literal(parameters[index][3]);
-        // The engine's shared shell evaluation first: the kernels call shellValues().
-        program[index] = cc.compileProgram(CommonQMMMKernelSources::shellValues + CommonQMMMKernelSources::qmXC, defines);
+        program[index] = cc.compileProgram(xcProgramSource(), xcProgramDefines(index));
     }
     return program[index];
 }

@@ -5,8 +5,9 @@
  *
  * Layout: points are concatenated batch by batch; the basis values of batch b are a row-major
  * (points x nf_b) matrix at phi[batchPhiStart[b] - phiBase], its functions (ascending AO indices) at
- * batchFunctions[batchFunctionStart[b]]. Defines from the host: VWN_A, VWN_X0, VWN_B, VWN_C (the
- * correlation fit).
+ * batchFunctions[batchFunctionStart[b]]. Defines from the host (XCProgram.h): VWN_A, VWN_X0, VWN_B, VWN_C (the
+ * correlation fit), and the sizes that its launches and work lists share with the kernels: XC_BLOCK, XC_TILE,
+ * XC_GROUP, BATCH_SUM_GROUP, FUNCTION_GRADIENT_SLICES, PARTITION_MAX_ATOMS, PARTITION_GROUP and DF_GROUP.
  * OpenMM caps the number of work groups of a launch, so every kernel loops with a grid stride.
  */
 
@@ -76,13 +77,20 @@ DEVICE void ldaPoint(double rho, double* eps, double* v) {
 /* ---- The XC energy and matrix of one SCF iteration, as tiled products (GauXC's design) -----------------
  * Per batch b, with Phi_b its (points x nf) basis values and D_b = D[fn, fn]:
  *   X = Phi_b D_b,  rho_p = sum_i Phi_b(p,i) X(p,i),  then the functional,  V_b = Phi_b^T diag(w v) Phi_b,
- * both products tiled through local memory, 256 work items per group. V_b is added into the AO matrix by
+ * both products tiled through local memory, XC_GROUP (256) work items per group. V_b is added into the AO matrix by
  * 64-bit fixed-point atomics (integer sums do not depend on their order, so V is reproducible bit for bit,
  * as OpenMM's forces are), and fixedToMatrix() converts and symmetrizes. Work lists (density blocks of
  * XC_BLOCK points, lower-triangle V tiles of XC_TILE x XC_TILE) are built on the host per geometry. */
 
-#define XC_BLOCK 32
-#define XC_TILE 64
+#if !defined(XC_BLOCK) || !defined(XC_TILE) || !defined(XC_GROUP) || !defined(BATCH_SUM_GROUP) || !defined(FUNCTION_GRADIENT_SLICES) || \
+    !defined(PARTITION_MAX_ATOMS) || !defined(PARTITION_GROUP) || !defined(DF_GROUP)
+#error "the XC program's sizes are defines from the host (XCProgram.h: xcProgramDefines)"
+#endif
+/* The tiled kernels are written for their work group as 16 x 16 items: each takes rows ty and ty + 16 of a density
+ * block and 4 columns 16 apart of a tile, and the tiles are loaded XC_GROUP elements at a time. */
+#if XC_GROUP != 256 || XC_BLOCK != 32 || XC_TILE != 64
+#error "densityBlocks and matrixTiles are written for XC_GROUP 256, XC_BLOCK 32 and XC_TILE 64"
+#endif
 #define XC_K 16
 /** V elements are far below 2^23 in magnitude (|v_xc| times a normalised function product), and 2^-40 is
  * far below the SCF's needs. */
@@ -124,12 +132,12 @@ KERNEL void densityBlocks(int firstBlock, int lastBlock, GLOBAL const int* RESTR
             for (int c = 0; c < 4; c++)
                 acc[0][c] = acc[1][c] = 0;
             for (int k0 = 0; k0 < nf; k0 += XC_K) {
-                for (int q = 0; q < 2; q++) {
-                    const int e = LOCAL_ID+256*q, pp = e/XC_K, kk = e%XC_K;
+                for (int q = 0; q < XC_BLOCK*XC_K/XC_GROUP; q++) {
+                    const int e = LOCAL_ID+XC_GROUP*q, pp = e/XC_K, kk = e%XC_K;
                     phiTile[pp*(XC_K+1)+kk] = (pp < np && k0+kk < nf ? P[pp*nf+k0+kk] : 0.0);
                 }
-                for (int q = 0; q < 4; q++) {
-                    const int e = LOCAL_ID+256*q, kk = e/XC_TILE, ii = e%XC_TILE;
+                for (int q = 0; q < XC_K*XC_TILE/XC_GROUP; q++) {
+                    const int e = LOCAL_ID+XC_GROUP*q, kk = e/XC_TILE, ii = e%XC_TILE;
                     double value = 0.0;
                     if (k0+kk < nf && i0+ii < columns)
                         value = byOrbitals ? occupied[fn[k0+kk]*numOccupied+i0+ii] : density[fn[k0+kk]*nbf+fn[i0+ii]];
@@ -209,8 +217,8 @@ KERNEL void matrixTiles(int firstTile, int lastTile, GLOBAL const int* RESTRICT 
             for (int c = 0; c < 4; c++)
                 acc[r][c] = 0;
         for (int q0 = 0; q0 < np; q0 += XC_K) {
-            for (int q = 0; q < 4; q++) {
-                const int e = LOCAL_ID+256*q, kk = e/XC_TILE, ii = e%XC_TILE, pt = q0+kk;
+            for (int q = 0; q < XC_K*XC_TILE/XC_GROUP; q++) {
+                const int e = LOCAL_ID+XC_GROUP*q, kk = e/XC_TILE, ii = e%XC_TILE, pt = q0+kk;
                 aTile[kk*(XC_TILE+1)+ii] = (pt < np && i0+ii < nf ? P[pt*nf+i0+ii] : 0.0);
                 bTile[kk*(XC_TILE+1)+ii] = (pt < np && j0+ii < nf ? wv[first+pt]*P[pt*nf+j0+ii] : 0.0);
             }
@@ -249,9 +257,6 @@ KERNEL void fixedToMatrix(int nbf, GLOBAL mm_ulong* RESTRICT fixedMatrix, GLOBAL
         matrix[nu*nbf+mu] = value;
     }
 }
-
-/** Work items per batch of batchSums (its local sums are a tree of that many). */
-#define BATCH_SUM_GROUP 64
 
 /** Per batch: its XC energy and electron count (sums[2b], sums[2b+1]), for the host to add in batch order. One work
  * group per batch, its items taking every BATCH_SUM_GROUP-th point and adding up in a fixed tree, so that the sums do
@@ -316,9 +321,6 @@ KERNEL void gradientPoints(int firstPoint, int numPoints, GLOBAL const int* REST
     }
 }
 
-/** Slices of a batch's points that gradientFunctions sums apart (one work item per function and slice). */
-#define FUNCTION_GRADIENT_SLICES 4
-
 /** Per function u of the batches [firstBatch, lastBatch) and slice s: sum over the batch's points q = s, s + SLICES, ...
  * of M_u^d, into partial[(3 u + d) SLICES + s] (sumPartialColumns() adds the slices in order). Consecutive work items
  * take consecutive functions of one slice, so that they read consecutive addresses. (With one work item per function
@@ -370,9 +372,6 @@ KERNEL void gradientFunctions(int firstBatch, int lastBatch, GLOBAL const int* R
  * column per work item, 32768 of them, an H200 held the kernel at 11% occupancy.) The derivative of a cell's product
  * by one factor is the product divided by that factor (the host divides too, and where a factor could be too small for
  * that, forms prefix x suffix products; here none can be: see the kernel). */
-
-#define PARTITION_MAX_ATOMS 128
-#define PARTITION_GROUP 128
 
 /** The next column for the calling work group (every item of the group calls it): counter holds how many columns
  * have been taken. */
@@ -702,7 +701,6 @@ KERNEL void addSignedVector(int n, GLOBAL const double* RESTRICT a, GLOBAL const
         out[i] = a[i] + sign*b[i];
 }
 
-#define DF_GROUP 128
 /** j[k] = sum_P B[P, k] c[P]: one work group per function pair, summing its column in local memory. With B the
  * (symmetric) metric or its inverse, the same kernel applies them to a vector. */
 KERNEL void densityFittingProject(int rows, int columns, GLOBAL const double* RESTRICT B, GLOBAL const double* RESTRICT c,
