@@ -146,15 +146,15 @@ int main(int argc, char** argv) {
         }
         for (const auto& d : threeCentreDefines(basisL, auxL, false))
             fprintf(out, "#define %s %s\n", d.first.c_str(), d.second.c_str());
-        fputs(threeCentreProgramSource(basisL, auxL).c_str(), out);
+        fputs(threeCentreProgramSource(basisL, auxL, false).c_str(), out);
         fclose(out);
     }
     if (which == "all" || which == "three-centre")
         print("three-centre program (density fitting), orbital l <= " + to_string(basisL) + ", fitting l <= " + to_string(auxL) + ", " + arch,
-              compile(threeCentreProgramSource(basisL, auxL), threeCentreDefines(basisL, auxL, false), arch));
+              compile(threeCentreProgramSource(basisL, auxL, false), threeCentreDefines(basisL, auxL, false), arch));
     if (which == "all" || which == "point-charges")
         print("three-centre program (point charges), orbital l <= " + to_string(basisL) + ", " + arch,
-              compile(threeCentreProgramSource(basisL, 0), threeCentreDefines(basisL, 0, true), arch));
+              compile(threeCentreProgramSource(basisL, 0, true), threeCentreDefines(basisL, 0, true), arch));
     if (which == "all" || which == "xc")
         print("XC program, " + arch,
               compile(xcProgramSource(), xcProgramDefines(0), arch));

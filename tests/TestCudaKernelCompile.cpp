@@ -109,7 +109,7 @@ TEST_P(CudaKernelCompile, ThreeCentreIntegrals) {
                 continue;
             std::map<string, string> defines = threeCentreDefines(std::get<0>(l), std::get<1>(l), std::get<2>(l));
             defines["PAIR_TABLE"] = table;
-            string log = compile(threeCentreProgramSource(std::get<0>(l), std::get<1>(l)), defines);
+            string log = compile(threeCentreProgramSource(std::get<0>(l), std::get<1>(l), std::get<2>(l)), defines);
             EXPECT_TRUE(log.empty()) << "PAIR_TABLE " << table << ": " << log;
         }
     }

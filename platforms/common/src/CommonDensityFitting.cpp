@@ -82,10 +82,7 @@ public:
             numAtoms = max(numAtoms, task.aux.atom[s] + 1);
         for (int atom : task.basis.atom)
             numAtoms = max(numAtoms, atom + 1);
-        pairGroups.upload(cc, pairClasses.size(), [&](size_t c) {
-            return centreGroups(task.aux.atom, pairClasses[c].end - pairClasses[c].begin, TARGET_GRADIENT_ITEMS,
-                                THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM);
-        }, "qmDFAuxGroupShellStart");
+        uploadGradientWork(pairGroups, pairClasses, task.aux, "qmDFAuxGroupShellStart");
         prepareMetricGradient(task);
         // The fitting primitives' cartesian Hermite coefficients, read by the tensor and the gradient's fitted density.
         auxMaxL = task.aux.maxL;
@@ -318,10 +315,21 @@ private:
         metricClasses = classes.ranges;
         uploadVector(cc, metricFirst, classes.sorted(first), "qmDFMetricPairFirst");
         uploadVector(cc, metricSecond, classes.sorted(second), "qmDFMetricPairSecond");
-        metricGroups.upload(cc, metricClasses.size(), [&](size_t c) {
-            return centreGroups(task.aux.atom, metricClasses[c].end - metricClasses[c].begin, TARGET_GRADIENT_ITEMS,
-                                THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM);
-        }, "qmDFMetricGroupStart");
+        uploadGradientWork(metricGroups, metricClasses, task.aux, "qmDFMetricGroupStart");
+    }
+    /**
+     * The gradient's launches for the pair classes over the fitting shells (gradientShellLists): each launch's runs of
+     * its shells on at most THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM atoms, for about TARGET_GRADIENT_ITEMS items.
+     */
+    void uploadGradientWork(GradientWork& work, const vector<PairClassRange>& classes, const QM::FlatShells& fitting, const char* name) {
+        work.upload(cc, classes.size(), [&](size_t c) { return gradientShellLists(classes[c].la, classes[c].lb, fitting.l); },
+                    [&](size_t c, const vector<int>& shells) {
+                        vector<int> atoms(shells.size());
+                        for (size_t i = 0; i < shells.size(); i++)
+                            atoms[i] = fitting.atom[shells[i]];
+                        return centreGroups(atoms, classes[c].end - classes[c].begin, TARGET_GRADIENT_ITEMS,
+                                            THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM);
+                    }, name);
     }
     /** array holding size doubles: allocated, or resized where it holds another number. */
     void sizeArray(ComputeArray& array, size_t size, const char* name) {

@@ -166,7 +166,13 @@ unique_ptr<QM::PointChargeGradientInFlight> CommonPointCharges::startGradient(co
     g->basis.upload(cc, task.basis, 0);
     g->charges.upload(cc, task.aux, numCharges);
     const PairClasses classes = PairClasses::of(task.pairFirst, task.pairSecond, task.basis.l, task.basis.numPrim);
+    // One launch per class over every charge in order.
+    vector<int> everyCharge(numCharges);
+    for (int i = 0; i < numCharges; i++)
+        everyCharge[i] = i;
     g->groups.upload(cc, classes.ranges.size(), [&](size_t c) {
+        return vector<pair<string, vector<int>>>{{classKernelName("threeCentreGradient", classes.ranges[c].la, classes.ranges[c].lb), everyCharge}};
+    }, [&](size_t c, const vector<int>&) {
         const int classPairs = classes.ranges[c].end - classes.ranges[c].begin;
         return groupStarts(numCharges, chargesPerGroup(numCharges, classPairs, TARGET_GRADIENT_ITEMS, numCharges, MAX_CHARGES_PER_ITEM));
     }, "qmChargeGroupStart");

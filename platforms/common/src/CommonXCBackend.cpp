@@ -583,7 +583,7 @@ ComputeProgram CommonXCBackendFactory::threeCentreProgram(int basisL, int auxL, 
     auto& compiled = threeCentrePrograms[make_tuple(basisL, auxL, pointCharges)];
     if (!compiled) {
         ContextSelector selector(cc);
-        compiled = cc.compileProgram(threeCentreProgramSource(basisL, auxL), threeCentreDefines(basisL, auxL, pointCharges));
+        compiled = cc.compileProgram(threeCentreProgramSource(basisL, auxL, pointCharges), threeCentreDefines(basisL, auxL, pointCharges));
     }
     return compiled;
 }

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace OpenMMDFT {
@@ -82,35 +83,65 @@ struct BoysParameters {
     }
 };
 
+/** One launch of a gradient kernel for a class of pairs: its compilation's name, the fitting shells it takes (in
+ * order; a run holds consecutive places of this list) and its runs' first places, then the list's size. */
+struct GradientLaunch {
+    std::string kernel;
+    int numGroups = 0;
+    std::unique_ptr<OpenMM::ComputeArray> shells, starts;
+};
+
 /**
- * The three-centre gradient's work per class of pairs (PairClasses): class c's items are its pairs x numGroups[c]
- * runs of fitting shells, whose first shells (then the end) starts[c] holds (CentreGroups.h). Each class has its own
- * runs so that a class of few pairs (p-p, d-p: a few hundred) still has items for every multiprocessor: with one set of
- * runs for all classes an H200 ran those classes' kernels at 6% occupancy on under 100 work groups. pairTable: the
- * primitive pairs' derivative Hermite densities of one class (or part of one) at a time (gradientPairTable()), grown as
- * needed up to GRADIENT_PAIR_TABLE_DOUBLES.
+ * The three-centre gradient's work per class of pairs (PairClasses): class c's launches, each over its pairs x
+ * numGroups runs of fitting shells. Each class has its own runs so that a class of few pairs (p-p, d-p: a few hundred)
+ * still has items for every multiprocessor: with one set of runs for all classes an H200 ran those classes' kernels at
+ * 6% occupancy on under 100 work groups. A class has one launch over all its fitting shells, or, where the kernel has
+ * compilations for one fitting l (gradientUnrolled), one launch per such l over its shells and one over the others.
+ * pairTable: the primitive pairs' derivative Hermite densities of one class (or part of one) at a time
+ * (gradientPairTable()), grown as needed up to GRADIENT_PAIR_TABLE_DOUBLES.
  */
 struct GradientWork {
-    std::vector<int> numGroups;
-    std::vector<std::unique_ptr<OpenMM::ComputeArray>> starts;
+    std::vector<std::vector<GradientLaunch>> launches;
     OpenMM::ComputeArray pairTable;
-    /** runsOf(c) gives class c's run starts, then the number of fitting shells. */
-    void upload(OpenMM::ComputeContext& cc, size_t numClasses, const std::function<std::vector<int>(size_t)>& runsOf, const char* name) {
-        numGroups.assign(numClasses, 0);
-        starts.resize(numClasses);
+    /** listsOf(c) gives class c's launches (compilation name, fitting shells in order), runsOf(c, shells) the run
+     * starts of a launch over those shells (places in the list, then its size). Arrays of an earlier geometry are
+     * kept where their sizes match. */
+    void upload(OpenMM::ComputeContext& cc, size_t numClasses,
+                const std::function<std::vector<std::pair<std::string, std::vector<int>>>(size_t)>& listsOf,
+                const std::function<std::vector<int>(size_t, const std::vector<int>&)>& runsOf, const char* name) {
+        launches.resize(numClasses);
         for (size_t c = 0; c < numClasses; c++) {
-            const std::vector<int> runs = runsOf(c);
-            numGroups[c] = (int) runs.size() - 1;
-            if (!starts[c] || starts[c]->getSize() != runs.size())
-                starts[c].reset(new OpenMM::ComputeArray());
-            uploadVector(cc, *starts[c], runs, name);
+            const auto lists = listsOf(c);
+            launches[c].resize(lists.size());
+            for (size_t i = 0; i < lists.size(); i++) {
+                GradientLaunch& launch = launches[c][i];
+                const std::vector<int> runs = runsOf(c, lists[i].second);
+                launch.kernel = lists[i].first;
+                launch.numGroups = (int) runs.size() - 1;
+                uploadSized(cc, launch.shells, lists[i].second, name);
+                uploadSized(cc, launch.starts, runs, name);
+            }
         }
+    }
+private:
+    static void uploadSized(OpenMM::ComputeContext& cc, std::unique_ptr<OpenMM::ComputeArray>& array, const std::vector<int>& data,
+                            const char* name) {
+        if (!array || array->getSize() != std::max<size_t>(data.size(), 1))
+            array.reset(new OpenMM::ComputeArray());
+        uploadVector(cc, *array, data, name);
     }
 };
 
 /**
- * Launches threeCentreGradient_la_lb of program for each class of pairs (pairFirst and pairSecond sorted by class,
- * PairClasses) over its pairs x work.numGroups[c] work items (the kernel's comment gives the meaning of every input;
+ * The launches of the three-centre gradient over fitting functions for the class (la, lb) (GradientWork::upload's
+ * listsOf): one per fitting l that has its own compilation (gradientKernelName), over that l's shells, and one over
+ * the shells of the other l's, each list in shell order; shellL holds every fitting shell's l.
+ */
+std::vector<std::pair<std::string, std::vector<int>>> gradientShellLists(int la, int lb, const std::vector<int>& shellL);
+
+/**
+ * Launches the gradient kernels of program for each class of pairs (pairFirst and pairSecond sorted by class,
+ * PairClasses), work.launches[c], each over the class's pairs x its numGroups work items (the kernel's comment gives the meaning of every input;
  * with gradientPairTable(), for the classes without written kernels, after pairDerivativeDensities_la_lb into
  * work.pairTable)
  * into gradient, which must hold zeros (fitted: the fitted density's Hermite coefficients per fitting primitive,

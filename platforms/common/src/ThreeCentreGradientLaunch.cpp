@@ -5,6 +5,8 @@
 #include "openmm/common/ComputeKernel.h"
 #include <algorithm>
 #include <functional>
+#include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -70,16 +72,35 @@ int launchPairTable(ComputeContext& cc, ComputeProgram program, const PairClassR
 } // namespace
 } // namespace OpenMMDFT
 
+vector<pair<string, vector<int>>> OpenMMDFT::gradientShellLists(int la, int lb, const vector<int>& shellL) {
+    int maxL = 0;
+    for (int l : shellL)
+        maxL = max(maxL, l);
+    // The l's of one compilation (every l without one of its own shares the class's general compilation).
+    map<string, vector<int>> shellsOf;
+    vector<string> order;
+    for (int s = 0; s < (int) shellL.size(); s++) {
+        const string name = gradientKernelName(la, lb, shellL[s]);
+        if (shellsOf.find(name) == shellsOf.end())
+            order.push_back(name);
+        shellsOf[name].push_back(s);
+    }
+    vector<pair<string, vector<int>>> lists;
+    for (const string& name : order)
+        lists.push_back({name, shellsOf[name]});
+    return lists;
+}
+
 void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram program, const vector<PairClassRange>& classes,
                                           GradientWork& work, int nbf, ComputeArray& pairFirst, ComputeArray& pairSecond,
                                           DeviceShells& basis, int centreOffset, DeviceShells& fitting, ComputeArray& boysTable,
                                           const BoysParameters& boys, ComputeArray& density, ComputeArray& coefficients,
                                           ComputeArray& fitted, ComputeArray& gradient, ComputeArray& counter) {
-    if (work.numGroups.size() != classes.size())
+    if (work.launches.size() != classes.size())
         throw OpenMMException("QM: three-centre gradient work made for another set of pair classes (internal error)");
+    initializeWorkCounter(cc, counter);
     for (size_t c = 0; c < classes.size(); c++) {
         const PairClassRange& range = classes[c];
-        const int numGroups = work.numGroups[c];
         // A class without written kernels (s-s and p-s have them) reads the pair table, made on the same queue first,
         // for as many of its pairs at a time as GRADIENT_PAIR_TABLE_DOUBLES holds (a large basis's f-d class would
         // take gigabytes at once); the others are launched whole.
@@ -93,11 +114,15 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
             part.end = min(range.end, begin + piece);
             const int tableStride =
                 table ? launchPairTable(cc, program, part, perPair, nbf, pairFirst, pairSecond, basis, density, work.pairTable) : 0;
-            launchClassKernels(program, "threeCentreGradient", {part}, numGroups, [&](ComputeKernel& kernel) {
-                kernel->addArg(numGroups);
+            for (GradientLaunch& launch : work.launches[c]) {
+                ComputeKernel kernel = program->createKernel(launch.kernel);
+                kernel->addArg(part.begin);
+                kernel->addArg(part.end - part.begin);
+                kernel->addArg(launch.numGroups);
                 kernel->addArg(nbf);
                 for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.atom, &basis.primStart, &basis.numPrim,
-                                        &basis.cartesianOffset, &basis.center, &basis.exponent, &basis.coefficient, work.starts[c].get()})
+                                        &basis.cartesianOffset, &basis.center, &basis.exponent, &basis.coefficient, launch.shells.get(),
+                                        launch.starts.get()})
                     kernel->addArg(*a);
                 kernel->addArg(centreOffset);
                 for (ComputeArray* a : {&fitting.atom, &fitting.l, &fitting.primStart, &fitting.numPrim, &fitting.cartesianOffset,
@@ -113,7 +138,9 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
                 kernel->addArg(gradient);
                 kernel->addArg(table ? work.pairTable : density);  // any array where the kernel reads no table
                 kernel->addArg(tableStride);
-            }, cc, counter);
+                kernel->addArg(counter);
+                launchIntegralKernel(cc, kernel, (long long) (part.end - part.begin) * launch.numGroups, counter);
+            }
         }
     }
 }

@@ -29,11 +29,18 @@ bool OpenMMDFT::gradientPairTable() {
     return table;
 }
 
-std::string OpenMMDFT::threeCentreProgramSource(int basisL, int auxL) {
+std::string OpenMMDFT::threeCentreProgramSource(int basisL, int auxL, bool pointCharges) {
     string source = CommonQMMMKernelSources::qmThreeCentre;
     auto addClass = [&](int la, int lb) {
-        source += "\n#define CLASS_LA " + to_string(la) + "\n#define CLASS_LB " + to_string(lb) + "\n" +
-                  CommonQMMMKernelSources::qmThreeCentreClass + "\n#undef CLASS_LA\n#undef CLASS_LB\n";
+        auto compile = [&](int lq) {
+            source += "\n#define CLASS_LA " + to_string(la) + "\n#define CLASS_LB " + to_string(lb) + "\n#define CLASS_LQ " + to_string(lq) +
+                      "\n" + CommonQMMMKernelSources::qmThreeCentreClass + "\n#undef CLASS_LA\n#undef CLASS_LB\n#undef CLASS_LQ\n";
+        };
+        compile(-1);
+        // The written gradient kernels per fitting l (fitting functions only: a point charge has no l to unroll).
+        for (int lq = 0; lq <= auxL && !pointCharges; lq++)
+            if (gradientUnrolled(la, lb, lq))
+                compile(lq);
     };
     auto addTensor = [&](int la, int lb, int lq) {
         source += "\n#define CLASS_LA " + to_string(la) + "\n#define CLASS_LB " + to_string(lb) + "\n#define CLASS_LQ " + to_string(lq) +
@@ -55,6 +62,15 @@ std::string OpenMMDFT::threeCentreProgramSource(int basisL, int auxL) {
 
 std::string OpenMMDFT::classKernelName(const std::string& kernel, int la, int lb) {
     return kernel + "_" + to_string(la) + "_" + to_string(lb);
+}
+
+bool OpenMMDFT::gradientUnrolled(int la, int lb, int lq) {
+    return lb == 0 && la <= 1 && la + 1 + lq <= THREE_CENTRE_GRADIENT_UNROLL_ORDER;  // CLASS_WRITTEN of the kernel
+}
+
+std::string OpenMMDFT::gradientKernelName(int la, int lb, int lq) {
+    const std::string name = classKernelName("threeCentreGradient", la, lb);
+    return gradientUnrolled(la, lb, lq) ? name + "_" + to_string(lq) : name;
 }
 
 bool OpenMMDFT::tensorUnrolled(int la, int lb, int lq) {

@@ -58,6 +58,18 @@ constexpr int THREE_CENTRE_TENSOR_UNROLL_ORDER = 3;
 /** Whether the tensor kernel of the pair class (la, lb) has a compilation for the fitting l lq alone. */
 bool tensorUnrolled(int la, int lb, int lq);
 
+/// Likewise the gradient kernels of the written classes for fitting functions, where la + 1 + lq (the order of the
+/// Hermite integrals against the pair's derivative densities) is at most this (ptxas, sm_90: s-s 496 bytes of stack
+/// -> 0 for fitting s, p, d; p-s 864 -> 32 and 72 for s and p; p-s with fitting d, at order 4, kept 240 bytes and
+/// spilled 360).
+constexpr int THREE_CENTRE_GRADIENT_UNROLL_ORDER = 3;
+
+/** Whether the gradient kernel of the pair class (la, lb) has a compilation for fitting functions of l lq alone. */
+bool gradientUnrolled(int la, int lb, int lq);
+
+/** "threeCentreGradient_la_lb_lq" where gradientUnrolled(), else "threeCentreGradient_la_lb". */
+std::string gradientKernelName(int la, int lb, int lq);
+
 /** Cartesian functions of a shell of angular momentum l (the kernels' CART_COUNT). */
 inline int cartesianCount(int l) {
     return (l + 1) * (l + 2) / 2;
@@ -75,7 +87,7 @@ inline int hermiteCount(int l) {
  * once per class and once more per fitting l where tensorUnrolled() (tensorKernelName), and for the metric's gradient (a fitting shell paired with a unit s
  * function) the gradient kernel of the classes (la, 0), basisL < la <= auxL.
  */
-std::string threeCentreProgramSource(int basisL, int auxL);
+std::string threeCentreProgramSource(int basisL, int auxL, bool pointCharges);
 
 /** The name of kernel's compilation for the pair class (la, lb), la >= lb: "kernel_la_lb". */
 std::string classKernelName(const std::string& kernel, int la, int lb);

@@ -48,6 +48,9 @@ DEVICE mm_long nextChunk(GLOBAL mm_ulong* RESTRICT counter, LOCAL_ARG mm_long* c
 /* A class kernel's name: f_LA_LB for the class (CLASS_LA, CLASS_LB) it is compiled for. */
 #define CLASS_NAME_PASTE(f, a, b) f##_##a##_##b
 #define CLASS_NAME_EXPANDED(f, a, b) CLASS_NAME_PASTE(f, a, b)
+/* A compilation's name for a class and one fitting l: f_LA_LB_LQ. */
+#define CLASS_L_NAME_PASTE(f, a, b, q) f##_##a##_##b##_##q
+#define CLASS_L_NAME_EXPANDED(f, a, b, q) CLASS_L_NAME_PASTE(f, a, b, q)
 
 /** Position of (t, u, v) in the compact order by t+u+v, then t and u descending (the engine's HermiteGaussians.h). */
 DEVICE int hermitePosition(int t, int u, int v) {
@@ -381,16 +384,15 @@ DEVICE void addLowOrderContraction(int order, int lq, GLOBAL const double* RESTR
 }
 
 /**
- * W_tuv += the Coulomb potential of fitting shell q's fitted density on the Hermite functions up to pairOrder of a
- * primitive pair of exponent p at P, over the shell's primitives: the fitted density's Hermite coefficients per
+ * W_tuv += the Coulomb potential of fitting shell q's (of l lq) fitted density on the Hermite functions up to pairOrder
+ * of a primitive pair of exponent p at P, over the shell's primitives: the fitted density's Hermite coefficients per
  * primitive (fittedDensityHermite), its Boys function and Hermite integrals. F and R are the caller's scratch.
  */
-DEVICE void addFittingShellPotential(int q, double p, const double* P, int pairOrder, GLOBAL const int* RESTRICT auxL,
-                                     GLOBAL const int* RESTRICT auxPrimStart, GLOBAL const int* RESTRICT auxNumPrim,
-                                     GLOBAL const double* RESTRICT auxCenter, GLOBAL const double* RESTRICT auxExponent,
-                                     GLOBAL const double* RESTRICT fitted, GLOBAL const double* RESTRICT boysTable, BoysTable boys,
-                                     double* F, double* R, double* W) {
-    const int lq = auxL[q], L = pairOrder+lq;
+DEVICE void addFittingShellPotentialOfL(int q, int lq, double p, const double* P, int pairOrder, GLOBAL const int* RESTRICT auxPrimStart,
+                                        GLOBAL const int* RESTRICT auxNumPrim, GLOBAL const double* RESTRICT auxCenter,
+                                        GLOBAL const double* RESTRICT auxExponent, GLOBAL const double* RESTRICT fitted,
+                                        GLOBAL const double* RESTRICT boysTable, BoysTable boys, double* F, double* R, double* W) {
+    const int L = pairOrder+lq;
     const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
     for (int pq = auxPrimStart[q]; pq < auxPrimStart[q]+auxNumPrim[q]; pq++) {
         const double g = auxExponent[pq], alpha = p*g/(p+g);
@@ -403,6 +405,16 @@ DEVICE void addFittingShellPotential(int q, double p, const double* P, int pairO
         else
             addFittingContraction(pairOrder, lq, cq, R, prefactor, W);
     }
+}
+
+/** addFittingShellPotentialOfL with the shell's l read from auxL. */
+DEVICE void addFittingShellPotential(int q, double p, const double* P, int pairOrder, GLOBAL const int* RESTRICT auxL,
+                                     GLOBAL const int* RESTRICT auxPrimStart, GLOBAL const int* RESTRICT auxNumPrim,
+                                     GLOBAL const double* RESTRICT auxCenter, GLOBAL const double* RESTRICT auxExponent,
+                                     GLOBAL const double* RESTRICT fitted, GLOBAL const double* RESTRICT boysTable, BoysTable boys,
+                                     double* F, double* R, double* W) {
+    addFittingShellPotentialOfL(q, auxL[q], p, P, pairOrder, auxPrimStart, auxNumPrim, auxCenter, auxExponent, fitted, boysTable, boys, F,
+                                R, W);
 }
 
 /**
@@ -581,7 +593,8 @@ DEVICE void storeTensorColumns(GLOBAL double* RESTRICT B, int rows, int column, 
     GLOBAL const int* RESTRICT shellAtom, GLOBAL const int* RESTRICT shellPrimStart,                        \
     GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const int* RESTRICT shellCartesianOffset,               \
     GLOBAL const double* RESTRICT shellCenter, GLOBAL const double* RESTRICT primExponent,                  \
-    GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT auxGroupShellStart,           \
+    GLOBAL const double* RESTRICT primCoefficient, GLOBAL const int* RESTRICT auxShellList,                 \
+    GLOBAL const int* RESTRICT auxGroupShellStart,                                                          \
     int centreOffset, GLOBAL const int* RESTRICT auxAtom, GLOBAL const int* RESTRICT auxL,                  \
     GLOBAL const int* RESTRICT auxPrimStart, GLOBAL const int* RESTRICT auxNumPrim,                         \
     GLOBAL const int* RESTRICT auxCartesianOffset, GLOBAL const double* RESTRICT auxCenter,                 \

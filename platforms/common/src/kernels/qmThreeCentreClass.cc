@@ -6,16 +6,27 @@
  * bounds and the private arrays the class's own size: the generic kernels, with l read at run time and every array
  * sized for the largest class, kept 7.5-8.4 KB of private stack per thread in a GPU's slow local memory and ran at
  * 1-2% of an H200's double-precision peak. A pair whose first shell has the smaller l is taken the other way round
- * (swapped): its results are written back in its own order. The fitting shell's l stays a run-time value here (the
- * tensor kernel, qmThreeCentreTensor.cc, has compilations per fitting l too).
+ * (swapped): its results are written back in its own order. The fitting shell's l is a run-time value, except in the
+ * written gradient kernel's compilations per fitting l (CLASS_LQ >= 0, below; the tensor kernel, qmThreeCentreTensor.cc,
+ * has such compilations too).
  *
- * Work items: (pair, run of consecutive fitting shells) for the gradient, (pair, group of charges) for the
+ * Work items: (pair, run of fitting shells) for the gradient, the runs consecutive places in the launch's list of
+ * fitting shells (auxShellList: every shell in order, or those of one l), and (pair, group of charges) for the
  * point-charge matrix; consecutive items take consecutive pairs with one run or group. Work groups take their items GROUP_SIZE at a time from a counter (nextChunk) rather
  * than by a fixed grid stride: OpenMM launches more work groups than fit on a GPU at once at these kernels' register
  * count, and with a fixed share each the groups that started late ran their shares on a nearly idle GPU.
  */
 
 #define CLASS_NAME(f) CLASS_NAME_EXPANDED(f, CLASS_LA, CLASS_LB)
+/* CLASS_LQ >= 0: the compilation for the fitting shells of that l alone, which has the written gradient kernel only
+ * (threeCentreGradient_LA_LB_LQ, gradientUnrolled() on the host): with the l a constant its Boys values and Hermite
+ * integrals are indexed by constants and stay in registers on a GPU (ptxas, sm_90: s-s 496 -> 0 bytes of stack for
+ * fitting s, p, d; p-s 864 -> 32 and 72 for s, p; BenchKernelResources). */
+#if CLASS_LQ >= 0
+#define GRADIENT_NAME(f) CLASS_L_NAME_EXPANDED(f, CLASS_LA, CLASS_LB, CLASS_LQ)
+#else
+#define GRADIENT_NAME(f) CLASS_NAME(f)
+#endif
 /* The class's Hermite orders: the tensor needs la+lb+lq, the gradient one more (a raised bra or ket). */
 #define CLASS_PAIR_ORDER (CLASS_LA+CLASS_LB)
 #define CLASS_TENSOR_ORDER (CLASS_PAIR_ORDER+AUX_L)
@@ -52,13 +63,15 @@
  * after another, each over all primitive pairs (such a primitive pair costs one exponential), so that a centre's
  * gradient is three scalars added once; with point charges, whose potential is written out (lowOrderChargePotential),
  * the charges' gradients are kept as in the general kernel. */
-KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin, THREE_CENTRE_GRADIENT_ARGUMENTS) {
+KERNEL AT_MOST_128_REGISTERS void GRADIENT_NAME(threeCentreGradient)(int pairBegin, THREE_CENTRE_GRADIENT_ARGUMENTS) {
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
     LOCAL mm_long chunk[1];
     const int order = CLASS_LA+1;  // of the pair's derivative Hermite functions
 #if POINT_CHARGES
     double F[CLASS_LA+2];
     double gC[3*MAX_CENTRES_PER_ITEM];
+#elif CLASS_LQ >= 0
+    double R[HERMITE_COUNT(CLASS_LA+1+CLASS_LQ)], F[CLASS_LA+CLASS_LQ+2];
 #else
     double R[HERMITE_COUNT(CLASS_LA+1+AUX_L)], F[CLASS_LA+AUX_L+2];
 #endif
@@ -88,7 +101,7 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
 #else
         for (int centreFirst = firstAux; centreFirst < lastAux;) {
             int centreEnd = centreFirst+1;
-            while (centreEnd < lastAux && auxAtom[centreEnd] == auxAtom[centreFirst])
+            while (centreEnd < lastAux && auxAtom[auxShellList[centreEnd]] == auxAtom[auxShellList[centreFirst]])
                 centreEnd++;
             double gC[3] = {0, 0, 0};
 #endif
@@ -105,7 +118,8 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
                         Dc[i] = cab*D[i];
                     double W[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, sa[3], sb[3];
 #if POINT_CHARGES
-                    for (int q = centreFirst; q < centreEnd; q++) {
+                    for (int position = centreFirst; position < centreEnd; position++) {
+                        const int q = auxShellList[position];
                         const double PC[3] = {P[0]-auxCenter[3*q], P[1]-auxCenter[3*q+1], P[2]-auxCenter[3*q+2]};
                         boysFunction(order, p*(PC[0]*PC[0]+PC[1]*PC[1]+PC[2]*PC[2]), boysTable, boys, F);
                         lowOrderChargePotential(order, p, PC, F, 2*PI_THREE_CENTRE/p*auxCoefficient[auxPrimStart[q]]*coefficients[auxCartesianOffset[q]],
@@ -114,13 +128,18 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
                         for (int d = 0; d < 3; d++) {
                             gA[d] += sa[d];
                             gB[d] += sb[d];
-                            gC[3*(q-firstAux)+d] -= sa[d]+sb[d];
+                            gC[3*(position-firstAux)+d] -= sa[d]+sb[d];
                         }
                     }
 #else
-                    for (int q = centreFirst; q < centreEnd; q++)
-                        addFittingShellPotential(q, p, P, order, auxL, auxPrimStart, auxNumPrim, auxCenter, auxExponent, fitted, boysTable,
-                                                 boys, F, R, W);
+                    for (int position = centreFirst; position < centreEnd; position++)
+#if CLASS_LQ >= 0
+                        addFittingShellPotentialOfL(auxShellList[position], CLASS_LQ, p, P, order, auxPrimStart, auxNumPrim, auxCenter,
+                                                    auxExponent, fitted, boysTable, boys, F, R, W);
+#else
+                        addFittingShellPotential(auxShellList[position], p, P, order, auxL, auxPrimStart, auxNumPrim, auxCenter,
+                                                 auxExponent, fitted, boysTable, boys, F, R, W);
+#endif
                     lowClassDerivativeSums(CLASS_LA, Dc, a, b, p, PA, PB, W, sa, sb);
                     for (int d = 0; d < 3; d++) {
                         gA[d] += sa[d];
@@ -130,11 +149,11 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
 #endif
                 }
 #if POINT_CHARGES
-            for (int q = centreFirst; q < centreEnd; q++)
-                addFixedPointGradient(gradient, centreOffset+auxAtom[q], gC+3*(q-firstAux));
+            for (int position = centreFirst; position < centreEnd; position++)
+                addFixedPointGradient(gradient, centreOffset+auxAtom[auxShellList[position]], gC+3*(position-firstAux));
         }
 #else
-            addFixedPointGradient(gradient, centreOffset+auxAtom[centreFirst], gC);
+            addFixedPointGradient(gradient, centreOffset+auxAtom[auxShellList[centreFirst]], gC);
             centreFirst = centreEnd;
         }
 #endif
@@ -142,7 +161,7 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
         addFixedPointGradient(gradient, shellAtom[s2], gB);
     }
 }
-#else
+#elif CLASS_LQ < 0
 /**
  * Primitive pair pp (a's primitive the slower index; n2 primitives in s2) of shells s1 (A, the class's la) and s2 (B):
  * its derivative Hermite densities, sum_ij D_ij d/dA_d (into DA) and d/dB_d (into DB) of its Hermite coefficients
@@ -271,8 +290,8 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
 #if POINT_CHARGES
             // A point charge is the limit of a normalized s Gaussian of infinite exponent (one primitive, l = 0):
             // McMurchie-Davidson's nuclear attraction, (2 pi / p) R_tuv(p, P-C) times the charge's weight.
-            for (int q = firstAux; q < lastAux; q++) {
-                const int centre = q-firstAux;  // every charge is its own centre
+            for (int position = firstAux; position < lastAux; position++) {
+                const int q = auxShellList[position], centre = position-firstAux;  // every charge is its own centre
                 const double X = P[0]-auxCenter[3*q], Y = P[1]-auxCenter[3*q+1], Z = P[2]-auxCenter[3*q+2];
                 boysFunction(pairOrder, p*(X*X+Y*Y+Z*Z), boysTable, boys, F);
                 hermiteCoulomb(pairOrder, p, X, Y, Z, F, R);
@@ -291,10 +310,11 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
             // it, so one contraction with DA and DB per centre, not per fitting primitive.
             for (int n = 0; n < count; n++)
                 W[n] = 0;
-            for (int q = firstAux, centre = 0; q < lastAux; q++) {
+            for (int position = firstAux, centre = 0; position < lastAux; position++) {
+                const int q = auxShellList[position];
                 addFittingShellPotential(q, p, P, pairOrder, auxL, auxPrimStart, auxNumPrim, auxCenter, auxExponent, fitted,
                                          boysTable, boys, F, R, W);
-                if (q+1 == lastAux || auxAtom[q+1] != auxAtom[q]) {
+                if (position+1 == lastAux || auxAtom[auxShellList[position+1]] != auxAtom[q]) {
                     // The centre's last shell: its potential meets the derivative densities.
                     for (int d = 0; d < 3; d++) {
                         double sa, sb;
@@ -312,8 +332,9 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
         }
         addFixedPointGradient(gradient, shellAtom[s1], gA);
         addFixedPointGradient(gradient, shellAtom[s2], gB);
-        for (int q = firstAux, centre = 0; q < lastAux; q++) {
-            if (q > firstAux && auxAtom[q] == auxAtom[q-1])
+        for (int position = firstAux, centre = 0; position < lastAux; position++) {
+            const int q = auxShellList[position];
+            if (position > firstAux && auxAtom[q] == auxAtom[auxShellList[position-1]])
                 continue;  // the centre's shells after its first
             addFixedPointGradient(gradient, centreOffset+auxAtom[q], gC+3*centre);
             centre++;
@@ -323,7 +344,7 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
 }
 #endif
 
-#if CLASS_LA <= BASIS_L
+#if CLASS_LA <= BASIS_L && CLASS_LQ < 0
 /**
  * The potential matrix of point charges, sum_C w_C <a|1/|r-C||b> (w_C = -q_C for the electrons' potential energy), for
  * every listed shell pair (a >= b) of the class: McMurchie-Davidson's nuclear attraction, (2 pi / p) R_tuv(p, P-C) per
@@ -400,6 +421,7 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(pointChargeMatrix)(int pairBegin, i
 #endif
 
 #undef CLASS_WRITTEN
+#undef GRADIENT_NAME
 #undef CLASS_NAME
 #undef CLASS_PAIR_ORDER
 #undef CLASS_TENSOR_ORDER

@@ -16,9 +16,7 @@
  */
 
 #if CLASS_LQ >= 0
-#define TENSOR_NAME_PASTE(f, a, b, q) f##_##a##_##b##_##q
-#define TENSOR_NAME_EXPANDED(f, a, b, q) TENSOR_NAME_PASTE(f, a, b, q)
-#define TENSOR_NAME(f) TENSOR_NAME_EXPANDED(f, CLASS_LA, CLASS_LB, CLASS_LQ)
+#define TENSOR_NAME(f) CLASS_L_NAME_EXPANDED(f, CLASS_LA, CLASS_LB, CLASS_LQ)
 #define TENSOR_FITTING_L CLASS_LQ
 #else
 #define TENSOR_NAME(f) CLASS_NAME_EXPANDED(f, CLASS_LA, CLASS_LB)
@@ -127,7 +125,3 @@ KERNEL AT_MOST_128_REGISTERS void TENSOR_NAME(threeCentreTensor)(int pairBegin, 
 #undef TENSOR_PAIR_ORDER
 #undef TENSOR_FITTING_L
 #undef TENSOR_NAME
-#if CLASS_LQ >= 0
-#undef TENSOR_NAME_EXPANDED
-#undef TENSOR_NAME_PASTE
-#endif
