@@ -3,18 +3,20 @@
  * time, but here without a GPU: it checks that the device code that only OpenCL (PoCL) runs in CI is
  * also valid CUDA, in every precision. No driver is needed (NVRTC only produces PTX).
  *
- * The preamble below defines the Compute API's macros the way OpenMM's CUDA platform does
+ * The preamble (NvrtcCompile.h) defines the Compute API's macros the way OpenMM's CUDA platform does
  * (KERNEL = extern "C" __global__, LOCAL = __shared__, SYNC_THREADS = __syncthreads(), mm_ulong, ATOMIC_ADD, ...).
+ * CudaKernelResources compiles the integral kernels for sm_90 with ptxas's report and checks a property that the
+ * kernels were written for: which of them keep no stack.
  * Standalone programs: least squares, the bond graph, the QM region's device XC, the density-fitting integrals
  * and the host-force accumulation. Kernels that are snippets inserted into OpenMM's own templates (qmmmCoulomb, qmmmPair14,
  * qmmmPositionCheck) are not standalone programs and are not compiled here.
  */
 #include "LeastSquaresProgram.h"
+#include "NvrtcCompile.h"
 #include "CommonQMMMKernelSources.h"
 #include "ThreeCentreProgram.h"
 #include "XCProgram.h"
 #include <gtest/gtest.h>
-#include <nvrtc.h>
 #include <map>
 #include <utility>
 #include <string>
@@ -25,49 +27,10 @@ using namespace std;
 
 namespace {
 
-const char* PREAMBLE = R"(
-#define KERNEL extern "C" __global__
-#define DEVICE __device__
-#define LOCAL __shared__
-#define LOCAL_ARG
-#define GLOBAL
-#define RESTRICT __restrict__
-#define LOCAL_ID threadIdx.x
-#define LOCAL_SIZE blockDim.x
-#define GLOBAL_ID (blockIdx.x*blockDim.x+threadIdx.x)
-#define GLOBAL_SIZE (blockDim.x*gridDim.x)
-#define GROUP_ID blockIdx.x
-#define NUM_GROUPS gridDim.x
-#define SYNC_THREADS __syncthreads();
-#define SYNC_WARPS __syncwarp();
-typedef long long mm_long;
-typedef unsigned long long mm_ulong;
-#define ATOMIC_ADD(dest, value) atomicAdd(dest, value)
-)";
-
-/** Compile source with the given #defines; empty on success, otherwise NVRTC's log. */
+/** Compile source with the given #defines for compute_90 (PTX only); empty on success, otherwise NVRTC's log. */
 string compile(const string& source, const map<string, string>& defines) {
-    string text = PREAMBLE;
-    for (const auto& d : defines)
-        text += "#define " + d.first + " " + d.second + "\n";
-    text += source;
-    nvrtcProgram program;
-    if (nvrtcCreateProgram(&program, text.c_str(), "openmmdft.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS)
-        return "nvrtcCreateProgram failed";
-    vector<const char*> options{"--gpu-architecture=compute_90", "--std=c++17"};
-    nvrtcResult result = nvrtcCompileProgram(program, (int) options.size(), options.data());
     string log;
-    if (result != NVRTC_SUCCESS) {
-        size_t size;
-        nvrtcGetProgramLogSize(program, &size);
-        log.resize(size);
-        nvrtcGetProgramLog(program, &log[0]);
-        if (!log.empty() && log.back() == '\0')
-            log.pop_back();
-        log = string(nvrtcGetErrorString(result)) + "\n" + log;
-    }
-    nvrtcDestroyProgram(&program);
-    return log;
+    return compileWithNvrtc(source, defines, {"--gpu-architecture=compute_90", "--std=c++17"}, log) ? "" : log;
 }
 
 } // namespace
@@ -120,6 +83,31 @@ TEST_P(CudaKernelCompile, AddHostForces) {
     string log = compile("typedef long long mm_long;\n" + string(CommonQMMMKernelSources::qmmmAddForces),
                          {{"HOST_FORCE_TYPE", GetParam() == "single" ? "float" : "double"}});
     EXPECT_TRUE(log.empty()) << log;
+}
+
+/**
+ * The integral kernels compiled for one fitting l (the tensor's and the gradient's s-s and p-s classes) exist so that
+ * their private arrays stay in registers on a GPU: ptxas (sm_90, an H100/H200, as OpenMM's CUDA platform builds for
+ * one) must give them no stack frame, where the kernels for any l keep hundreds of bytes there. A change that puts
+ * their arrays back in local memory fails here. Bases as the QM/MM benchmark's: DZVP (l <= 2), def2-universal-jfit
+ * (l <= 4).
+ */
+TEST(CudaKernelResources, IntegralKernelsForOneFittingLKeepNoStack) {
+    string log;
+    ASSERT_TRUE(compileWithNvrtc(threeCentreProgramSource(2, 4, false), threeCentreDefines(2, 4, false),
+                                 {"--gpu-architecture=sm_90", "--std=c++17", "--ptxas-options=-v"}, log))
+        << log;
+    map<string, KernelResources> byName;
+    for (const KernelResources& r : ptxasResources(log))
+        byName[r.kernel] = r;
+    for (const string& kernel : {"threeCentreTensor_0_0_0", "threeCentreTensor_0_0_1", "threeCentreTensor_0_0_2", "threeCentreTensor_1_0_0",
+                                 "threeCentreGradient_0_0_0", "threeCentreGradient_0_0_1", "threeCentreGradient_0_0_2"}) {
+        ASSERT_EQ(1u, byName.count(kernel)) << kernel << " not in ptxas's report";
+        EXPECT_EQ(0, byName[kernel].stack) << kernel << ": " << byName[kernel].stack << " bytes of stack";
+        EXPECT_LE(byName[kernel].registers, 128) << kernel;
+    }
+    // The measure itself: the kernel for any l keeps its arrays on the stack.
+    EXPECT_GT(byName["threeCentreTensor_0_0"].stack, 0);
 }
 
 /** The check itself must be able to fail: a kernel with an error is reported. */
