@@ -230,6 +230,22 @@ DEVICE double contractPairHermite(const double* Ex, const double* Ey, const doub
     return sum;
 }
 
+/** acc[(i nb + j) stride] += scale sum_tuv E^(ij)_tuv W_tuv for every cartesian pair (i of la, j of lb; nb of lb's):
+ * values W on a primitive pair's Hermite functions contracted into the pair's block. */
+DEVICE void addPairBlock(int la, int lb, const double* Ex, const double* Ey, const double* Ez, int T, const double* W, double scale,
+                         int stride, double* acc) {
+    const int nb = CART_COUNT(lb);
+    for (int i = 0; i < CART_COUNT(la); i++) {
+        int ip[3];
+        cartesianPowers(la, i, ip);
+        for (int j = 0; j < nb; j++) {
+            int jp[3];
+            cartesianPowers(lb, j, jp);
+            acc[(i*nb+j)*stride] += scale*contractPairHermite(Ex, Ey, Ez, lb, T, ip, jp, W);
+        }
+    }
+}
+
 /** The engine's Boys table as the kernels' arguments give it. */
 DEVICE BoysTable boysTableOf(double step, double end, int orders, int taylorTerms) {
     BoysTable boys;

@@ -399,16 +399,7 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(pointChargeMatrix)(int pairBegin, i
                     for (int n = 0; n < count; n++)
                         W[n] += w*R[n];
                 }
-                const double prefactor = 2*PI_THREE_CENTRE/p*cab;
-                for (int i = 0; i < na; i++) {
-                    int ip[3];
-                    cartesianPowers(la, i, ip);
-                    for (int j = 0; j < nb; j++) {
-                        int jp[3];
-                        cartesianPowers(lb, j, jp);
-                        acc[i*nb+j] += prefactor*contractPairHermite(Ex, Ey, Ez, lb, T, ip, jp, W);
-                    }
-                }
+                addPairBlock(la, lb, Ex, Ey, Ez, T, W, 2*PI_THREE_CENTRE/p*cab, 1, acc);
             }
         // The block in the pair's own order: (i of s1, j of s2), which is (j, i) of the class's (A, B) if swapped.
         const int n1 = (swapped ? nb : na), n2 = (swapped ? na : nb);

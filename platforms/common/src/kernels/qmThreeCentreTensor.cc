@@ -101,15 +101,7 @@ KERNEL AT_MOST_128_REGISTERS void TENSOR_NAME(threeCentreTensor)(int pairBegin, 
                         }
 #else
                         contractWithFitting(la+lb, lq, cq, R, W);
-                        for (int i = 0; i < na; i++) {
-                            int ip[3];
-                            cartesianPowers(la, i, ip);
-                            for (int j = 0; j < nb; j++) {
-                                int jp[3];
-                                cartesianPowers(lb, j, jp);
-                                acc[(i*nb+j)*nq+c] += prefactor*contractPairHermite(Ex, Ey, Ez, lb, T, ip, jp, W);
-                            }
-                        }
+                        addPairBlock(la, lb, Ex, Ey, Ez, T, W, prefactor, nq, acc+c);
 #endif
                     }
                 }
