@@ -1,6 +1,7 @@
 // The XC program's source and defines (XCProgram.h).
 #include "XCProgram.h"
 #include "CommonQMMMKernelSources.h"
+#include "openmmdft/qm/EnvironmentSwitch.h"
 #include "openmm/OpenMMException.h"
 #include <sstream>
 
@@ -35,5 +36,11 @@ map<string, string> OpenMMDFT::xcProgramDefines(int parametrization) {
     defines["PARTITION_MAX_ATOMS"] = to_string(XC_PARTITION_MAX_ATOMS);
     defines["PARTITION_GROUP"] = to_string(XC_PARTITION_GROUP);
     defines["DF_GROUP"] = to_string(XC_DENSITY_FITTING_GROUP);
+    // Temporary (EnvironmentSwitch.h), for a lease's A/B: the partition-weight derivatives' kernel bounded on CUDA to
+    // this many work groups per multiprocessor (4: 128 registers, 3: 168), against nvcc's own choice (226 registers,
+    // 2 groups; ptxas spills 644 and 340 bytes under the bounds).
+    const int partitionBlocks = OpenMMDFT::QM::environmentCount("OPENMMDFT_PARTITION_BLOCKS_PER_SM", 0);
+    if (partitionBlocks > 0)
+        defines["PARTITION_BLOCKS_PER_SM"] = to_string(partitionBlocks);
     return defines;
 }

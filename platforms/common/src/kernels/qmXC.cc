@@ -508,7 +508,13 @@ DEVICE double cellSum(int A, int n, double dA, double x, double y, double z, int
     return total;
 }
 
-KERNEL void partitionWeightGradient(int numPoints, int columns, int numAtoms, int ssf, double ssfA, double relativeCutoff,
+/* PARTITION_BLOCKS_PER_SM (a temporary define from the host): the kernel's register bound on CUDA. */
+#if defined(__CUDA_ARCH__) && defined(PARTITION_BLOCKS_PER_SM)
+#define PARTITION_BOUNDS __launch_bounds__(PARTITION_GROUP, PARTITION_BLOCKS_PER_SM)
+#else
+#define PARTITION_BOUNDS
+#endif
+KERNEL PARTITION_BOUNDS void partitionWeightGradient(int numPoints, int columns, int numAtoms, int ssf, double ssfA, double relativeCutoff,
                                     GLOBAL const double* RESTRICT pointX, GLOBAL const double* RESTRICT pointY,
                                     GLOBAL const double* RESTRICT pointZ, GLOBAL const double* RESTRICT pointW,
                                     GLOBAL const double* RESTRICT f, GLOBAL const int* RESTRICT parentAtom,
