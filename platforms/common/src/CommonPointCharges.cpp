@@ -171,7 +171,8 @@ unique_ptr<QM::PointChargeGradientInFlight> CommonPointCharges::startGradient(co
     for (int i = 0; i < numCharges; i++)
         everyCharge[i] = i;
     g->groups.upload(cc, classes.ranges.size(), [&](size_t c) {
-        return vector<pair<string, vector<int>>>{{classKernelName("threeCentreGradient", classes.ranges[c].la, classes.ranges[c].lb), everyCharge}};
+        const string kernel = classKernelName("threeCentreGradient", classes.ranges[c].la, classes.ranges[c].lb);
+        return vector<pair<string, vector<int>>>{{kernel, everyCharge}};
     }, [&](size_t c, const vector<int>&) {
         const int classPairs = classes.ranges[c].end - classes.ranges[c].begin;
         return groupStarts(numCharges, chargesPerGroup(numCharges, classPairs, TARGET_GRADIENT_ITEMS, numCharges, MAX_CHARGES_PER_ITEM));

@@ -141,9 +141,9 @@ std::vector<std::pair<std::string, std::vector<int>>> gradientShellLists(int la,
 
 /**
  * Launches the gradient kernels of program for each class of pairs (pairFirst and pairSecond sorted by class,
- * PairClasses), work.launches[c], each over the class's pairs x its numGroups work items (the kernel's comment gives the meaning of every input;
- * with gradientPairTable(), for the classes without written kernels, after pairDerivativeDensities_la_lb into
- * work.pairTable)
+ * PairClasses), work.launches[c], each over the class's pairs x its numGroups work items (the kernel's comment gives
+ * the meaning of every input; with gradientPairTable(), for the classes without written kernels, after
+ * pairDerivativeDensities_la_lb into work.pairTable)
  * into gradient, which must hold zeros (fitted: the fitted density's Hermite coefficients per fitting primitive,
  * fittedDensityHermite; the point-charge program does not read it), taking the items from counter (initializeWorkCounter); every
  * array must outlive the launch. readThreeCentreGradient() waits for it.

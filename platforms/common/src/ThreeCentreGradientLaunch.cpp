@@ -73,9 +73,6 @@ int launchPairTable(ComputeContext& cc, ComputeProgram program, const PairClassR
 } // namespace OpenMMDFT
 
 vector<pair<string, vector<int>>> OpenMMDFT::gradientShellLists(int la, int lb, const vector<int>& shellL) {
-    int maxL = 0;
-    for (int l : shellL)
-        maxL = max(maxL, l);
     // The l's of one compilation (every l without one of its own shares the class's general compilation).
     map<string, vector<int>> shellsOf;
     vector<string> order;

@@ -31,21 +31,19 @@ bool OpenMMDFT::gradientPairTable() {
 
 std::string OpenMMDFT::threeCentreProgramSource(int basisL, int auxL, bool pointCharges) {
     string source = CommonQMMMKernelSources::qmThreeCentre;
+    // A compilation of one of the per-class files for the class (la, lb) and fitting l lq (-1: any l).
+    auto add = [&](const string& file, int la, int lb, int lq) {
+        source += "\n#define CLASS_LA " + to_string(la) + "\n#define CLASS_LB " + to_string(lb) + "\n#define CLASS_LQ " + to_string(lq) +
+                  "\n" + file + "\n#undef CLASS_LA\n#undef CLASS_LB\n#undef CLASS_LQ\n";
+    };
     auto addClass = [&](int la, int lb) {
-        auto compile = [&](int lq) {
-            source += "\n#define CLASS_LA " + to_string(la) + "\n#define CLASS_LB " + to_string(lb) + "\n#define CLASS_LQ " + to_string(lq) +
-                      "\n" + CommonQMMMKernelSources::qmThreeCentreClass + "\n#undef CLASS_LA\n#undef CLASS_LB\n#undef CLASS_LQ\n";
-        };
-        compile(-1);
+        add(CommonQMMMKernelSources::qmThreeCentreClass, la, lb, -1);
         // The written gradient kernels per fitting l (fitting functions only: a point charge has no l to unroll).
         for (int lq = 0; lq <= auxL && !pointCharges; lq++)
             if (gradientUnrolled(la, lb, lq))
-                compile(lq);
+                add(CommonQMMMKernelSources::qmThreeCentreClass, la, lb, lq);
     };
-    auto addTensor = [&](int la, int lb, int lq) {
-        source += "\n#define CLASS_LA " + to_string(la) + "\n#define CLASS_LB " + to_string(lb) + "\n#define CLASS_LQ " + to_string(lq) +
-                  "\n" + CommonQMMMKernelSources::qmThreeCentreTensor + "\n#undef CLASS_LA\n#undef CLASS_LB\n#undef CLASS_LQ\n";
-    };
+    auto addTensor = [&](int la, int lb, int lq) { add(CommonQMMMKernelSources::qmThreeCentreTensor, la, lb, lq); };
     for (int la = 0; la <= basisL; la++)
         for (int lb = 0; lb <= la; lb++) {
             addClass(la, lb);

@@ -83,9 +83,11 @@ inline int hermiteCount(int l) {
 /**
  * The source of the three-centre program for orbital shells up to basisL and fitting shells up to auxL:
  * kernels/qmThreeCentre.cc's helpers, then kernels/qmThreeCentreClass.cc once per class of shell pairs (la, lb),
- * la >= lb, la <= basisL, whose kernels are named kernel_la_lb (classKernelName), with kernels/qmThreeCentreTensor.cc
- * once per class and once more per fitting l where tensorUnrolled() (tensorKernelName), and for the metric's gradient (a fitting shell paired with a unit s
- * function) the gradient kernel of the classes (la, 0), basisL < la <= auxL.
+ * la >= lb, la <= basisL, whose kernels are named kernel_la_lb (classKernelName), and again per fitting l for the
+ * gradient kernel where gradientUnrolled() (gradientKernelName; not with pointCharges, whose "fitting shells" are
+ * charges), with kernels/qmThreeCentreTensor.cc once per class and once more per fitting l where tensorUnrolled()
+ * (tensorKernelName), and for the metric's gradient (a fitting shell paired with a unit s function) the gradient
+ * kernel of the classes (la, 0), basisL < la <= auxL.
  */
 std::string threeCentreProgramSource(int basisL, int auxL, bool pointCharges);
 

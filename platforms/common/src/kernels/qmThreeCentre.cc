@@ -38,8 +38,8 @@ DEVICE mm_long nextChunk(GLOBAL mm_ulong* RESTRICT counter, LOCAL_ARG mm_long* c
     return chunk[0];
 }
 
-/* A loop unrolled completely where its trip count is a compile-time constant (the tensor kernels', whose three angular
- * momenta are): its private arrays are then indexed by constants, which a GPU keeps in registers instead of local
+/* A loop unrolled completely where its trip count is a compile-time constant (in the compilations for one fitting l,
+ * whose three angular momenta are): its private arrays are then indexed by constants, which a GPU keeps in registers instead of local
  * memory. Where the count is a run-time value the loop stays as it is (CUDA's and clang's meaning of the pragma). */
 #define UNROLL _Pragma("unroll")
 
@@ -150,11 +150,10 @@ DEVICE void hermiteExpansion(int iMax, int jMax, double p, double PA, double PB,
     const double inverse2p = 0.5/p;
     E[0] = 1;
     for (int i = 0; i <= iMax; i++) {
-        if (i > 0) {
+        if (i > 0)
             for (int t = 0; t <= i; t++)
                 E[(i*(jMax+1))*T+t] = (t > 0 ? inverse2p*E[((i-1)*(jMax+1))*T+t-1] : 0.0) + PA*E[((i-1)*(jMax+1))*T+t] +
                                       (t+1 <= i-1 ? (t+1)*E[((i-1)*(jMax+1))*T+t+1] : 0.0);
-        }
         for (int j = 1; j <= jMax; j++)
             for (int t = 0; t <= i+j; t++)
                 E[(i*(jMax+1)+j)*T+t] = (t > 0 ? inverse2p*E[(i*(jMax+1)+j-1)*T+t-1] : 0.0) + PB*E[(i*(jMax+1)+j-1)*T+t] +
@@ -555,9 +554,9 @@ DEVICE void tableDerivativeSums(GLOBAL const double* RESTRICT DA, GLOBAL const d
     *sb = b;
 }
 
-/* The arguments of the density-fitting tensor kernels (threeCentreTensor_LA_LB_LQ) after pairBegin and auxBegin, in
- * the order the host passes them (CommonDensityFitting.cpp): numAuxShells counts the fitting shells of the kernel's l,
- * listed in auxShellsByL from auxBegin. */
+/* The arguments of the density-fitting tensor kernels (threeCentreTensor_LA_LB[_LQ]) after pairBegin and auxBegin, in
+ * the order the host passes them (CommonDensityFitting.cpp): numAuxShells counts the launch's fitting shells, listed
+ * in auxShellsByL from auxBegin. */
 #define THREE_CENTRE_TENSOR_ARGUMENTS \
     int numPairs, int numAuxShells, int rows, GLOBAL const int* RESTRICT pairFirst,                                          \
     GLOBAL const int* RESTRICT pairSecond, GLOBAL const int* RESTRICT pairColumn, GLOBAL const int* RESTRICT shellL,        \

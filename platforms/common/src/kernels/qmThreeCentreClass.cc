@@ -12,9 +12,10 @@
  *
  * Work items: (pair, run of fitting shells) for the gradient, the runs consecutive places in the launch's list of
  * fitting shells (auxShellList: every shell in order, or those of one l), and (pair, group of charges) for the
- * point-charge matrix; consecutive items take consecutive pairs with one run or group. Work groups take their items GROUP_SIZE at a time from a counter (nextChunk) rather
- * than by a fixed grid stride: OpenMM launches more work groups than fit on a GPU at once at these kernels' register
- * count, and with a fixed share each the groups that started late ran their shares on a nearly idle GPU.
+ * point-charge matrix; consecutive items take consecutive pairs with one run or group. Work groups take their items
+ * GROUP_SIZE at a time from a counter (nextChunk) rather than by a fixed grid stride: OpenMM launches more work groups
+ * than fit on a GPU at once at these kernels' register count, and with a fixed share each the groups that started
+ * late ran their shares on a nearly idle GPU.
  */
 
 #define CLASS_NAME(f) CLASS_NAME_EXPANDED(f, CLASS_LA, CLASS_LB)
@@ -36,9 +37,6 @@
 /* The s-s and p-s classes, most of the work, have kernels written for their functions (sums in registers). */
 #define CLASS_WRITTEN (CLASS_LB == 0 && CLASS_LA <= 1)
 
-/* The tensor (qmThreeCentreTensor.cc, compiled per fitting l too) and the point-charge matrix are made for orbital
- * shell pairs only; classes beyond BASIS_L serve the metric's gradient (a fitting shell and a unit s function) and have
- * the gradient kernel alone. */
 /**
  * The three-centre part of the density-fitted Coulomb gradient, sum_Q c_Q sum_uv D_uv d(Q|uv)/dR, for the cartesian
  * density D (nbf x nbf, symmetric) and fit coefficients c (cartesian fitting functions; the fitted density's Hermite
@@ -344,6 +342,8 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
 }
 #endif
 
+/* The point-charge matrix is made for orbital shell pairs only (as the tensor, qmThreeCentreTensor.cc); classes beyond
+ * BASIS_L serve the metric's gradient (a fitting shell and a unit s function) and have the gradient kernel alone. */
 #if CLASS_LA <= BASIS_L && CLASS_LQ < 0
 /**
  * The potential matrix of point charges, sum_C w_C <a|1/|r-C||b> (w_C = -q_C for the electrons' potential energy), for

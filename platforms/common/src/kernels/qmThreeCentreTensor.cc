@@ -106,8 +106,8 @@ KERNEL AT_MOST_128_REGISTERS void TENSOR_NAME(threeCentreTensor)(int pairBegin, 
                     }
                 }
             }
-        storeTensorColumns(B, rows, pairColumn[k], auxOffset[q], storedA, storedB, swapped, sA == sB, nq, auxSize[q], auxTransform+auxTransformStart[q],
-                           acc);
+        storeTensorColumns(B, rows, pairColumn[k], auxOffset[q], storedA, storedB, swapped, sA == sB, nq, auxSize[q],
+                           auxTransform+auxTransformStart[q], acc);
     }
 }
 
