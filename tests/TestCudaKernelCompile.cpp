@@ -65,16 +65,9 @@ TEST_P(CudaKernelCompile, QMExchangeCorrelation) {
  * send there (f, h), and the point-charge gradient (fitting l = 0). */
 TEST_P(CudaKernelCompile, ThreeCentreIntegrals) {
     for (const auto& l : {std::make_tuple(2, 4, false), std::make_tuple(3, 5, false), std::make_tuple(3, 0, true)}) {
-        // Both gradient variants: with the pair table of derivative densities and (in one precision: the program is
-        // double throughout) with them formed per work item.
-        for (const char* table : {"1", "0"}) {
-            if (table[0] == '0' && GetParam() != "double")
-                continue;
-            std::map<string, string> defines = threeCentreDefines(std::get<0>(l), std::get<1>(l), std::get<2>(l));
-            defines["PAIR_TABLE"] = table;
-            string log = compile(threeCentreProgramSource(std::get<0>(l), std::get<1>(l), std::get<2>(l)), defines);
-            EXPECT_TRUE(log.empty()) << "PAIR_TABLE " << table << ": " << log;
-        }
+        string log = compile(threeCentreProgramSource(std::get<0>(l), std::get<1>(l), std::get<2>(l)),
+                             threeCentreDefines(std::get<0>(l), std::get<1>(l), std::get<2>(l)));
+        EXPECT_TRUE(log.empty()) << log;
     }
 }
 
@@ -108,6 +101,35 @@ TEST(CudaKernelResources, IntegralKernelsForOneFittingLKeepNoStack) {
     }
     // The measure itself: the kernel for any l keeps its arrays on the stack.
     EXPECT_GT(byName["threeCentreTensor_0_0"].stack, 0);
+}
+
+/** The gradient kernels of the general classes (p-p, d-s, d-p, d-d) for one fitting l keep a fraction of the stack of
+ * their class's kernel for any l: their arrays are sized for that l and mostly in registers. */
+TEST(CudaKernelResources, GeneralGradientKernelsForOneFittingLKeepLessStack) {
+    string log;
+    ASSERT_TRUE(compileWithNvrtc(threeCentreProgramSource(2, 4, false), threeCentreDefines(2, 4, false),
+                                 {"--gpu-architecture=sm_90", "--std=c++17", "--ptxas-options=-v"}, log))
+        << log;
+    map<string, KernelResources> byName;
+    for (const KernelResources& r : ptxasResources(log))
+        byName[r.kernel] = r;
+    int compilations = 0;
+    for (int la = 1; la <= 2; la++)
+        for (int lb = (la == 1 ? 1 : 0); lb <= la; lb++)
+            for (int lq = 0; lq <= 4; lq++) {
+                if (!gradientUnrolled(la, lb, lq))
+                    continue;
+                const string kernel = gradientKernelName(la, lb, lq), general = classKernelName("threeCentreGradient", la, lb);
+                ASSERT_EQ(1u, byName.count(kernel)) << kernel << " not in ptxas's report";
+                ASSERT_EQ(1u, byName.count(general)) << general << " not in ptxas's report";
+                EXPECT_LE(byName[kernel].registers, 128) << kernel;
+                EXPECT_LT(4 * byName[kernel].stack, 3 * byName[general].stack)
+                    << kernel << ": " << byName[kernel].stack << " bytes against " << byName[general].stack;
+                compilations++;
+            }
+    EXPECT_GE(compilations, 6);  // p-p and d-s with fitting s, p, d; d-p with s, p; d-d with s
+    // With fitting s alone the p-p kernel's values fit in its registers.
+    EXPECT_LE(byName["threeCentreGradient_1_1_0"].stack, 64);
 }
 
 /** The check itself must be able to fail: a kernel with an error is reported. */

@@ -21,7 +21,7 @@ const int MAX_BASIS_L = 3;
 /// 128 charges per group, 8 QM waters gave a few thousand items, and an H200 ran the kernel at 2.5% occupancy.
 const double TARGET_MATRIX_ITEMS = 262144;
 /// The same per class of pairs for the gradient kernel (each class its own launch), whose items need their pair's
-/// derivative Hermite densities (formed per item, or read from the pair table, gradientPairTable()), a cost that more
+/// derivative Hermite densities (read from the pair table, pairDerivativeDensities), a cost that more
 /// charges per item share: about one full GPU of items.
 const double TARGET_GRADIENT_ITEMS = 65536;
 /// Charges per work item of the gradient at most (THREE_CENTRE_MAX_CHARGES_PER_ITEM): the pair's derivative Hermite

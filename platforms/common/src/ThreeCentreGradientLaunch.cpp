@@ -102,7 +102,7 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
         // for as many of its pairs at a time as GRADIENT_PAIR_TABLE_DOUBLES holds (a large basis's f-d class would
         // take gigabytes at once); the others are launched whole.
         const bool written = (range.lb == 0 && range.la <= 1);  // CLASS_WRITTEN of kernels/qmThreeCentreClass.cc
-        const bool table = gradientPairTable() && !written;
+        const bool table = !written;
         const size_t perPair = table ? (size_t) range.maxPrimitivePairs * (4 + 6 * hermiteCount(range.la + range.lb + 1)) : 1;
         const int piece = table ? (int) max<size_t>(1, GRADIENT_PAIR_TABLE_DOUBLES / perPair) : max(1, range.end - range.begin);
         for (int begin = range.begin; begin < range.end; begin += piece) {

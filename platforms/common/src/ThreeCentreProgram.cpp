@@ -1,7 +1,6 @@
 // The compile-time settings of the density-fitting integral kernels (ThreeCentreProgram.h).
 #include "ThreeCentreProgram.h"
 #include "CommonQMMMKernelSources.h"
-#include "openmmdft/qm/EnvironmentSwitch.h"
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -20,13 +19,7 @@ std::map<std::string, std::string> OpenMMDFT::threeCentreDefines(int basisL, int
     char scale[64];
     std::snprintf(scale, sizeof(scale), "%.17e", THREE_CENTRE_GRADIENT_SCALE);
     defines["GRADIENT_SCALE"] = scale;
-    defines["PAIR_TABLE"] = gradientPairTable() ? "1" : "0";
     return defines;
-}
-
-bool OpenMMDFT::gradientPairTable() {
-    static const bool table = QM::environmentCount("OPENMMDFT_GRADIENT_WITHOUT_PAIR_TABLE", 0) == 0;
-    return table;
 }
 
 std::string OpenMMDFT::threeCentreProgramSource(int basisL, int auxL, bool pointCharges) {
@@ -38,7 +31,7 @@ std::string OpenMMDFT::threeCentreProgramSource(int basisL, int auxL, bool point
     };
     auto addClass = [&](int la, int lb) {
         add(CommonQMMMKernelSources::qmThreeCentreClass, la, lb, -1);
-        // The written gradient kernels per fitting l (fitting functions only: a point charge has no l to unroll).
+        // The gradient kernels per fitting l (fitting functions only: a point charge has no l to unroll).
         for (int lq = 0; lq <= auxL && !pointCharges; lq++)
             if (gradientUnrolled(la, lb, lq))
                 add(CommonQMMMKernelSources::qmThreeCentreClass, la, lb, lq);
@@ -63,7 +56,9 @@ std::string OpenMMDFT::classKernelName(const std::string& kernel, int la, int lb
 }
 
 bool OpenMMDFT::gradientUnrolled(int la, int lb, int lq) {
-    return lb == 0 && la <= 1 && la + 1 + lq <= THREE_CENTRE_GRADIENT_UNROLL_ORDER;  // CLASS_WRITTEN of the kernel
+    if (lb == 0 && la <= 1)  // CLASS_WRITTEN of the kernel
+        return la + 1 + lq <= THREE_CENTRE_GRADIENT_UNROLL_ORDER;
+    return la + lb + 1 + lq <= THREE_CENTRE_GENERAL_GRADIENT_UNROLL_ORDER;
 }
 
 std::string OpenMMDFT::gradientKernelName(int la, int lb, int lq) {

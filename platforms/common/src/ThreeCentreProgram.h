@@ -34,17 +34,10 @@ constexpr int THREE_CENTRE_GROUP_SIZE = 128;
  */
 std::map<std::string, std::string> threeCentreDefines(int basisL, int auxL, bool pointCharges);
 
-/**
- * Whether the gradient kernels of the classes without written kernels (all but s-s and p-s) read their primitive
- * pairs' derivative Hermite densities from a table made once per gradient (pairDerivativeDensities) instead of forming
- * them in every work item (again for each of a pair's runs of fitting shells): on PoCL (2 cores, 4 QM waters) the
- * three-centre gradient took 0.087 s instead of 0.166, the point charges' 0.003 s instead of 0.011. Not yet timed on a
- * GPU: OPENMMDFT_GRADIENT_WITHOUT_PAIR_TABLE=1 (temporary switch, EnvironmentSwitch.h) forms them per item, for a lease's
- * A/B.
- */
-bool gradientPairTable();
-
-/// The gradient's pair table holds at most this many doubles (256 MiB): a class whose table would be larger is
+/// The gradient kernels of the classes without written kernels (all but s-s and p-s) read their primitive pairs'
+/// derivative Hermite densities from a table made once per gradient (pairDerivativeDensities) instead of forming them
+/// in every work item, again for each of a pair's runs of fitting shells (on PoCL, 2 cores, 4 QM waters: the
+/// three-centre gradient 0.166 -> 0.087 s, the point charges' 0.011 -> 0.003 s). The table holds at most this many doubles (256 MiB): a class whose table would be larger is
 /// launched a part of its pairs at a time.
 constexpr size_t GRADIENT_PAIR_TABLE_DOUBLES = 32 * 1024 * 1024;
 
@@ -64,7 +57,16 @@ bool tensorUnrolled(int la, int lb, int lq);
 /// spilled 360).
 constexpr int THREE_CENTRE_GRADIENT_UNROLL_ORDER = 3;
 
-/** Whether the gradient kernel of the pair class (la, lb) has a compilation for fitting functions of l lq alone. */
+/// The gradient kernel of the other classes (p-p, d-s, d-p, d-d, and the metric's f and g with the unit function) has
+/// compilations for one fitting l where la + lb + 1 + lq is at most this: its Hermite integrals R sized for that l
+/// (not for the largest fitting l) and indexed by constants, and its potential on the pair's Hermite functions in
+/// registers where they fit (ptxas, sm_90: p-p and d-s 1104 bytes of stack -> 16, 168 and 448 for fitting s, p, d;
+/// d-p 1544 -> 160 and 592 for s and p; d-d 2304 -> 448 for s). At order 6 the unrolled values spilled kilobytes
+/// (p-p with fitting f: 1864 bytes of spill stores), and each compilation costs the OpenCL compiler time.
+constexpr int THREE_CENTRE_GENERAL_GRADIENT_UNROLL_ORDER = 5;
+
+/** Whether the gradient kernel of the pair class (la, lb) has a compilation for fitting functions of l lq alone
+ * (THREE_CENTRE_GRADIENT_UNROLL_ORDER for s-s and p-s, THREE_CENTRE_GENERAL_GRADIENT_UNROLL_ORDER for the others). */
 bool gradientUnrolled(int la, int lb, int lq);
 
 /** "threeCentreGradient_la_lb_lq" where gradientUnrolled(), else "threeCentreGradient_la_lb". */

@@ -324,16 +324,22 @@ KERNEL void fittedDensityHermite(int numAuxShells, GLOBAL const int* RESTRICT au
 
 /** W_tuv += scale sum_(tau,nu,phi) (-1)^(tau+nu+phi) cq_(tau,nu,phi) R_(t+tau,u+nu,v+phi) for t+u+v <= pairOrder. */
 DEVICE void addFittingContraction(int pairOrder, int lq, GLOBAL const double* RESTRICT cq, const double* R, double scale, double* W) {
+    UNROLL
     for (int Nq = 0; Nq <= lq; Nq++)
+        UNROLL
         for (int tau = Nq; tau >= 0; tau--)
+            UNROLL
             for (int nu = Nq-tau; nu >= 0; nu--) {
                 const int phi = Nq-tau-nu;
                 const double e = cq[hermitePosition(tau, nu, phi)];
                 if (e == 0)
                     continue;
                 const double signedE = scale*(Nq%2 == 0 ? e : -e);
+                UNROLL
                 for (int N = 0; N <= pairOrder; N++)
+                    UNROLL
                     for (int t = N; t >= 0; t--)
+                        UNROLL
                         for (int u = N-t; u >= 0; u--) {
                             const int v = N-t-u;
                             W[hermitePosition(t, u, v)] += signedE*R[hermitePosition(t+tau, u+nu, v+phi)];
@@ -529,23 +535,13 @@ DEVICE void lowClassDerivativeSums(int la, const double* D, double a, double b, 
     }
 }
 
-/** sa = sum_n DA[d count + n] V[n] and sb likewise with DB: the derivative Hermite densities of a pair (direction d)
- * against a potential V on its Hermite functions. */
-DEVICE void derivativeSums(const double* DA, const double* DB, int count, int d, const double* V, double* sa, double* sb) {
-    double a = 0, b = 0;
-    for (int n = 0; n < count; n++) {
-        a += DA[d*count+n]*V[n];
-        b += DB[d*count+n]*V[n];
-    }
-    *sa = a;
-    *sb = b;
-}
-
-/** derivativeSums with the derivative densities in the gradient's pair table (pairDerivativeDensities): element n of
- * DA and DB at DA[n stride] and DB[n stride]. */
+/** sa = sum_n DA[(d count + n) stride] V[n] and sb likewise with DB: a primitive pair's derivative Hermite densities
+ * in the gradient's pair table (pairDerivativeDensities; direction d, count per direction) against a potential V on
+ * its Hermite functions. */
 DEVICE void tableDerivativeSums(GLOBAL const double* RESTRICT DA, GLOBAL const double* RESTRICT DB, int count, int stride, int d,
                                 const double* V, double* sa, double* sb) {
     double a = 0, b = 0;
+    UNROLL
     for (int n = 0; n < count; n++) {
         a += DA[(mm_long) (d*count+n)*stride]*V[n];
         b += DB[(mm_long) (d*count+n)*stride]*V[n];

@@ -7,8 +7,8 @@
  * sized for the largest class, kept 7.5-8.4 KB of private stack per thread in a GPU's slow local memory and ran at
  * 1-2% of an H200's double-precision peak. A pair whose first shell has the smaller l is taken the other way round
  * (swapped): its results are written back in its own order. The fitting shell's l is a run-time value, except in the
- * written gradient kernel's compilations per fitting l (CLASS_LQ >= 0, below; the tensor kernel, qmThreeCentreTensor.cc,
- * has such compilations too).
+ * gradient kernels' compilations per fitting l (CLASS_LQ >= 0, below; the tensor kernel, qmThreeCentreTensor.cc, has
+ * such compilations too).
  *
  * Work items: (pair, run of fitting shells) for the gradient, the runs consecutive places in the launch's list of
  * fitting shells (auxShellList: every shell in order, or those of one l), and (pair, group of charges) for the
@@ -19,10 +19,11 @@
  */
 
 #define CLASS_NAME(f) CLASS_NAME_EXPANDED(f, CLASS_LA, CLASS_LB)
-/* CLASS_LQ >= 0: the compilation for the fitting shells of that l alone, which has the written gradient kernel only
+/* CLASS_LQ >= 0: the compilation for the fitting shells of that l alone, which has the gradient kernel only
  * (threeCentreGradient_LA_LB_LQ, gradientUnrolled() on the host): with the l a constant its Boys values and Hermite
- * integrals are indexed by constants and stay in registers on a GPU (ptxas, sm_90: s-s 496 -> 0 bytes of stack for
- * fitting s, p, d; p-s 864 -> 32 and 72 for s, p; BenchKernelResources). */
+ * integrals are sized for it and indexed by constants, so that they stay in registers on a GPU where they fit (ptxas,
+ * sm_90: s-s 496 -> 0 bytes of stack for fitting s, p, d; p-s 864 -> 32 and 72 for s, p; p-p 1104 -> 16, 168, 448
+ * for s, p, d; BenchKernelResources). */
 #if CLASS_LQ >= 0
 #define GRADIENT_NAME(f) CLASS_L_NAME_EXPANDED(f, CLASS_LA, CLASS_LB, CLASS_LQ)
 #else
@@ -159,7 +160,8 @@ KERNEL AT_MOST_128_REGISTERS void GRADIENT_NAME(threeCentreGradient)(int pairBeg
         addFixedPointGradient(gradient, shellAtom[s2], gB);
     }
 }
-#elif CLASS_LQ < 0
+#else
+#if CLASS_LQ < 0
 /**
  * Primitive pair pp (a's primitive the slower index; n2 primitives in s2) of shells s1 (A, the class's la) and s2 (B):
  * its derivative Hermite densities, sum_ij D_ij d/dA_d (into DA) and d/dB_d (into DB) of its Hermite coefficients
@@ -195,7 +197,6 @@ DEVICE double CLASS_NAME(derivativeDensities)(int s1, int s2, int pp, int n2, in
     return a+b;
 }
 
-#if PAIR_TABLE
 /**
  * The pair table of the general gradient kernel: for every primitive pair of the class's shell pairs, its centre P,
  * exponent sum p and derivative Hermite densities DA and DB (as the kernel below forms them, weight and contraction
@@ -237,22 +238,26 @@ KERNEL void CLASS_NAME(pairDerivativeDensities)(int pairBegin, int numPairs, int
 }
 #endif
 
-KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin, THREE_CENTRE_GRADIENT_ARGUMENTS) {
+/**
+ * The general classes' gradient kernel: the primitive pairs' centres, exponents and derivative Hermite densities come
+ * from the pair table (pairDerivativeDensities, made on the same queue first), whose reads consecutive work items
+ * share; formed per item they were formed again for each of a pair's runs of fitting shells and held, with the
+ * expansion tables, in private memory (PoCL, 4 QM waters: 0.166 s -> 0.087 s for the three-centre gradient). With
+ * fitting functions the item's centres are taken one after another, each over all primitive pairs, so that a centre's
+ * gradient is three sums in registers added once (the table's P and p are read once per centre, its densities once per
+ * centre as before); point charges are each their own centre and keep their gradients in an array.
+ */
+KERNEL AT_MOST_128_REGISTERS void GRADIENT_NAME(threeCentreGradient)(int pairBegin, THREE_CENTRE_GRADIENT_ARGUMENTS) {
     const BoysTable boys = boysTableOf(boysStep, boysEnd, boysOrders, boysTaylorTerms);
     LOCAL mm_long chunk[1];
     const int pairOrder = CLASS_PAIR_ORDER+1, count = HERMITE_COUNT(CLASS_PAIR_ORDER+1);
-#if PAIR_TABLE
-    // The primitive pairs' centres, exponents and derivative Hermite densities from the table (pairDerivativeDensities).
-#define DERIVATIVE_SUMS(d, V, sa, sb) tableDerivativeSums(DA, DB, count, tableStride, d, V, sa, sb)
-#else
-    double DA[3*HERMITE_COUNT(CLASS_PAIR_ORDER+1)], DB[3*HERMITE_COUNT(CLASS_PAIR_ORDER+1)];
-#define DERIVATIVE_SUMS(d, V, sa, sb) derivativeSums(DA, DB, count, d, V, sa, sb)
-#endif
-    // The gradients of the item's fitting centres over all its primitive pairs, added to the sums once: one atomic per
+#if POINT_CHARGES
+    // The gradients of the item's charges over all its primitive pairs, added to the sums once: one atomic per
     // primitive pair and charge put hundreds of thousands of work items on a few hundred addresses.
     double gC[3*MAX_CENTRES_PER_ITEM];
-#if POINT_CHARGES
     double R[HERMITE_COUNT(CLASS_PAIR_ORDER+1)], F[CLASS_PAIR_ORDER+2];
+#elif CLASS_LQ >= 0
+    double R[HERMITE_COUNT(CLASS_PAIR_ORDER+1+CLASS_LQ)], F[CLASS_PAIR_ORDER+CLASS_LQ+2], W[HERMITE_COUNT(CLASS_PAIR_ORDER+1)];
 #else
     double R[HERMITE_COUNT(CLASS_TENSOR_ORDER+1)], F[CLASS_TENSOR_ORDER+2], W[HERMITE_COUNT(CLASS_PAIR_ORDER+1)];
 #endif
@@ -265,12 +270,12 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
         const int firstAux = auxGroupShellStart[group], lastAux = auxGroupShellStart[group+1];
         int s1, s2;  // D is symmetric: the pair's other order gives the same sums
         classPairShells(k, pairFirst, pairSecond, shellL, &s1, &s2);
-        const int n2 = shellNumPrim[s2];
+        const int numPrimitivePairs = shellNumPrim[s1]*shellNumPrim[s2];
         double gA[3] = {0, 0, 0}, gB[3] = {0, 0, 0};
+#if POINT_CHARGES
         for (int n = 0; n < 3*MAX_CENTRES_PER_ITEM; n++)
             gC[n] = 0;
-        for (int pp = 0; pp < shellNumPrim[s1]*n2; pp++) {  // primitive pairs, a's primitive the slower index
-#if PAIR_TABLE
+        for (int pp = 0; pp < numPrimitivePairs; pp++) {  // primitive pairs, a's primitive the slower index
             const int slot = pp*numPairs+(k-pairBegin);
             const double p = pairTable[3*tableStride+slot];
             if (p == 0)
@@ -278,14 +283,6 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
             const double P[3] = {pairTable[slot], pairTable[tableStride+slot], pairTable[2*tableStride+slot]};
             GLOBAL const double* RESTRICT DA = pairTable+4*tableStride+slot;
             GLOBAL const double* RESTRICT DB = pairTable+(4+3*count)*tableStride+slot;
-#else
-            double P[3];
-            const double p = CLASS_NAME(derivativeDensities)(s1, s2, pp, n2, nbf, shellPrimStart, shellCartesianOffset, shellCenter,
-                                                             primExponent, primCoefficient, density, P, DA, DB);
-            if (p == 0)
-                continue;
-#endif
-#if POINT_CHARGES
             // A point charge is the limit of a normalized s Gaussian of infinite exponent (one primitive, l = 0):
             // McMurchie-Davidson's nuclear attraction, (2 pi / p) R_tuv(p, P-C) times the charge's weight.
             for (int position = firstAux; position < lastAux; position++) {
@@ -296,49 +293,57 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(threeCentreGradient)(int pairBegin,
                 const double w = 2*PI_THREE_CENTRE/p*auxCoefficient[auxPrimStart[q]]*coefficients[auxCartesianOffset[q]];
                 for (int d = 0; d < 3; d++) {
                     double sa, sb;
-                    DERIVATIVE_SUMS(d, R, &sa, &sb);
+                    tableDerivativeSums(DA, DB, count, tableStride, d, R, &sa, &sb);
                     gA[d] += w*sa;
                     gB[d] += w*sb;
                     gC[3*centre+d] -= w*(sa+sb);
                 }
             }
+        }
+        for (int position = firstAux; position < lastAux; position++)
+            addFixedPointGradient(gradient, centreOffset+auxAtom[auxShellList[position]], gC+3*(position-firstAux));
 #else
-            // The potential of each centre's fitted density on the pair's Hermite functions, W, summed over the
-            // centre's shells and primitives before it meets the derivative densities: the gradient is linear in
-            // it, so one contraction with DA and DB per centre, not per fitting primitive.
-            for (int n = 0; n < count; n++)
-                W[n] = 0;
-            for (int position = firstAux, centre = 0; position < lastAux; position++) {
-                const int q = auxShellList[position];
-                addFittingShellPotential(q, p, P, pairOrder, auxL, auxPrimStart, auxNumPrim, auxCenter, auxExponent, fitted,
-                                         boysTable, boys, F, R, W);
-                if (position+1 == lastAux || auxAtom[auxShellList[position+1]] != auxAtom[q]) {
-                    // The centre's last shell: its potential meets the derivative densities.
-                    for (int d = 0; d < 3; d++) {
-                        double sa, sb;
-                        DERIVATIVE_SUMS(d, W, &sa, &sb);
-                        gA[d] += sa;
-                        gB[d] += sb;
-                        gC[3*centre+d] -= sa+sb;  // translational invariance
-                    }
-                    for (int n = 0; n < count; n++)
-                        W[n] = 0;
-                    centre++;
+        for (int centreFirst = firstAux; centreFirst < lastAux;) {
+            int centreEnd = centreFirst+1;
+            while (centreEnd < lastAux && auxAtom[auxShellList[centreEnd]] == auxAtom[auxShellList[centreFirst]])
+                centreEnd++;
+            double gC[3] = {0, 0, 0};
+            for (int pp = 0; pp < numPrimitivePairs; pp++) {  // primitive pairs, a's primitive the slower index
+                const int slot = pp*numPairs+(k-pairBegin);
+                const double p = pairTable[3*tableStride+slot];
+                if (p == 0)
+                    continue;
+                const double P[3] = {pairTable[slot], pairTable[tableStride+slot], pairTable[2*tableStride+slot]};
+                // The potential of the centre's fitted density on the pair's Hermite functions, W, summed over the
+                // centre's shells and primitives before it meets the derivative densities: the gradient is linear in
+                // it, so one contraction with DA and DB per centre, not per fitting primitive.
+                for (int n = 0; n < count; n++)
+                    W[n] = 0;
+                for (int position = centreFirst; position < centreEnd; position++)
+#if CLASS_LQ >= 0
+                    addFittingShellPotentialOfL(auxShellList[position], CLASS_LQ, p, P, pairOrder, auxPrimStart, auxNumPrim, auxCenter,
+                                                auxExponent, fitted, boysTable, boys, F, R, W);
+#else
+                    addFittingShellPotential(auxShellList[position], p, P, pairOrder, auxL, auxPrimStart, auxNumPrim, auxCenter,
+                                             auxExponent, fitted, boysTable, boys, F, R, W);
+#endif
+                GLOBAL const double* RESTRICT DA = pairTable+4*tableStride+slot;
+                GLOBAL const double* RESTRICT DB = pairTable+(4+3*count)*tableStride+slot;
+                for (int d = 0; d < 3; d++) {
+                    double sa, sb;
+                    tableDerivativeSums(DA, DB, count, tableStride, d, W, &sa, &sb);
+                    gA[d] += sa;
+                    gB[d] += sb;
+                    gC[d] -= sa+sb;  // translational invariance
                 }
             }
-#endif
+            addFixedPointGradient(gradient, centreOffset+auxAtom[auxShellList[centreFirst]], gC);
+            centreFirst = centreEnd;
         }
+#endif
         addFixedPointGradient(gradient, shellAtom[s1], gA);
         addFixedPointGradient(gradient, shellAtom[s2], gB);
-        for (int position = firstAux, centre = 0; position < lastAux; position++) {
-            const int q = auxShellList[position];
-            if (position > firstAux && auxAtom[q] == auxAtom[auxShellList[position-1]])
-                continue;  // the centre's shells after its first
-            addFixedPointGradient(gradient, centreOffset+auxAtom[q], gC+3*centre);
-            centre++;
-        }
     }
-#undef DERIVATIVE_SUMS
 }
 #endif
 
