@@ -67,7 +67,9 @@ std::string OpenMMDFT::gradientKernelName(int la, int lb, int lq) {
 }
 
 bool OpenMMDFT::tensorUnrolled(int la, int lb, int lq) {
-    return lb == 0 && la <= 1 && la + lb + lq <= THREE_CENTRE_TENSOR_UNROLL_ORDER;  // TENSOR_WRITTEN of the kernel
+    if (lb == 0 && la <= 1)  // TENSOR_WRITTEN of the kernel
+        return la + lb + lq <= THREE_CENTRE_TENSOR_UNROLL_ORDER;
+    return la + lb <= 2 && la + lb + lq <= THREE_CENTRE_GENERAL_TENSOR_UNROLL_ORDER;
 }
 
 std::string OpenMMDFT::tensorKernelName(int la, int lb, int lq) {

@@ -48,6 +48,13 @@ constexpr size_t GRADIENT_PAIR_TABLE_DOUBLES = 32 * 1024 * 1024;
 /// OpenCL compiler took 3x as long for a compilation per class and l.
 constexpr int THREE_CENTRE_TENSOR_UNROLL_ORDER = 3;
 
+/// The tensor kernels of the classes of pair order 2 (p-p, d-s) have compilations for one fitting l too, where
+/// la + lb + lq is at most this: their arrays (the block of results, the Hermite integrals) sized for that l, not for
+/// the largest fitting l (ptxas, sm_90: p-p 2192 bytes of stack -> 232, 592 and 928 for fitting s, p, d; d-s 1760 ->
+/// 112, 448, 720; spills of at most 300 bytes). The classes of higher order kept kilobytes of stack and spilled
+/// kilobytes more (d-p with fitting s: 1424 bytes of stack and 1356 of spill stores; d-d: 3520 and 4136).
+constexpr int THREE_CENTRE_GENERAL_TENSOR_UNROLL_ORDER = 4;
+
 /** Whether the tensor kernel of the pair class (la, lb) has a compilation for the fitting l lq alone. */
 bool tensorUnrolled(int la, int lb, int lq);
 

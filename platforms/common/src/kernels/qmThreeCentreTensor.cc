@@ -7,9 +7,10 @@
  * them). With all three angular momenta known at compile time the Boys function, the Hermite integrals R_tuv and the
  * contractions have fixed bounds, so that their loops unroll (UNROLL) and their arrays are indexed by constants: a GPU
  * keeps them in registers, where with a run-time l they sit in its slow local memory (tens of GB of local loads per
- * MD step for 24 waters, Nsight on an H200). Only the written classes (s-s, p-s) with small orders are compiled so:
- * beyond them the unrolled values did not fit in the registers (ptxas spilled kilobytes, BenchKernelResources), and
- * every further kernel costs the OpenCL compiler time.
+ * MD step for 24 waters, Nsight on an H200). Only the written classes (s-s, p-s) with small orders and the classes of
+ * pair order 2 (p-p, d-s: their arrays then sized for the one l, a fraction of the general compilation's) are compiled
+ * so: beyond them the unrolled values did not fit in the registers (ptxas spilled kilobytes, BenchKernelResources),
+ * and every further kernel costs the OpenCL compiler time.
  *
  * Work items: (pair of the class, fitting shell of the range); consecutive items take consecutive pairs with one
  * fitting shell. Work groups take their items GROUP_SIZE at a time from a counter (nextChunk).
