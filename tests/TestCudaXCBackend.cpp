@@ -102,6 +102,13 @@ TEST(CudaPointCharges, DeviceMatrixAndGradientMatchHost) {
     testDevicePointChargeCases(cuda.factory);
 }
 
+TEST(CudaDeviceArrays, KeptAcrossGeometries) {
+    CudaFactory cuda;
+    if (!cuda.reason.empty())
+        GTEST_SKIP() << cuda.reason;
+    testDeviceArraysKeptAcrossGeometries(cuda.factory);
+}
+
 TEST_P(CudaXCBackend, MatchesTheHostThroughTheEngine) {
     CudaFactory cuda;
     if (!cuda.reason.empty())

@@ -4,6 +4,8 @@
 #include "CentreGroups.h"
 #include "ThreeCentreProgram.h"
 #include "CommonXCBackend.h"
+#include "DeviceArrayPool.h"
+#include "openmm/common/ContextSelector.h"
 #include "OpenCLQMMMKernelFactory.h"
 #include "openmmdft/internal/ContextImplAccess.h"
 #include "openmm/Context.h"
@@ -30,6 +32,7 @@ struct OpenCLFactory {
     System system;
     VerletIntegrator integrator{0.001};
     std::shared_ptr<CommonXCBackendFactory> factory;
+    ComputeContext* cc = nullptr;
     std::string reason;
     OpenCLFactory() {
         QMMMTest::loadPlatformOnce("libOpenMMOpenCL.so", registerQMMMOpenCLKernelFactories);
@@ -42,11 +45,11 @@ struct OpenCLFactory {
             return;
         }
         OpenCLPlatform::PlatformData* data = static_cast<OpenCLPlatform::PlatformData*>(ContextImplAccess().of(*context).getPlatformData());
-        ComputeContext& cc = *data->contexts[0];
-        if (!CommonXCBackendFactory::supported(cc))
+        cc = data->contexts[0];
+        if (!CommonXCBackendFactory::supported(*cc))
             reason = "the OpenCL device has no double precision";
         else
-            factory = std::make_shared<CommonXCBackendFactory>(cc);
+            factory = std::make_shared<CommonXCBackendFactory>(*cc);
     }
 };
 
@@ -170,6 +173,46 @@ TEST(OpenCLPointCharges, DeviceMatrixAndGradientMatchHost) {
     if (!openCL.reason.empty())
         GTEST_SKIP() << openCL.reason;
     testDevicePointChargeCases(openCL.factory);
+}
+
+/** The pool of device arrays: an array given back is taken again (grown where asked for more), and two holders never
+ * share one. */
+TEST(OpenCLDeviceArrayPool, ArraysComeBackAndAreNotShared) {
+    OpenCLFactory openCL;
+    if (!openCL.reason.empty())
+        GTEST_SKIP() << openCL.reason;
+    ContextSelector selector(*openCL.cc);
+    auto pool = std::make_shared<DeviceArrayPool>();
+    ComputeArray* first;
+    {
+        PooledArray a, b;
+        a.take(pool, *openCL.cc, "values", 1000);
+        b.take(pool, *openCL.cc, "values", 1000);
+        EXPECT_NE(a.get(), b.get());
+        EXPECT_GE((*a).getSize(), 1000u);
+        first = a.get();
+        std::vector<double> data((*a).getSize(), 2.5), back;
+        (*a).upload(data);
+        (*a).download(back);
+        EXPECT_EQ(back, data);
+    }
+    EXPECT_GE(pool->bytesKept(), 2 * 1000 * sizeof(double));
+    PooledArray c, d, e;
+    c.take(pool, *openCL.cc, "values", 500);
+    d.take(pool, *openCL.cc, "values", 500);
+    EXPECT_TRUE(c.get() == first || d.get() == first);  // the arrays given back, not new ones
+    EXPECT_EQ(0u, pool->bytesKept());
+    e.take(pool, *openCL.cc, "other", 10);
+    EXPECT_NE(e.get(), first);
+    c.take(pool, *openCL.cc, "values", 5000);  // the one held goes back and comes out grown
+    EXPECT_GE((*c).getSize(), 5000u);
+}
+
+TEST(OpenCLDeviceArrays, KeptAcrossGeometries) {
+    OpenCLFactory openCL;
+    if (!openCL.reason.empty())
+        GTEST_SKIP() << openCL.reason;
+    testDeviceArraysKeptAcrossGeometries(openCL.factory);
 }
 
 TEST_P(OpenCLXCBackend, MatchesTheHostThroughTheEngine) {

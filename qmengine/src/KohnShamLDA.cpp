@@ -516,6 +516,9 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
                                       "): open shell is not supported");
 
     const double tStart = seconds();
+    // The previous geometry's system goes first: a back end that keeps device arrays from one geometry to the next
+    // gets them back for this one, and nothing is held twice while this one is made.
+    last_.reset();
     last_.reset(new System(atoms, mm, settings_, basisDefinition_, auxiliaryDefinition_,
                            settings_.coulomb == CoulombMethod::DensityFitting, *xcFactory_, metricSolver_));
     System& sys = *last_;

@@ -143,8 +143,8 @@ struct PartitionArrays {
 
 class CommonXCBackend : public QM::XCBackend {
 public:
-    CommonXCBackend(ComputeContext& cc, ComputeProgram program, const QM::XCGeometry& geometry)
-        : cc(cc), geometry(geometry), layout(geometry.basis, geometry.grid) {
+    CommonXCBackend(ComputeContext& cc, ComputeProgram program, const QM::XCGeometry& geometry, shared_ptr<DeviceArrayPool> arrays)
+        : cc(cc), geometry(geometry), layout(geometry.basis, geometry.grid), pool(std::move(arrays)) {
         ContextSelector selector(cc);
         const int nbf = geometry.basis.size();
         // The shell tables of the shared shell evaluation (qmengine/src/shared/shellValues.cc), as the host builds them.
@@ -189,7 +189,7 @@ public:
         fixedMatrix.initialize<long long>(cc, (size_t) nbf * nbf, "qmXCFixedPointMatrix");
         fixedMatrix.upload(vector<long long>((size_t) nbf * nbf, 0));
         planChunks();
-        phi.initialize<double>(cc, max<size_t>(largestChunk, 1), "qmXCBasisValues");
+        phi.take(pool, cc, "qmXCBasisValues", max<size_t>(largestChunk, 1));
         createKernels(program);
         if (keepBasisValues && !chunks.empty())
             evaluateBasis(chunks[0]);
@@ -365,10 +365,10 @@ private:
         size_t largest;
         gradientChunks = chunkBatches(budget, false, largest);
         largest = max<size_t>(largest, 1);
-        gradientPhi.initialize<double>(cc, largest, "qmXCGradientPhi");
-        gradientX.initialize<double>(cc, largest, "qmXCGradientX");
+        gradientPhi.take(pool, cc, "qmXCGradientPhi", largest);
+        gradientX.take(pool, cc, "qmXCGradientX", largest);
         for (int c = 0; c < 3; c++)
-            basisGradient[c].initialize<double>(cc, largest, "qmXCBasisGradient");
+            basisGradient[c].take(pool, cc, "qmXCBasisGradient", largest);
         const size_t numPoints = max<size_t>(layout.w.size(), 1);
         pointF.initialize<double>(cc, numPoints, "qmXCPointF");
         pointGradient.initialize<double>(cc, 3 * numPoints, "qmXCPointGradient");
@@ -380,7 +380,7 @@ private:
             for (int i = 0; i < geometry.basis.shells()[s].size(); i++)
                 atomOf[geometry.basis.offset(s) + i] = geometry.basis.shells()[s].atom;
 
-        gradientBasisKernel = basisKernelFor(gradientPhi, basisGradient);
+        gradientBasisKernel = basisKernelFor(*gradientPhi, basisGradient);
 
         // X = Phi D, rho, the functional and f by the SCF's tiled density kernel, on the gradient's chunk buffers.
         gradientDensityKernel = program->createKernel("densityBlocks");
@@ -392,10 +392,10 @@ private:
         for (ComputeArray* a : {&batchFunctionStart, &batchFunctions, &density})
             gradientDensityKernel->addArg(*a);
         gradientDensityKernel->addArg(geometry.basis.size());
-        for (ComputeArray* a : {&gradientPhi, &wv, &pointEnergy, &pointElectrons})
+        for (ComputeArray* a : {gradientPhi.get(), &wv, &pointEnergy, &pointElectrons})
             gradientDensityKernel->addArg(*a);
         gradientDensityKernel->addArg(1);
-        gradientDensityKernel->addArg(gradientX);
+        gradientDensityKernel->addArg(*gradientX);
         gradientDensityKernel->addArg(pointF);
         gradientDensityKernel->addArg(occupied);
         gradientDensityKernel->addArg(0);  // X = Phi D: no orbitals
@@ -406,7 +406,7 @@ private:
         for (ComputeArray* a : {&pointBatch, &batchPointStart, &batchNumFunctions, &batchPhiStart})
             gradientPointsKernel->addArg(*a);
         gradientPointsKernel->addArg(0);  // phiBase (argument 6)
-        for (ComputeArray* a : {&basisGradient[0], &basisGradient[1], &basisGradient[2], &gradientX, &wv, &pointGradient})
+        for (ComputeArray* a : {basisGradient[0].get(), basisGradient[1].get(), basisGradient[2].get(), gradientX.get(), &wv, &pointGradient})
             gradientPointsKernel->addArg(*a);
 
         gradientFunctionsKernel = program->createKernel("gradientFunctions");
@@ -415,7 +415,8 @@ private:
         for (ComputeArray* a : {&batchFunctionStart, &batchPointStart, &batchNumPoints, &batchNumFunctions, &batchPhiStart})
             gradientFunctionsKernel->addArg(*a);
         gradientFunctionsKernel->addArg(0);  // phiBase (argument 7)
-        for (ComputeArray* a : {&basisGradient[0], &basisGradient[1], &basisGradient[2], &gradientX, &wv, &functionGradientSlices})
+        for (ComputeArray* a : {basisGradient[0].get(), basisGradient[1].get(), basisGradient[2].get(), gradientX.get(), &wv,
+                                &functionGradientSlices})
             gradientFunctionsKernel->addArg(*a);
         gradientSlicesKernel = program->createKernel("sumPartialColumns");
         gradientSlicesKernel->addArg(3 * (int) layout.batchFunctions.size());
@@ -464,7 +465,7 @@ private:
 
     /** An evaluateBasis kernel writing values to phi and, when gradients are given, gradients to them too
      * (firstPoint, numPoints and phiBase, argument 9, are set per chunk). */
-    ComputeKernel basisKernelFor(ComputeArray& phi, ComputeArray* gradients) {
+    ComputeKernel basisKernelFor(ComputeArray& phi, const PooledArray* gradients) {
         ComputeKernel kernel = program->createKernel("evaluateBasis");
         kernel->addArg(0);  // firstPoint
         kernel->addArg(0);  // numPoints
@@ -477,13 +478,13 @@ private:
         kernel->addArg(gradients != nullptr ? 1 : 0);
         kernel->addArg(phi);
         for (int c = 0; c < 3; c++)
-            kernel->addArg(gradients != nullptr ? gradients[c] : phi);  // not touched without gradients
+            kernel->addArg(gradients != nullptr ? *gradients[c] : phi);  // not touched without gradients
         return kernel;
     }
 
     void createKernels(ComputeProgram program) {
         this->program = program;
-        basisKernel = basisKernelFor(phi, nullptr);
+        basisKernel = basisKernelFor(*phi, nullptr);
 
         densityKernel = program->createKernel("densityBlocks");
         densityKernel->addArg(0);  // firstBlock
@@ -494,7 +495,7 @@ private:
         for (ComputeArray* a : {&batchFunctionStart, &batchFunctions, &density})
             densityKernel->addArg(*a);
         densityKernel->addArg(geometry.basis.size());
-        for (ComputeArray* a : {&phi, &wv, &pointEnergy, &pointElectrons})
+        for (ComputeArray* a : {phi.get(), &wv, &pointEnergy, &pointElectrons})
             densityKernel->addArg(*a);
         densityKernel->addArg(0);   // no X: the SCF needs rho only
         densityKernel->addArg(wv);  // (X and f are not written)
@@ -511,7 +512,7 @@ private:
         for (ComputeArray* a : {&batchFunctionStart, &batchFunctions})
             matricesKernel->addArg(*a);
         matricesKernel->addArg(geometry.basis.size());
-        for (ComputeArray* a : {&phi, &wv, &fixedMatrix})
+        for (ComputeArray* a : {phi.get(), &wv, &fixedMatrix})
             matricesKernel->addArg(*a);
 
         fixedToMatrixKernel = program->createKernel("fixedToMatrix");
@@ -547,13 +548,18 @@ private:
     ComputeArray blockBatch, blockFirstPoint, tileBatch, tileRow, tileColumn;
     ComputeArray shellCenter, shellL, shellPure, shellPrimStart, shellNumPrim, primExponent, primCoefficient;
     ComputeArray cartPowersArray, pureMatrixArray;
-    ComputeArray phi, wv, pointEnergy, pointElectrons, sums, density, occupied, matrix, fixedMatrix;
+    // The basis values and the gradient's chunk buffers, the largest arrays, from the factory's pool: kept from one
+    // geometry to the next instead of allocated and freed per MD step.
+    shared_ptr<DeviceArrayPool> pool;
+    PooledArray phi;
+    ComputeArray wv, pointEnergy, pointElectrons, sums, density, occupied, matrix, fixedMatrix;
     ComputeKernel basisKernel, densityKernel, matricesKernel, fixedToMatrixKernel, sumsKernel;
     static constexpr int GROUP_SIZE = XC_TILED_GROUP, BATCH_SUM_GROUP = XC_BATCH_SUM_GROUP;
     ComputeProgram program;
     vector<Chunk> gradientChunks;
     vector<int> atomOf;  // the atom of every basis function
-    ComputeArray gradientPhi, gradientX, basisGradient[3], pointF, pointGradient, functionGradient, functionGradientSlices;
+    PooledArray gradientPhi, gradientX, basisGradient[3];
+    ComputeArray pointF, pointGradient, functionGradient, functionGradientSlices;
     ComputeKernel gradientBasisKernel, gradientDensityKernel, gradientPointsKernel, gradientFunctionsKernel, gradientSlicesKernel;
     static constexpr int FUNCTION_GRADIENT_SLICES = XC_FUNCTION_GRADIENT_SLICES;
     // The partition-weight derivatives (XCProgram.h); POINTS_PER_ITEM and COLUMNS_PER_WORK_GROUP size the kernel's
@@ -602,7 +608,7 @@ ComputeProgram CommonXCBackendFactory::programFor(int index) const {
 
 unique_ptr<QM::XCBackend> CommonXCBackendFactory::create(const QM::XCGeometry& geometry) const {
     const int index = geometry.settings.functional == QM::Functional::SVWN5 ? 0 : 1;
-    return unique_ptr<QM::XCBackend>(new CommonXCBackend(cc, programFor(index), geometry));
+    return unique_ptr<QM::XCBackend>(new CommonXCBackend(cc, programFor(index), geometry, arrayPool));
 }
 
 void CommonXCBackendFactory::weights(const vector<QM::QMAtom>& atoms, const QM::GridSettings& settings,

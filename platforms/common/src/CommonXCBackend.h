@@ -6,6 +6,7 @@
 #include "openmm/common/ComputeProgram.h"
 #include "ThreeCentreProgram.h"
 #include "CommonMatrixProducts.h"
+#include "DeviceArrayPool.h"
 #include <functional>
 #include <map>
 #include <tuple>
@@ -86,6 +87,8 @@ private:
     std::unique_ptr<QM::PointChargeEvaluator> charges;
     std::unique_ptr<CommonMatrixProducts> products;
     SymmetricInverse deviceInverse;  ///< empty unless in use
+    /// The back ends' largest arrays (basis values, the gradient's chunk buffers), kept from one geometry to the next.
+    std::shared_ptr<DeviceArrayPool> arrayPool = std::make_shared<DeviceArrayPool>();
 };
 
 } // namespace OpenMMDFT

@@ -175,6 +175,40 @@ inline void testDeviceXCMatchesHost(const std::shared_ptr<const XCBackendFactory
 }
 
 /**
+ * One engine through three geometries (the back end of each made anew, its largest device arrays taken back from the
+ * factory's pool: the basis values, the gradient's chunk buffers; the third geometry has a third water, so that they
+ * grow) against a fresh engine for each geometry: the same energy and gradient to 1e-10 Eh
+ * and 1e-9 Eh/bohr (the same arithmetic; a stale or shared array would differ by far more).
+ */
+inline void testDeviceArraysKeptAcrossGeometries(const std::shared_ptr<const XCBackendFactory>& factory) {
+    QMSettings s;
+    s.basisSet = "DZVP";
+    s.grid.radialPoints = 30;
+    s.grid.angularPoints = 110;
+    s.convergence = 1e-9;
+    const std::vector<PointCharge> mm = {{{5.0, 0.5, 9.0}, -0.8}, {{-4.0, 3.0, 1.0}, 0.4}};
+    std::vector<std::vector<QMAtom>> geometries(3, waterDimer());
+    geometries[1][1].xyz[0] += 0.05;
+    geometries[1][4].xyz[2] -= 0.04;
+    for (int i = 0; i < 3; i++) {  // a third water: more points and functions, so that the kept arrays grow
+        QMAtom atom = geometries[2][i];
+        atom.xyz[1] += 5.6;
+        geometries[2].push_back(atom);
+    }
+    KohnShamLDA kept(s, factory);
+    for (const std::vector<QMAtom>& atoms : geometries) {
+        KohnShamLDA fresh(s, factory);
+        const QMResult k = kept.compute(atoms, 0, mm), f = fresh.compute(atoms, 0, mm);
+        EXPECT_EQ(k.xcBackend, "device");
+        EXPECT_NEAR(k.total, f.total, 1e-10);
+        EXPECT_EQ(k.gridPoints, f.gridPoints);
+        const QMGradient gk = kept.gradient(k), gf = fresh.gradient(f);
+        EXPECT_LT((gk.atoms - gf.atoms).cwiseAbs().maxCoeff(), 1e-9) << "kept\n" << gk.atoms << "\nfresh\n" << gf.atoms;
+        EXPECT_LT((gk.mm - gf.mm).cwiseAbs().maxCoeff(), 1e-9);
+    }
+}
+
+/**
  * The density-fitting tensor and the three-centre gradient computed on the device (McMurchie-Davidson) against
  * Libint2's on the host, through DensityFittedCoulomb: the Coulomb matrix and fit coefficients of a density with
  * every element nonzero, its fitted Coulomb energy, and the gradient of that energy, for water dimer plus methanol (d shells,

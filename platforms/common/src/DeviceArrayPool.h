@@ -1,0 +1,99 @@
+#pragma once
+// Device arrays kept from one geometry to the next (the XC back end is made anew per geometry).
+#include "openmm/common/ComputeArray.h"
+#include "openmm/common/ComputeContext.h"
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace OpenMMDFT {
+
+/**
+ * Device arrays of doubles that objects made per geometry take and give back, so that an MD step does not allocate
+ * and free them again: on CUDA each allocation is a cuMemAlloc and each release a cuMemFree, which waits for the whole
+ * device (the basis values and the gradient's chunk buffers are hundreds of MB per step for a few QM waters;
+ * tools/device-allocations/count.sh counts a step's buffers). An array is taken by one holder at a time, so two live
+ * holders never share one. Arrays grow (their contents lost) with a sixteenth more room than asked, so that a grid
+ * that gains a few points from one step to the next does not make them grow again.
+ */
+class DeviceArrayPool {
+public:
+    /** An array named name of at least size doubles, for the caller alone until it is given back. */
+    std::unique_ptr<OpenMM::ComputeArray> take(OpenMM::ComputeContext& cc, const std::string& name, size_t size) {
+        std::unique_ptr<OpenMM::ComputeArray> array;
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            auto kept = free.find(name);
+            if (kept != free.end()) {
+                array = std::move(kept->second);
+                free.erase(kept);
+            }
+        }
+        if (!array) {
+            array.reset(new OpenMM::ComputeArray());
+            array->initialize<double>(cc, withRoom(size), name);
+        }
+        else if (array->getSize() < size)
+            array->resize(withRoom(size));
+        return array;
+    }
+    /** Gives array (taken from this pool) back for the next holder. */
+    void give(std::unique_ptr<OpenMM::ComputeArray> array) {
+        if (!array || !array->isInitialized())
+            return;
+        std::lock_guard<std::mutex> lock(mutex);
+        const std::string name = array->getName();
+        free.emplace(name, std::move(array));
+    }
+    /** Bytes of the arrays the pool holds now (not those taken). */
+    size_t bytesKept() const {
+        std::lock_guard<std::mutex> lock(mutex);
+        size_t bytes = 0;
+        for (const auto& kept : free)
+            bytes += kept.second->getSize() * kept.second->getElementSize();
+        return bytes;
+    }
+
+private:
+    static size_t withRoom(size_t size) {
+        return std::max<size_t>(size + size / 16, 1);
+    }
+    mutable std::mutex mutex;
+    std::multimap<std::string, std::unique_ptr<OpenMM::ComputeArray>> free;
+};
+
+/** An array taken from a DeviceArrayPool, given back when this goes (or when another is taken in its place). */
+class PooledArray {
+public:
+    PooledArray() = default;
+    PooledArray(const PooledArray&) = delete;
+    PooledArray& operator=(const PooledArray&) = delete;
+    ~PooledArray() {
+        release();
+    }
+    /** Takes the array of name with room for size doubles from pool (which must outlive this). */
+    void take(std::shared_ptr<DeviceArrayPool> from, OpenMM::ComputeContext& cc, const std::string& name, size_t size) {
+        release();
+        pool = std::move(from);
+        array = pool->take(cc, name, size);
+    }
+    OpenMM::ComputeArray& operator*() const {
+        return *array;
+    }
+    OpenMM::ComputeArray* get() const {
+        return array.get();
+    }
+
+private:
+    void release() {
+        if (pool)
+            pool->give(std::move(array));
+        array.reset();
+    }
+    std::shared_ptr<DeviceArrayPool> pool;
+    std::unique_ptr<OpenMM::ComputeArray> array;
+};
+
+} // namespace OpenMMDFT
