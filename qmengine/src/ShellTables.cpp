@@ -20,9 +20,6 @@ ShellTables::ShellTables(const BasisSet& basis) {
         exponent.insert(exponent.end(), s.exponents.begin(), s.exponents.end());
         coefficient.insert(coefficient.end(), s.coefficients.begin(), s.coefficients.end());
     }
-    for (int k = 0; k <= 3; k++)
-        for (const auto& c : cartesianComponents(k))
-            cartPowers.insert(cartPowers.end(), {c[0], c[1], c[2]});
     for (int k = 2; k <= 3; k++) {
         const Eigen::MatrixXd& m = cartesianToPure(k);
         for (int r = 0; r < m.rows(); r++)

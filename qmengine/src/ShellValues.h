@@ -25,7 +25,7 @@ inline void shellValuesAt(const ShellTables& t, int s, double x, double y, doubl
                           double* gradY = nullptr, double* gradZ = nullptr) {
     SharedKernels::shellValues(s, x - t.center[3 * s], y - t.center[3 * s + 1], z - t.center[3 * s + 2], t.l.data(), t.pure.data(),
                                t.primStart.data(), t.numPrim.data(), t.exponent.data(), t.coefficient.data(),
-                               t.cartPowers.data(), t.pureMatrix.data(), gradX != nullptr ? 1 : 0, value, gradX, gradY, gradZ);
+                               t.pureMatrix.data(), gradX != nullptr ? 1 : 0, value, gradX, gradY, gradZ);
 }
 
 /**

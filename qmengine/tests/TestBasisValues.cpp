@@ -4,6 +4,7 @@
 #include "TestUtil.h"
 #include "../src/ShellValues.h"
 #include "../src/VectorExp.h"
+#include "openmmdft/qm/Angular.h"
 #include "openmmdft/qm/Basis.h"
 #include <gtest/gtest.h>
 #include <cmath>
@@ -39,6 +40,22 @@ void testPoints(const std::vector<QMAtom>& atoms, int n, std::vector<double>& x,
     }
 }
 } // namespace
+
+/** The shared evaluation's cartesian powers, worked out from the component's index (so that a GPU keeps them in
+ * registers), are the engine's order of cartesian components (libint's), for every l it evaluates. */
+TEST(BasisValues, CartesianPowersInTheEnginesOrder) {
+    for (int l = 0; l <= 3; l++) {
+        const auto& components = cartesianComponents(l);
+        ASSERT_EQ((int) components.size(), (l + 1) * (l + 2) / 2);
+        for (int c = 0; c < (int) components.size(); c++) {
+            int a, b, e;
+            SharedKernels::cartesianPowersOf(l, c, &a, &b, &e);
+            EXPECT_EQ(components[c][0], a) << "l " << l << " component " << c;
+            EXPECT_EQ(components[c][1], b) << "l " << l << " component " << c;
+            EXPECT_EQ(components[c][2], e) << "l " << l << " component " << c;
+        }
+    }
+}
 
 TEST(BasisValues, ChunkedPointsMatchTheSharedOnePointEvaluation) {
     const auto atoms = water();

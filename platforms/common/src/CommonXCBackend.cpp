@@ -176,7 +176,6 @@ public:
         uploadArray(cc, shellNumPrim, shells.numPrim, "qmXCShellNumPrim");
         uploadArray(cc, primExponent, shells.exponent, "qmXCPrimExponent");
         uploadArray(cc, primCoefficient, shells.coefficient, "qmXCPrimCoefficient");
-        uploadArray(cc, cartPowersArray, shells.cartPowers, "qmXCCartPowers");
         uploadArray(cc, pureMatrixArray, shells.pureMatrix, "qmXCPureMatrix");
         const size_t numPoints = max<size_t>(layout.w.size(), 1);
         wv.initialize<double>(cc, numPoints, "qmXCWeightedPotential");
@@ -473,7 +472,7 @@ private:
             kernel->addArg(*a);
         kernel->addArg(0);  // phiBase
         for (ComputeArray* a : {&batchShellStart, &batchNumShells, &batchShells, &batchShellColumn, &shellCenter, &shellL, &shellPure,
-                                &shellPrimStart, &shellNumPrim, &primExponent, &primCoefficient, &cartPowersArray, &pureMatrixArray})
+                                &shellPrimStart, &shellNumPrim, &primExponent, &primCoefficient, &pureMatrixArray})
             kernel->addArg(*a);
         kernel->addArg(gradients != nullptr ? 1 : 0);
         kernel->addArg(phi);
@@ -547,7 +546,7 @@ private:
     ComputeArray batchShellStart, batchNumShells, batchShells, batchShellColumn, batchPhiStart;
     ComputeArray blockBatch, blockFirstPoint, tileBatch, tileRow, tileColumn;
     ComputeArray shellCenter, shellL, shellPure, shellPrimStart, shellNumPrim, primExponent, primCoefficient;
-    ComputeArray cartPowersArray, pureMatrixArray;
+    ComputeArray pureMatrixArray;
     // The basis values and the gradient's chunk buffers, the largest arrays, from the factory's pool: kept from one
     // geometry to the next instead of allocated and freed per MD step.
     shared_ptr<DeviceArrayPool> pool;

@@ -29,7 +29,7 @@ KERNEL void evaluateBasis(int firstPoint, int numPoints, GLOBAL const double* RE
                           GLOBAL const int* RESTRICT shellL, GLOBAL const int* RESTRICT shellPure,
                           GLOBAL const int* RESTRICT shellPrimStart, GLOBAL const int* RESTRICT shellNumPrim,
                           GLOBAL const double* RESTRICT primExponent, GLOBAL const double* RESTRICT primCoefficient,
-                          GLOBAL const int* RESTRICT cartPowers, GLOBAL const double* RESTRICT pureMatrix, int withGradients,
+                          GLOBAL const double* RESTRICT pureMatrix, int withGradients,
                           GLOBAL double* RESTRICT phi, GLOBAL double* RESTRICT dphiX, GLOBAL double* RESTRICT dphiY,
                           GLOBAL double* RESTRICT dphiZ) {
     for (int pt = firstPoint+GLOBAL_ID; pt < firstPoint+numPoints; pt += GLOBAL_SIZE) {
@@ -38,7 +38,7 @@ KERNEL void evaluateBasis(int firstPoint, int numPoints, GLOBAL const double* RE
         for (int k = batchShellStart[b]; k < batchShellStart[b]+batchNumShells[b]; k++) {
             const int s = batchShells[k], col = row + batchShellColumn[k];
             shellValues(s, pointX[pt]-shellCenter[3*s], pointY[pt]-shellCenter[3*s+1], pointZ[pt]-shellCenter[3*s+2], shellL, shellPure,
-                        shellPrimStart, shellNumPrim, primExponent, primCoefficient, cartPowers, pureMatrix, withGradients, phi+col,
+                        shellPrimStart, shellNumPrim, primExponent, primCoefficient, pureMatrix, withGradients, phi+col,
                         dphiX+col, dphiY+col, dphiZ+col);
         }
     }

@@ -13,7 +13,6 @@ struct ShellTables {
     std::vector<int> l, pure, primStart, numPrim;  ///< per shell (pure: 1 for real solid harmonics with l >= 2)
     std::vector<double> center;                    ///< per shell, x y z (bohr)
     std::vector<double> exponent, coefficient;     ///< per primitive
-    std::vector<int> cartPowers;                   ///< (a, b, c) of every cartesian component of l = 0..3, libint's order
     std::vector<double> pureMatrix;                ///< cartesian -> real solid harmonic rows of d (5 x 6), then f (7 x 10)
 };
 
