@@ -78,6 +78,21 @@ TEST_P(CudaKernelCompile, AddHostForces) {
     EXPECT_TRUE(log.empty()) << log;
 }
 
+/** ptxas's resources (sm_90) of every kernel of the three-centre program for the QM/MM benchmark's bases, DZVP
+ * (l <= 2) and def2-universal-jfit (l <= 4), by kernel name; compiled once for the tests that read them (empty, with
+ * a failure, if NVRTC fails). */
+static map<string, KernelResources> benchmarkProgramResources() {
+    static map<string, KernelResources> byName;
+    static string log;
+    static const bool compiled = compileWithNvrtc(threeCentreProgramSource(2, 4, false), threeCentreDefines(2, 4, false),
+                                                  {"--gpu-architecture=sm_90", "--std=c++17", "--ptxas-options=-v"}, log);
+    EXPECT_TRUE(compiled) << log;
+    if (compiled && byName.empty())
+        for (const KernelResources& r : ptxasResources(log))
+            byName[r.kernel] = r;
+    return byName;
+}
+
 /**
  * The integral kernels compiled for one fitting l (the tensor's and the gradient's s-s and p-s classes) exist so that
  * their private arrays stay in registers on a GPU: ptxas (sm_90, an H100/H200, as OpenMM's CUDA platform builds for
@@ -86,13 +101,8 @@ TEST_P(CudaKernelCompile, AddHostForces) {
  * (l <= 4).
  */
 TEST(CudaKernelResources, IntegralKernelsForOneFittingLKeepNoStack) {
-    string log;
-    ASSERT_TRUE(compileWithNvrtc(threeCentreProgramSource(2, 4, false), threeCentreDefines(2, 4, false),
-                                 {"--gpu-architecture=sm_90", "--std=c++17", "--ptxas-options=-v"}, log))
-        << log;
-    map<string, KernelResources> byName;
-    for (const KernelResources& r : ptxasResources(log))
-        byName[r.kernel] = r;
+    map<string, KernelResources> byName = benchmarkProgramResources();
+    ASSERT_FALSE(byName.empty());
     for (const string& kernel : {"threeCentreTensor_0_0_0", "threeCentreTensor_0_0_1", "threeCentreTensor_0_0_2", "threeCentreTensor_1_0_0",
                                  "threeCentreGradient_0_0_0", "threeCentreGradient_0_0_1", "threeCentreGradient_0_0_2"}) {
         ASSERT_EQ(1u, byName.count(kernel)) << kernel << " not in ptxas's report";
@@ -106,13 +116,8 @@ TEST(CudaKernelResources, IntegralKernelsForOneFittingLKeepNoStack) {
 /** The gradient kernels of the general classes (p-p, d-s, d-p, d-d) for one fitting l keep a fraction of the stack of
  * their class's kernel for any l: their arrays are sized for that l and mostly in registers. */
 TEST(CudaKernelResources, GeneralGradientKernelsForOneFittingLKeepLessStack) {
-    string log;
-    ASSERT_TRUE(compileWithNvrtc(threeCentreProgramSource(2, 4, false), threeCentreDefines(2, 4, false),
-                                 {"--gpu-architecture=sm_90", "--std=c++17", "--ptxas-options=-v"}, log))
-        << log;
-    map<string, KernelResources> byName;
-    for (const KernelResources& r : ptxasResources(log))
-        byName[r.kernel] = r;
+    map<string, KernelResources> byName = benchmarkProgramResources();
+    ASSERT_FALSE(byName.empty());
     int compilations = 0;
     for (int la = 1; la <= 2; la++)
         for (int lb = (la == 1 ? 1 : 0); lb <= la; lb++)

@@ -29,6 +29,15 @@
 #else
 #define GRADIENT_NAME(f) CLASS_NAME(f)
 #endif
+/* W += the potential of fitting shell q's fitted density on the Hermite functions up to `order` of the gradient
+ * kernels' primitive pair (p at P), F and R their scratch: with the compilation's fitting l where it has one. */
+#if CLASS_LQ >= 0
+#define ADD_FITTING_SHELL_POTENTIAL(q, order) \
+    addFittingShellPotentialOfL(q, CLASS_LQ, p, P, order, auxPrimStart, auxNumPrim, auxCenter, auxExponent, fitted, boysTable, boys, F, R, W)
+#else
+#define ADD_FITTING_SHELL_POTENTIAL(q, order) \
+    addFittingShellPotential(q, p, P, order, auxL, auxPrimStart, auxNumPrim, auxCenter, auxExponent, fitted, boysTable, boys, F, R, W)
+#endif
 /* The class's Hermite orders: the tensor needs la+lb+lq, the gradient one more (a raised bra or ket). */
 #define CLASS_PAIR_ORDER (CLASS_LA+CLASS_LB)
 #define CLASS_TENSOR_ORDER (CLASS_PAIR_ORDER+AUX_L)
@@ -132,13 +141,7 @@ KERNEL AT_MOST_128_REGISTERS void GRADIENT_NAME(threeCentreGradient)(int pairBeg
                     }
 #else
                     for (int position = centreFirst; position < centreEnd; position++)
-#if CLASS_LQ >= 0
-                        addFittingShellPotentialOfL(auxShellList[position], CLASS_LQ, p, P, order, auxPrimStart, auxNumPrim, auxCenter,
-                                                    auxExponent, fitted, boysTable, boys, F, R, W);
-#else
-                        addFittingShellPotential(auxShellList[position], p, P, order, auxL, auxPrimStart, auxNumPrim, auxCenter,
-                                                 auxExponent, fitted, boysTable, boys, F, R, W);
-#endif
+                        ADD_FITTING_SHELL_POTENTIAL(auxShellList[position], order);
                     lowClassDerivativeSums(CLASS_LA, Dc, a, b, p, PA, PB, W, sa, sb);
                     for (int d = 0; d < 3; d++) {
                         gA[d] += sa[d];
@@ -320,13 +323,7 @@ KERNEL AT_MOST_128_REGISTERS void GRADIENT_NAME(threeCentreGradient)(int pairBeg
                 for (int n = 0; n < count; n++)
                     W[n] = 0;
                 for (int position = centreFirst; position < centreEnd; position++)
-#if CLASS_LQ >= 0
-                    addFittingShellPotentialOfL(auxShellList[position], CLASS_LQ, p, P, pairOrder, auxPrimStart, auxNumPrim, auxCenter,
-                                                auxExponent, fitted, boysTable, boys, F, R, W);
-#else
-                    addFittingShellPotential(auxShellList[position], p, P, pairOrder, auxL, auxPrimStart, auxNumPrim, auxCenter,
-                                             auxExponent, fitted, boysTable, boys, F, R, W);
-#endif
+                    ADD_FITTING_SHELL_POTENTIAL(auxShellList[position], pairOrder);
                 GLOBAL const double* RESTRICT DA = pairTable+4*tableStride+slot;
                 GLOBAL const double* RESTRICT DB = pairTable+(4+3*count)*tableStride+slot;
                 for (int d = 0; d < 3; d++) {
@@ -417,6 +414,7 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(pointChargeMatrix)(int pairBegin, i
 #endif
 
 #undef CLASS_WRITTEN
+#undef ADD_FITTING_SHELL_POTENTIAL
 #undef GRADIENT_NAME
 #undef CLASS_NAME
 #undef CLASS_PAIR_ORDER
