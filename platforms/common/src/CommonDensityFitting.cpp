@@ -40,8 +40,9 @@ const double TARGET_GRADIENT_ITEMS = 262144;
 class CommonDensityFittingContractions : public QM::DensityFittingContractions {
 public:
     static constexpr double MAX_TENSOR_BYTES = 4.0 * 1073741824.0;
-    CommonDensityFittingContractions(ComputeContext& cc, ComputeProgram program, ThreeCentreProgramSource integralProgram)
-        : cc(cc), program(program), integralProgram(integralProgram) {
+    CommonDensityFittingContractions(ComputeContext& cc, ComputeProgram program, ThreeCentreProgramSource integralProgram,
+                                     shared_ptr<DeviceArrayPool> pool)
+        : cc(cc), program(program), integralProgram(integralProgram), pool(std::move(pool)) {
     }
     bool store(const Eigen::MatrixXd& B) override {
         ContextSelector selector(cc);
@@ -57,8 +58,8 @@ public:
         if (!allocate(task.rows, task.columns))
             return false;
         integrals = integralProgram(task.basis.maxL, task.aux.maxL, false);
-        basis.upload(cc, task.basis, 0);
-        aux.upload(cc, task.aux, task.rows);
+        basis.upload(pool, cc, task.basis, 0);
+        aux.upload(pool, cc, task.aux, task.rows);
         // The pairs in classes of equal angular momenta (the class kernels) and primitive counts: the threads of a warp
         // (consecutive pairs, one fitting shell) then run the same loops. Each pair carries its columns, so the order
         // is free.
@@ -86,11 +87,11 @@ public:
         prepareMetricGradient(task);
         // The fitting primitives' cartesian Hermite coefficients, read by the tensor and the gradient's fitted density.
         auxMaxL = task.aux.maxL;
-        const int numAuxPrimitives = (int) task.aux.exponent.size();
+        numAuxPrimitives = (int) task.aux.exponent.size();
         sizeArray(fittingHermite, (size_t) max(1, numAuxPrimitives) * cartesianCount(auxMaxL) * hermiteCount(auxMaxL), "qmDFFittingHermite");
         ComputeKernel tableKernel = integrals->createKernel("fittingCartesianHermite");
         tableKernel->addArg(numAuxShells);
-        for (ComputeArray* a : {&aux.l, &aux.primStart, &aux.numPrim, &aux.exponent, &fittingHermite})
+        for (ComputeArray* a : {aux.l.get(), aux.primStart.get(), aux.numPrim.get(), aux.exponent.get(), &fittingHermite})
             tableKernel->addArg(*a);
         tableKernel->execute(numAuxShells);
         // The tensor kernels per class of pairs, with the fitting shells listed by l (auxShellsByL) so that a compilation
@@ -123,9 +124,9 @@ public:
                 kernel->addArg(c.end - c.begin);
                 kernel->addArg(numShells);
                 kernel->addArg(rows);
-                for (ComputeArray* a : {&pairFirst, &pairSecond, &pairColumn, &basis.l, &basis.primStart, &basis.numPrim, &basis.center,
-                                        &basis.exponent, &basis.coefficient, &auxShellsByL, &aux.l, &aux.primStart, &aux.numPrim,
-                                        &aux.offset, &aux.size, &aux.center, &aux.exponent, &aux.coefficient, &auxTransform,
+                for (ComputeArray* a : {&pairFirst, &pairSecond, &pairColumn, basis.l.get(), basis.primStart.get(), basis.numPrim.get(), basis.center.get(),
+                                        basis.exponent.get(), basis.coefficient.get(), &auxShellsByL, aux.l.get(), aux.primStart.get(), aux.numPrim.get(),
+                                        aux.offset.get(), aux.size.get(), aux.center.get(), aux.exponent.get(), aux.coefficient.get(), &auxTransform,
                                         &auxTransformStart, &fittingHermite, &boysTable})
                     kernel->addArg(*a);
                 kernel->addArg(boys.step);
@@ -163,10 +164,10 @@ public:
         const Eigen::VectorXd quarter = -0.25 * c;
         uploadVector(cc, metricDensity, vector<double>(quarter.data(), quarter.data() + quarter.size()), "qmDFMetricGradientDensity");
         // The fitted density's Hermite coefficients per fitting primitive, once for every pair that meets them.
-        sizeArray(fittedHermite, max<size_t>(1, aux.exponent.getSize()) * hermiteCount(auxMaxL), "qmDFFittedHermite");
+        sizeArray(fittedHermite, (size_t) max(1, numAuxPrimitives) * hermiteCount(auxMaxL), "qmDFFittedHermite");
         ComputeKernel fittedKernel = integrals->createKernel("fittedDensityHermite");
         fittedKernel->addArg(numAuxShells);
-        for (ComputeArray* a : {&aux.l, &aux.primStart, &aux.numPrim, &aux.cartesianOffset, &aux.coefficient, &coefficientArray,
+        for (ComputeArray* a : {aux.l.get(), aux.primStart.get(), aux.numPrim.get(), aux.cartesianOffset.get(), aux.coefficient.get(), &coefficientArray,
                                 &fittingHermite, &fittedHermite})
             fittedKernel->addArg(*a);
         fittedKernel->execute(numAuxShells);
@@ -307,7 +308,7 @@ private:
         shells.center.insert(shells.center.end(), {0.0, 0.0, 0.0});
         shells.exponent.push_back(0.0);
         shells.coefficient.push_back(1.0);
-        metricShells.upload(cc, shells, task.rows + 1);
+        metricShells.upload(pool, cc, shells, task.rows + 1);
         vector<int> first(numAuxShells), second(numAuxShells, unit);
         for (int q = 0; q < numAuxShells; q++)
             first[q] = q;
@@ -380,6 +381,7 @@ private:
     ComputeContext& cc;
     ComputeProgram program, integrals;
     ThreeCentreProgramSource integralProgram;
+    shared_ptr<DeviceArrayPool> pool;  // the shell tables' arrays (DeviceShells), kept from one geometry to the next
     int rows = 0, columns = 0, slices = 1;
     ComputeArray tensor, pairVector, auxVector, fitPartial;
     ComputeKernel fitKernel, fitSumKernel, projectKernel;
@@ -389,7 +391,7 @@ private:
     ComputeKernel firstFitKernel, metricProductKernel, residualKernel, correctionKernel, refinedFitKernel;
     // The integrals' inputs, kept for the gradient of the same geometry.
     bool integralsHere = false;
-    int numPairs = 0, numAuxShells = 0, numAtoms = 0;
+    int numPairs = 0, numAuxShells = 0, numAuxPrimitives = 0, numAtoms = 0;
     vector<PairClassRange> pairClasses;  // of pairFirst and pairSecond, sorted by class
     BoysParameters boys;
     DeviceShells basis, aux;
@@ -413,6 +415,8 @@ private:
 } // namespace
 
 unique_ptr<QM::DensityFittingContractions> OpenMMDFT::createDensityFittingContractions(ComputeContext& cc, ComputeProgram contractionProgram,
-                                                                                       ThreeCentreProgramSource integralProgram) {
-    return unique_ptr<QM::DensityFittingContractions>(new CommonDensityFittingContractions(cc, contractionProgram, integralProgram));
+                                                                                       ThreeCentreProgramSource integralProgram,
+                                                                                       shared_ptr<DeviceArrayPool> pool) {
+    return unique_ptr<QM::DensityFittingContractions>(
+        new CommonDensityFittingContractions(cc, contractionProgram, integralProgram, std::move(pool)));
 }

@@ -51,8 +51,8 @@ std::vector<int> groupStarts(int numCharges, int perGroup) {
 
 } // namespace
 
-CommonPointCharges::CommonPointCharges(ComputeContext& cc, ThreeCentreProgramSource integralProgram)
-    : cc(cc), integralProgram(integralProgram) {
+CommonPointCharges::CommonPointCharges(ComputeContext& cc, ThreeCentreProgramSource integralProgram, shared_ptr<DeviceArrayPool> pool)
+    : cc(cc), integralProgram(integralProgram), pool(std::move(pool)) {
 }
 
 bool CommonPointCharges::matrix(const QM::ThreeCentreTask& task, const vector<double>& weights, Eigen::MatrixXd& cartesianMatrix) const {
@@ -77,40 +77,42 @@ bool CommonPointCharges::matrix(const QM::ThreeCentreTask& task, const vector<do
     const int numGroups = (int) groupStart.size() - 1;
     ContextSelector selector(cc);
     ComputeProgram program = integralProgram(task.basis.maxL, 0, true);
+    // The arrays from the pool (kept from one call to the next, at least as long as asked; the kernels take the counts).
     DeviceShells basis;
-    basis.upload(cc, task.basis, 0);
-    ComputeArray pairFirst, pairSecond, blockStartArray, groupStartArray, centers, weightArray, boysTable, partial, total;
-    uploadVector(cc, pairFirst, first, "qmChargeMatrixPairFirst");
-    uploadVector(cc, pairSecond, second, "qmChargeMatrixPairSecond");
-    uploadVector(cc, blockStartArray, blockStart, "qmChargeMatrixBlockStart");
-    uploadVector(cc, groupStartArray, groupStart, "qmChargeMatrixGroupStart");
-    uploadVector(cc, centers, task.aux.center, "qmChargeMatrixCenters");
-    uploadVector(cc, weightArray, weights, "qmChargeMatrixWeights");
-    uploadVector(cc, boysTable, task.boysTable, "qmChargeMatrixBoysTable");
-    partial.initialize<double>(cc, (size_t) numGroups * elements, "qmChargeMatrixPartial");  // every element is written
-    total.initialize<double>(cc, elements, "qmChargeMatrixTotal");
+    basis.upload(pool, cc, task.basis, 0);
+    PooledArray pairFirst, pairSecond, blockStartArray, groupStartArray, centers, weightArray, boysTable, partial, total;
+    pairFirst.upload(pool, cc, first, "qmChargeMatrixPairFirst");
+    pairSecond.upload(pool, cc, second, "qmChargeMatrixPairSecond");
+    blockStartArray.upload(pool, cc, blockStart, "qmChargeMatrixBlockStart");
+    groupStartArray.upload(pool, cc, groupStart, "qmChargeMatrixGroupStart");
+    centers.upload(pool, cc, task.aux.center, "qmChargeMatrixCenters");
+    weightArray.upload(pool, cc, weights, "qmChargeMatrixWeights");
+    boysTable.upload(pool, cc, task.boysTable, "qmChargeMatrixBoysTable");
+    partial.take(pool, cc, "qmChargeMatrixPartial", (size_t) numGroups * elements);  // every element is written
+    total.take(pool, cc, "qmChargeMatrixTotal", elements);
     const BoysParameters boys = BoysParameters::of(task);
     ComputeArray counter;
     launchClassKernels(program, "pointChargeMatrix", classes.ranges, numGroups, [&](ComputeKernel& kernel) {
         kernel->addArg(numGroups);
         kernel->addArg(elements);
-        for (ComputeArray* a : {&pairFirst, &pairSecond, &blockStartArray, &basis.l, &basis.primStart, &basis.numPrim, &basis.center,
-                                &basis.exponent, &basis.coefficient, &groupStartArray, &centers, &weightArray, &boysTable})
+        for (ComputeArray* a : {pairFirst.get(), pairSecond.get(), blockStartArray.get(), basis.l.get(), basis.primStart.get(),
+                                basis.numPrim.get(), basis.center.get(), basis.exponent.get(), basis.coefficient.get(), groupStartArray.get(),
+                                centers.get(), weightArray.get(), boysTable.get()})
             kernel->addArg(*a);
         kernel->addArg(boys.step);
         kernel->addArg(boys.end);
         kernel->addArg(boys.orders);
         kernel->addArg(boys.taylorTerms);
-        kernel->addArg(partial);
+        kernel->addArg(*partial);
     }, cc, counter);
     ComputeKernel sum = program->createKernel("sumChargeGroups");
     sum->addArg(elements);
     sum->addArg(numGroups);
-    sum->addArg(partial);
-    sum->addArg(total);
+    sum->addArg(*partial);
+    sum->addArg(*total);
     sum->execute(elements, 64);
-    vector<double> blocks;
-    total.download(blocks);
+    vector<double> blocks((*total).getSize());  // the first elements are the blocks
+    (*total).download(blocks.data());
     // The pairs' blocks (i, j) i-major into the symmetric matrix.
     cartesianMatrix = Eigen::MatrixXd::Zero(size, size);
     for (int k = 0; k < numPairs; k++) {
@@ -148,7 +150,8 @@ public:
     bool read = false;
     DeviceShells basis, charges;
     GradientWork groups;
-    ComputeArray pairFirst, pairSecond, boysTable, density, coefficients, gradient, counter;
+    PooledArray pairFirst, pairSecond, boysTable, density, coefficients;
+    ComputeArray gradient, counter;  // gradient: exactly the atoms' and charges' rows (readThreeCentreGradient)
 };
 
 } // namespace
@@ -160,11 +163,11 @@ unique_ptr<QM::PointChargeGradientInFlight> CommonPointCharges::startGradient(co
         return nullptr;
     ContextSelector selector(cc);
     ComputeProgram program = integralProgram(task.basis.maxL, 0, true);
-    // Every array is made for this call (the number of charges changes from step to step) and lives in the returned
+    // The arrays are this call's (from the pool, given back when the returned object goes) and live in the returned
     // object until the host has read the gradient: the launch runs on after this returns.
     unique_ptr<DevicePointChargeGradient> g(new DevicePointChargeGradient(cc, numAtoms, numCharges));
-    g->basis.upload(cc, task.basis, 0);
-    g->charges.upload(cc, task.aux, numCharges);
+    g->basis.upload(pool, cc, task.basis, 0);
+    g->charges.upload(pool, cc, task.aux, numCharges);
     const PairClasses classes = PairClasses::of(task.pairFirst, task.pairSecond, task.basis.l, task.basis.numPrim);
     // One launch per class over every charge in order.
     vector<int> everyCharge(numCharges);
@@ -177,15 +180,15 @@ unique_ptr<QM::PointChargeGradientInFlight> CommonPointCharges::startGradient(co
         const int classPairs = classes.ranges[c].end - classes.ranges[c].begin;
         return groupStarts(numCharges, chargesPerGroup(numCharges, classPairs, TARGET_GRADIENT_ITEMS, numCharges, MAX_CHARGES_PER_ITEM));
     }, "qmChargeGroupStart");
-    uploadVector(cc, g->pairFirst, classes.sorted(task.pairFirst), "qmChargePairFirst");
-    uploadVector(cc, g->pairSecond, classes.sorted(task.pairSecond), "qmChargePairSecond");
-    uploadVector(cc, g->boysTable, task.boysTable, "qmChargeBoysTable");
-    uploadVector(cc, g->density, vector<double>(D.data(), D.data() + D.size()), "qmChargeDensity");  // symmetric
-    uploadVector(cc, g->coefficients, weights, "qmChargeWeights");
+    g->pairFirst.upload(pool, cc, classes.sorted(task.pairFirst), "qmChargePairFirst");
+    g->pairSecond.upload(pool, cc, classes.sorted(task.pairSecond), "qmChargePairSecond");
+    g->boysTable.upload(pool, cc, task.boysTable, "qmChargeBoysTable");
+    g->density.upload(pool, cc, vector<double>(D.data(), D.data() + D.size()), "qmChargeDensity");  // symmetric
+    g->coefficients.upload(pool, cc, weights, "qmChargeWeights");
     uploadVector(cc, g->gradient, vector<long long>(3 * (numAtoms + numCharges), 0), "qmChargeGradient");
     // Point charges, each its own centre in the rows after the atoms'.
-    launchThreeCentreGradient(cc, program, classes.ranges, g->groups, (int) D.rows(), g->pairFirst, g->pairSecond, g->basis,
-                              numAtoms, g->charges, g->boysTable, BoysParameters::of(task), g->density,
-                              g->coefficients, g->coefficients, g->gradient, g->counter);  // no fitted density: charges
+    launchThreeCentreGradient(cc, program, classes.ranges, g->groups, (int) D.rows(), *g->pairFirst, *g->pairSecond, g->basis,
+                              numAtoms, g->charges, *g->boysTable, BoysParameters::of(task), *g->density,
+                              *g->coefficients, *g->coefficients, g->gradient, g->counter);  // no fitted density: charges
     return unique_ptr<QM::PointChargeGradientInFlight>(g.release());
 }

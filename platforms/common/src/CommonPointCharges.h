@@ -4,6 +4,7 @@
 #include "openmmdft/qm/XCBackend.h"
 #include "openmm/common/ComputeContext.h"
 #include "openmm/common/ComputeProgram.h"
+#include "DeviceArrayPool.h"
 #include "ThreeCentreProgram.h"
 #include <functional>
 
@@ -19,13 +20,15 @@ namespace OpenMMDFT {
  */
 class CommonPointCharges : public QM::PointChargeEvaluator {
 public:
-    CommonPointCharges(OpenMM::ComputeContext& cc, ThreeCentreProgramSource integralProgram);
+    /** pool: where the per-call arrays (shell tables, pair lists, charges) come from, kept from one call to the next. */
+    CommonPointCharges(OpenMM::ComputeContext& cc, ThreeCentreProgramSource integralProgram, std::shared_ptr<DeviceArrayPool> pool);
     bool matrix(const QM::ThreeCentreTask& task, const std::vector<double>& weights, Eigen::MatrixXd& cartesianMatrix) const override;
     std::unique_ptr<QM::PointChargeGradientInFlight> startGradient(const QM::ThreeCentreTask& task, const std::vector<double>& weights,
                                                                    const Eigen::MatrixXd& cartesianDensity, int numAtoms) const override;
 private:
     OpenMM::ComputeContext& cc;
     ThreeCentreProgramSource integralProgram;
+    std::shared_ptr<DeviceArrayPool> pool;
 };
 
 } // namespace OpenMMDFT

@@ -574,14 +574,14 @@ private:
 } // namespace
 
 CommonXCBackendFactory::CommonXCBackendFactory(ComputeContext& cc, DeviceSymmetricInverse inverse) : cc(cc) {
-    charges.reset(new CommonPointCharges(cc, threeCentreSource()));
+    charges.reset(new CommonPointCharges(cc, threeCentreSource(), arrayPool));
     if (inverse != nullptr)
         deviceInverse = inverse(cc);
     products.reset(new CommonMatrixProducts(cc));
 }
 
 unique_ptr<QM::DensityFittingContractions> CommonXCBackendFactory::densityFittingContractions() const {
-    return createDensityFittingContractions(cc, programFor(0), threeCentreSource());
+    return createDensityFittingContractions(cc, programFor(0), threeCentreSource(), arrayPool);
 }
 
 ComputeProgram CommonXCBackendFactory::threeCentreProgram(int basisL, int auxL, bool pointCharges) const {

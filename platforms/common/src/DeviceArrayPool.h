@@ -11,7 +11,7 @@
 namespace OpenMMDFT {
 
 /**
- * Device arrays of doubles that objects made per geometry take and give back, so that an MD step does not allocate
+ * Device arrays that objects made per geometry (or per call) take and give back, so that an MD step does not allocate
  * and free them again: on CUDA each allocation is a cuMemAlloc and each release a cuMemFree, which waits for the whole
  * device (the basis values and the gradient's chunk buffers are hundreds of MB per step for a few QM waters;
  * tools/device-allocations/count.sh counts a step's buffers). An array is taken by one holder at a time, so two live
@@ -20,20 +20,22 @@ namespace OpenMMDFT {
  */
 class DeviceArrayPool {
 public:
-    /** An array named name of at least size doubles, for the caller alone until it is given back. */
-    std::unique_ptr<OpenMM::ComputeArray> take(OpenMM::ComputeContext& cc, const std::string& name, size_t size) {
+    /** An array named name of at least size elements of elementSize bytes, for the caller alone until it is given
+     * back. */
+    std::unique_ptr<OpenMM::ComputeArray> take(OpenMM::ComputeContext& cc, const std::string& name, int elementSize, size_t size) {
         std::unique_ptr<OpenMM::ComputeArray> array;
         {
             std::lock_guard<std::mutex> lock(mutex);
-            auto kept = free.find(name);
-            if (kept != free.end()) {
-                array = std::move(kept->second);
-                free.erase(kept);
-            }
+            for (auto kept = free.find(name); kept != free.end() && kept->first == name; ++kept)
+                if (kept->second->getElementSize() == elementSize) {
+                    array = std::move(kept->second);
+                    free.erase(kept);
+                    break;
+                }
         }
         if (!array) {
             array.reset(new OpenMM::ComputeArray());
-            array->initialize<double>(cc, withRoom(size), name);
+            array->initialize(cc, withRoom(size), elementSize, name);
         }
         else if (array->getSize() < size)
             array->resize(withRoom(size));
@@ -73,11 +75,19 @@ public:
     ~PooledArray() {
         release();
     }
-    /** Takes the array of name with room for size doubles from pool (which must outlive this). */
-    void take(std::shared_ptr<DeviceArrayPool> from, OpenMM::ComputeContext& cc, const std::string& name, size_t size) {
+    /** Takes the array of name with room for size elements of elementSize bytes (doubles by default) from pool. */
+    void take(std::shared_ptr<DeviceArrayPool> from, OpenMM::ComputeContext& cc, const std::string& name, size_t size,
+              int elementSize = sizeof(double)) {
         release();
         pool = std::move(from);
-        array = pool->take(cc, name, size);
+        array = pool->take(cc, name, elementSize, size);
+    }
+    /** Takes an array for data (as take, with room for at least one element) and uploads data to its first elements. */
+    template <class T>
+    void upload(std::shared_ptr<DeviceArrayPool> from, OpenMM::ComputeContext& cc, const std::vector<T>& data, const std::string& name) {
+        take(std::move(from), cc, name, std::max<size_t>(data.size(), 1), sizeof(T));
+        if (!data.empty())
+            array->uploadSubArray(data.data(), 0, (int) data.size());
     }
     OpenMM::ComputeArray& operator*() const {
         return *array;

@@ -2,6 +2,7 @@
 #define OPENMMDFT_DEVICESHELLTABLES_H_
 // A basis's flat shell tables (QM::FlatShells) in device memory, for the integral kernels of kernels/qmThreeCentre.cc,
 // and the launch of their gradient kernel, which the density fitting and the point charges share.
+#include "DeviceArrayPool.h"
 #include "ThreeCentreProgram.h"
 #include "openmmdft/qm/ThreeCentreTask.h"
 #include "openmm/OpenMMException.h"
@@ -30,23 +31,25 @@ inline void uploadVector(OpenMM::ComputeContext& cc, OpenMM::ComputeArray& array
         array.upload(data);
 }
 
-/** One basis's flat shell tables in device memory. */
+/** One basis's flat shell tables in device memory, in arrays from the factory's pool (DeviceArrayPool: kept from one
+ * geometry to the next, at least as long as the tables; the kernels read them by shell and primitive). */
 struct DeviceShells {
-    OpenMM::ComputeArray l, atom, primStart, numPrim, offset, cartesianOffset, size, center, exponent, coefficient;
-    void upload(OpenMM::ComputeContext& cc, const QM::FlatShells& shells, int totalFunctions) {
+    PooledArray l, atom, primStart, numPrim, offset, cartesianOffset, size, center, exponent, coefficient;
+    void upload(const std::shared_ptr<DeviceArrayPool>& pool, OpenMM::ComputeContext& cc, const QM::FlatShells& shells,
+                int totalFunctions) {
         std::vector<int> sizes(shells.offset.size());
         for (size_t s = 0; s < sizes.size(); s++)
             sizes[s] = (s + 1 < sizes.size() ? shells.offset[s + 1] : totalFunctions) - shells.offset[s];
-        uploadVector(cc, l, shells.l, "qmDFShellL");
-        uploadVector(cc, atom, shells.atom, "qmDFShellAtom");
-        uploadVector(cc, primStart, shells.primStart, "qmDFShellPrimStart");
-        uploadVector(cc, numPrim, shells.numPrim, "qmDFShellNumPrim");
-        uploadVector(cc, offset, shells.offset, "qmDFShellOffset");
-        uploadVector(cc, cartesianOffset, shells.cartesianOffset, "qmDFShellCartesianOffset");
-        uploadVector(cc, size, sizes, "qmDFShellSize");
-        uploadVector(cc, center, shells.center, "qmDFShellCenter");
-        uploadVector(cc, exponent, shells.exponent, "qmDFPrimExponent");
-        uploadVector(cc, coefficient, shells.coefficient, "qmDFPrimCoefficient");
+        l.upload(pool, cc, shells.l, "qmDFShellL");
+        atom.upload(pool, cc, shells.atom, "qmDFShellAtom");
+        primStart.upload(pool, cc, shells.primStart, "qmDFShellPrimStart");
+        numPrim.upload(pool, cc, shells.numPrim, "qmDFShellNumPrim");
+        offset.upload(pool, cc, shells.offset, "qmDFShellOffset");
+        cartesianOffset.upload(pool, cc, shells.cartesianOffset, "qmDFShellCartesianOffset");
+        size.upload(pool, cc, sizes, "qmDFShellSize");
+        center.upload(pool, cc, shells.center, "qmDFShellCenter");
+        exponent.upload(pool, cc, shells.exponent, "qmDFPrimExponent");
+        coefficient.upload(pool, cc, shells.coefficient, "qmDFPrimCoefficient");
     }
 };
 

@@ -61,8 +61,8 @@ int launchPairTable(ComputeContext& cc, ComputeProgram program, const PairClassR
     kernel->addArg(numPairs);
     kernel->addArg(part.maxPrimitivePairs);
     kernel->addArg(nbf);
-    for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.primStart, &basis.numPrim, &basis.cartesianOffset, &basis.center,
-                            &basis.exponent, &basis.coefficient, &density, &table})
+    for (ComputeArray* a : {&pairFirst, &pairSecond, basis.l.get(), basis.primStart.get(), basis.numPrim.get(), basis.cartesianOffset.get(), basis.center.get(),
+                            basis.exponent.get(), basis.coefficient.get(), &density, &table})
         kernel->addArg(*a);
     const int stride = part.maxPrimitivePairs * numPairs;
     kernel->execute(stride);
@@ -117,13 +117,13 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
                 kernel->addArg(part.end - part.begin);
                 kernel->addArg(launch.numGroups);
                 kernel->addArg(nbf);
-                for (ComputeArray* a : {&pairFirst, &pairSecond, &basis.l, &basis.atom, &basis.primStart, &basis.numPrim,
-                                        &basis.cartesianOffset, &basis.center, &basis.exponent, &basis.coefficient, launch.shells.get(),
+                for (ComputeArray* a : {&pairFirst, &pairSecond, basis.l.get(), basis.atom.get(), basis.primStart.get(), basis.numPrim.get(),
+                                        basis.cartesianOffset.get(), basis.center.get(), basis.exponent.get(), basis.coefficient.get(), launch.shells.get(),
                                         launch.starts.get()})
                     kernel->addArg(*a);
                 kernel->addArg(centreOffset);
-                for (ComputeArray* a : {&fitting.atom, &fitting.l, &fitting.primStart, &fitting.numPrim, &fitting.cartesianOffset,
-                                        &fitting.center, &fitting.exponent, &fitting.coefficient, &boysTable})
+                for (ComputeArray* a : {fitting.atom.get(), fitting.l.get(), fitting.primStart.get(), fitting.numPrim.get(), fitting.cartesianOffset.get(),
+                                        fitting.center.get(), fitting.exponent.get(), fitting.coefficient.get(), &boysTable})
                     kernel->addArg(*a);
                 kernel->addArg(boys.step);
                 kernel->addArg(boys.end);
