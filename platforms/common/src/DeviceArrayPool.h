@@ -1,5 +1,6 @@
 #pragma once
-// Device arrays kept from one geometry to the next (the XC back end is made anew per geometry).
+// Device arrays kept from one geometry to the next (the XC back end and the density fitting are made anew per geometry,
+// the point charges' arrays per call).
 #include "openmm/common/ComputeArray.h"
 #include "openmm/common/ComputeContext.h"
 #include <algorithm>
