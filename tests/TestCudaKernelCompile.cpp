@@ -81,15 +81,18 @@ TEST_P(CudaKernelCompile, AddHostForces) {
 /** ptxas's resources (sm_90) of every kernel of the three-centre program for the QM/MM benchmark's bases, DZVP
  * (l <= 2) and def2-universal-jfit (l <= 4), by kernel name; compiled once for the tests that read them (empty, with
  * a failure, if NVRTC fails). */
-static map<string, KernelResources> benchmarkProgramResources() {
-    static map<string, KernelResources> byName;
-    static string log;
-    static const bool compiled = compileWithNvrtc(threeCentreProgramSource(2, 4, false), threeCentreDefines(2, 4, false),
-                                                  {"--gpu-architecture=sm_90", "--std=c++17", "--ptxas-options=-v"}, log);
-    EXPECT_TRUE(compiled) << log;
-    if (compiled && byName.empty())
-        for (const KernelResources& r : ptxasResources(log))
-            byName[r.kernel] = r;
+static const map<string, KernelResources>& benchmarkProgramResources() {
+    static const map<string, KernelResources> byName = [] {
+        string log;
+        map<string, KernelResources> resources;
+        if (compileWithNvrtc(threeCentreProgramSource(2, 4, false), threeCentreDefines(2, 4, false),
+                             {"--gpu-architecture=sm_90", "--std=c++17", "--ptxas-options=-v"}, log))
+            for (const KernelResources& r : ptxasResources(log))
+                resources[r.kernel] = r;
+        else
+            ADD_FAILURE() << log;
+        return resources;
+    }();
     return byName;
 }
 

@@ -72,7 +72,8 @@ void shellValuesAtPoints(const ShellTables& t, int s, const double* x, const dou
             continue;
         }
         for (int p = 0; p < n; p++) {
-            SharedKernels::shellAngular(l, t.pure[s], dx[p], dy[p], dz[p], radial[p], radialDerivative[p], t.pureMatrix.data(), withGradients ? 1 : 0, v, g[0], g[1], g[2]);
+            SharedKernels::shellAngular(l, t.pure[s], dx[p], dy[p], dz[p], radial[p], radialDerivative[p], t.pureMatrix.data(),
+                                        withGradients ? 1 : 0, v, g[0], g[1], g[2]);
             const Eigen::Index row = first + p;
             for (int m = 0; m < size; m++)
                 value[row + m * ld] = v[m];

@@ -124,9 +124,10 @@ public:
                 kernel->addArg(c.end - c.begin);
                 kernel->addArg(numShells);
                 kernel->addArg(rows);
-                for (ComputeArray* a : {&pairFirst, &pairSecond, &pairColumn, basis.l.get(), basis.primStart.get(), basis.numPrim.get(), basis.center.get(),
-                                        basis.exponent.get(), basis.coefficient.get(), &auxShellsByL, aux.l.get(), aux.primStart.get(), aux.numPrim.get(),
-                                        aux.offset.get(), aux.size.get(), aux.center.get(), aux.exponent.get(), aux.coefficient.get(), &auxTransform,
+                for (ComputeArray* a : {&pairFirst, &pairSecond, &pairColumn, basis.l.get(), basis.primStart.get(),
+                                        basis.numPrim.get(), basis.center.get(), basis.exponent.get(), basis.coefficient.get(),
+                                        &auxShellsByL, aux.l.get(), aux.primStart.get(), aux.numPrim.get(), aux.offset.get(),
+                                        aux.size.get(), aux.center.get(), aux.exponent.get(), aux.coefficient.get(), &auxTransform,
                                         &auxTransformStart, &fittingHermite, &boysTable})
                     kernel->addArg(*a);
                 kernel->addArg(boys.step);
@@ -167,8 +168,8 @@ public:
         sizeArray(fittedHermite, (size_t) max(1, numAuxPrimitives) * hermiteCount(auxMaxL), "qmDFFittedHermite");
         ComputeKernel fittedKernel = integrals->createKernel("fittedDensityHermite");
         fittedKernel->addArg(numAuxShells);
-        for (ComputeArray* a : {aux.l.get(), aux.primStart.get(), aux.numPrim.get(), aux.cartesianOffset.get(), aux.coefficient.get(), &coefficientArray,
-                                &fittingHermite, &fittedHermite})
+        for (ComputeArray* a : {aux.l.get(), aux.primStart.get(), aux.numPrim.get(), aux.cartesianOffset.get(), aux.coefficient.get(),
+                                &coefficientArray, &fittingHermite, &fittedHermite})
             fittedKernel->addArg(*a);
         fittedKernel->execute(numAuxShells);
         launchThreeCentreGradient(cc, integrals, pairClasses, pairGroups, nbf, pairFirst, pairSecond, basis, 0, aux,

@@ -51,7 +51,8 @@ std::vector<int> groupStarts(int numCharges, int perGroup) {
 
 } // namespace
 
-CommonPointCharges::CommonPointCharges(ComputeContext& cc, ThreeCentreProgramSource integralProgram, shared_ptr<DeviceArrayPool> pool)
+CommonPointCharges::CommonPointCharges(ComputeContext& cc, ThreeCentreProgramSource integralProgram,
+                                       shared_ptr<DeviceArrayPool> pool)
     : cc(cc), integralProgram(integralProgram), pool(std::move(pool)) {
 }
 

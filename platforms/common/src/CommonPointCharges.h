@@ -21,7 +21,8 @@ namespace OpenMMDFT {
 class CommonPointCharges : public QM::PointChargeEvaluator {
 public:
     /** pool: where the per-call arrays (shell tables, pair lists, charges) come from, kept from one call to the next. */
-    CommonPointCharges(OpenMM::ComputeContext& cc, ThreeCentreProgramSource integralProgram, std::shared_ptr<DeviceArrayPool> pool);
+    CommonPointCharges(OpenMM::ComputeContext& cc, ThreeCentreProgramSource integralProgram,
+                       std::shared_ptr<DeviceArrayPool> pool);
     bool matrix(const QM::ThreeCentreTask& task, const std::vector<double>& weights, Eigen::MatrixXd& cartesianMatrix) const override;
     std::unique_ptr<QM::PointChargeGradientInFlight> startGradient(const QM::ThreeCentreTask& task, const std::vector<double>& weights,
                                                                    const Eigen::MatrixXd& cartesianDensity, int numAtoms) const override;

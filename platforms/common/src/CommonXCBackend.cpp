@@ -143,7 +143,8 @@ struct PartitionArrays {
 
 class CommonXCBackend : public QM::XCBackend {
 public:
-    CommonXCBackend(ComputeContext& cc, ComputeProgram program, const QM::XCGeometry& geometry, shared_ptr<DeviceArrayPool> arrays)
+    CommonXCBackend(ComputeContext& cc, ComputeProgram program, const QM::XCGeometry& geometry,
+                    shared_ptr<DeviceArrayPool> arrays)
         : cc(cc), geometry(geometry), layout(geometry.basis, geometry.grid), pool(std::move(arrays)) {
         ContextSelector selector(cc);
         const int nbf = geometry.basis.size();
@@ -405,7 +406,8 @@ private:
         for (ComputeArray* a : {&pointBatch, &batchPointStart, &batchNumFunctions, &batchPhiStart})
             gradientPointsKernel->addArg(*a);
         gradientPointsKernel->addArg(0);  // phiBase (argument 6)
-        for (ComputeArray* a : {basisGradient[0].get(), basisGradient[1].get(), basisGradient[2].get(), gradientX.get(), &wv, &pointGradient})
+        for (ComputeArray* a : {basisGradient[0].get(), basisGradient[1].get(), basisGradient[2].get(), gradientX.get(), &wv,
+                                &pointGradient})
             gradientPointsKernel->addArg(*a);
 
         gradientFunctionsKernel = program->createKernel("gradientFunctions");

@@ -87,7 +87,8 @@ private:
     std::unique_ptr<QM::PointChargeEvaluator> charges;
     std::unique_ptr<CommonMatrixProducts> products;
     SymmetricInverse deviceInverse;  ///< empty unless in use
-    /// The back ends' largest arrays (basis values, the gradient's chunk buffers), kept from one geometry to the next.
+    /// Device arrays kept from one geometry (or call) to the next: the XC back ends' basis values and gradient chunk
+    /// buffers, the density fitting's and point charges' shell tables, the point charges' per-call arrays.
     std::shared_ptr<DeviceArrayPool> arrayPool = std::make_shared<DeviceArrayPool>();
 };
 

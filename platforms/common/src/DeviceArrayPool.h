@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace OpenMMDFT {
 
@@ -85,7 +86,8 @@ public:
     }
     /** Takes an array for data (as take, with room for at least one element) and uploads data to its first elements. */
     template <class T>
-    void upload(std::shared_ptr<DeviceArrayPool> from, OpenMM::ComputeContext& cc, const std::vector<T>& data, const std::string& name) {
+    void upload(std::shared_ptr<DeviceArrayPool> from, OpenMM::ComputeContext& cc, const std::vector<T>& data,
+                const std::string& name) {
         take(std::move(from), cc, name, std::max<size_t>(data.size(), 1), sizeof(T));
         if (!data.empty())
             array->uploadSubArray(data.data(), 0, (int) data.size());

@@ -100,7 +100,8 @@ struct GradientLaunch {
  * still has items for every multiprocessor: with one set of runs for all classes an H200 ran those classes' kernels at
  * 6% occupancy on under 100 work groups. A class has one launch over all its fitting shells, or, where the kernel has
  * compilations for one fitting l (gradientUnrolled), one launch per such l over its shells and one over the others.
- * pairTable: the primitive pairs' derivative Hermite densities of one class (or part of one) at a time, grown as needed up to GRADIENT_PAIR_TABLE_DOUBLES.
+ * pairTable: the primitive pairs' derivative Hermite densities of one class (or part of one) at a time, grown as
+ * needed up to GRADIENT_PAIR_TABLE_DOUBLES.
  */
 struct GradientWork {
     std::vector<std::vector<GradientLaunch>> launches;
@@ -144,7 +145,7 @@ std::vector<std::pair<std::string, std::vector<int>>> gradientShellLists(int la,
 /**
  * Launches the gradient kernels of program for each class of pairs (pairFirst and pairSecond sorted by class,
  * PairClasses), work.launches[c], each over the class's pairs x its numGroups work items (the kernel's comment gives
- * the meaning of every input; for the classes without written kernels, after
+ * the meaning of every input; for the classes without written kernels, writtenClass(), after
  * pairDerivativeDensities_la_lb into work.pairTable)
  * into gradient, which must hold zeros (fitted: the fitted density's Hermite coefficients per fitting primitive,
  * fittedDensityHermite; the point-charge program does not read it), taking the items from counter (initializeWorkCounter); every

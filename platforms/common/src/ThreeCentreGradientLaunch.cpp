@@ -61,8 +61,9 @@ int launchPairTable(ComputeContext& cc, ComputeProgram program, const PairClassR
     kernel->addArg(numPairs);
     kernel->addArg(part.maxPrimitivePairs);
     kernel->addArg(nbf);
-    for (ComputeArray* a : {&pairFirst, &pairSecond, basis.l.get(), basis.primStart.get(), basis.numPrim.get(), basis.cartesianOffset.get(), basis.center.get(),
-                            basis.exponent.get(), basis.coefficient.get(), &density, &table})
+    for (ComputeArray* a : {&pairFirst, &pairSecond, basis.l.get(), basis.primStart.get(), basis.numPrim.get(),
+                            basis.cartesianOffset.get(), basis.center.get(), basis.exponent.get(), basis.coefficient.get(), &density,
+                            &table})
         kernel->addArg(*a);
     const int stride = part.maxPrimitivePairs * numPairs;
     kernel->execute(stride);
@@ -101,8 +102,7 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
         // A class without written kernels (s-s and p-s have them) reads the pair table, made on the same queue first,
         // for as many of its pairs at a time as GRADIENT_PAIR_TABLE_DOUBLES holds (a large basis's f-d class would
         // take gigabytes at once); the others are launched whole.
-        const bool written = (range.lb == 0 && range.la <= 1);  // CLASS_WRITTEN of kernels/qmThreeCentreClass.cc
-        const bool table = !written;
+        const bool table = !writtenClass(range.la, range.lb);
         const size_t perPair = table ? (size_t) range.maxPrimitivePairs * (4 + 6 * hermiteCount(range.la + range.lb + 1)) : 1;
         const int piece = table ? (int) max<size_t>(1, GRADIENT_PAIR_TABLE_DOUBLES / perPair) : max(1, range.end - range.begin);
         for (int begin = range.begin; begin < range.end; begin += piece) {
@@ -117,13 +117,14 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
                 kernel->addArg(part.end - part.begin);
                 kernel->addArg(launch.numGroups);
                 kernel->addArg(nbf);
-                for (ComputeArray* a : {&pairFirst, &pairSecond, basis.l.get(), basis.atom.get(), basis.primStart.get(), basis.numPrim.get(),
-                                        basis.cartesianOffset.get(), basis.center.get(), basis.exponent.get(), basis.coefficient.get(), launch.shells.get(),
-                                        launch.starts.get()})
+                for (ComputeArray* a : {&pairFirst, &pairSecond, basis.l.get(), basis.atom.get(), basis.primStart.get(),
+                                        basis.numPrim.get(), basis.cartesianOffset.get(), basis.center.get(), basis.exponent.get(),
+                                        basis.coefficient.get(), launch.shells.get(), launch.starts.get()})
                     kernel->addArg(*a);
                 kernel->addArg(centreOffset);
-                for (ComputeArray* a : {fitting.atom.get(), fitting.l.get(), fitting.primStart.get(), fitting.numPrim.get(), fitting.cartesianOffset.get(),
-                                        fitting.center.get(), fitting.exponent.get(), fitting.coefficient.get(), &boysTable})
+                for (ComputeArray* a : {fitting.atom.get(), fitting.l.get(), fitting.primStart.get(), fitting.numPrim.get(),
+                                        fitting.cartesianOffset.get(), fitting.center.get(), fitting.exponent.get(),
+                                        fitting.coefficient.get(), &boysTable})
                     kernel->addArg(*a);
                 kernel->addArg(boys.step);
                 kernel->addArg(boys.end);

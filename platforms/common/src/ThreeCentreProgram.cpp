@@ -56,7 +56,7 @@ std::string OpenMMDFT::classKernelName(const std::string& kernel, int la, int lb
 }
 
 bool OpenMMDFT::gradientUnrolled(int la, int lb, int lq) {
-    if (lb == 0 && la <= 1)  // CLASS_WRITTEN of the kernel
+    if (writtenClass(la, lb))
         return la + 1 + lq <= THREE_CENTRE_GRADIENT_UNROLL_ORDER;
     return la + lb + 1 + lq <= THREE_CENTRE_GENERAL_GRADIENT_UNROLL_ORDER;
 }
@@ -67,7 +67,7 @@ std::string OpenMMDFT::gradientKernelName(int la, int lb, int lq) {
 }
 
 bool OpenMMDFT::tensorUnrolled(int la, int lb, int lq) {
-    if (lb == 0 && la <= 1)  // TENSOR_WRITTEN of the kernel
+    if (writtenClass(la, lb))
         return la + lb + lq <= THREE_CENTRE_TENSOR_UNROLL_ORDER;
     return la + lb <= 2 && la + lb + lq <= THREE_CENTRE_GENERAL_TENSOR_UNROLL_ORDER;
 }

@@ -37,9 +37,15 @@ std::map<std::string, std::string> threeCentreDefines(int basisL, int auxL, bool
 /// The gradient kernels of the classes without written kernels (all but s-s and p-s) read their primitive pairs'
 /// derivative Hermite densities from a table made once per gradient (pairDerivativeDensities) instead of forming them
 /// in every work item, again for each of a pair's runs of fitting shells (on PoCL, 2 cores, 4 QM waters: the
-/// three-centre gradient 0.166 -> 0.087 s, the point charges' 0.011 -> 0.003 s). The table holds at most this many doubles (256 MiB): a class whose table would be larger is
-/// launched a part of its pairs at a time.
+/// three-centre gradient 0.166 -> 0.087 s, the point charges' 0.011 -> 0.003 s). The table holds at most this many
+/// doubles (256 MiB): a class whose table would be larger is launched a part of its pairs at a time.
 constexpr size_t GRADIENT_PAIR_TABLE_DOUBLES = 32 * 1024 * 1024;
+
+/** Whether the pair class (la, lb) has kernels written for its functions (s-s and p-s: CLASS_WRITTEN and
+ * TENSOR_WRITTEN of the kernel files); the others share the general kernels. */
+inline bool writtenClass(int la, int lb) {
+    return lb == 0 && la <= 1;
+}
 
 /// The tensor kernels of the written classes (s-s, p-s) have compilations for one fitting l each, their loops unrolled
 /// and their private arrays indexed by constants, so kept in registers on a GPU, where la + lb + lq is at most this
@@ -55,7 +61,8 @@ constexpr int THREE_CENTRE_TENSOR_UNROLL_ORDER = 3;
 /// kilobytes more (d-p with fitting s: 1424 bytes of stack and 1356 of spill stores; d-d: 3520 and 4136).
 constexpr int THREE_CENTRE_GENERAL_TENSOR_UNROLL_ORDER = 4;
 
-/** Whether the tensor kernel of the pair class (la, lb) has a compilation for the fitting l lq alone. */
+/** Whether the tensor kernel of the pair class (la, lb) has a compilation for the fitting l lq alone
+ * (THREE_CENTRE_TENSOR_UNROLL_ORDER for s-s and p-s, THREE_CENTRE_GENERAL_TENSOR_UNROLL_ORDER for p-p and d-s). */
 bool tensorUnrolled(int la, int lb, int lq);
 
 /// Likewise the gradient kernels of the written classes for fitting functions, where la + 1 + lq (the order of the

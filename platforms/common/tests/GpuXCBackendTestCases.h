@@ -175,10 +175,11 @@ inline void testDeviceXCMatchesHost(const std::shared_ptr<const XCBackendFactory
 }
 
 /**
- * One engine through three geometries (the back end of each made anew, its largest device arrays taken back from the
- * factory's pool: the basis values, the gradient's chunk buffers; the third geometry has a third water, so that they
- * grow) against a fresh engine for each geometry: the same energy and gradient to 1e-10 Eh
- * and 1e-9 Eh/bohr (the same arithmetic; a stale or shared array would differ by far more).
+ * One engine through three geometries (the back end and density fitting of each made anew, their device arrays taken
+ * back from the factory's pool: the basis values, the gradient's chunk buffers, the shell tables, the point charges'
+ * arrays; the third geometry has a third water, so that they grow) against a fresh engine for each geometry: the same
+ * energy and gradient to 1e-10 Eh and 1e-9 Eh/bohr (the same arithmetic; a stale or shared array would differ by far
+ * more).
  */
 inline void testDeviceArraysKeptAcrossGeometries(const std::shared_ptr<const XCBackendFactory>& factory) {
     QMSettings s;

@@ -5,8 +5,8 @@
  *
  * The shell tables (one entry per shell, or per primitive): shellL, shellPure (1: real solid harmonics for l >= 2),
  * shellPrimStart and shellNumPrim into primExponent and primCoefficient (coefficients that include the x^l
- * normalization, libint's convention); pureMatrix: the rows m = -l..l of the cartesian -> real solid harmonic matrices of
- * d (5 x 6) and then f (7 x 10). */
+ * normalization, libint's convention); pureMatrix: the rows m = -l..l of the cartesian -> real solid harmonic
+ * matrices of d (5 x 6) and then f (7 x 10). */
 
 /* Loops whose trip count is a constant of the caller unrolled on the GPU platforms, so that the private arrays are
  * indexed by constants and kept in registers (with the l read at run time they sat in local memory: 448 bytes of
@@ -111,7 +111,8 @@ DEVICE void shellAngular(int l, int pure, double dx, double dy, double dz, doubl
 DEVICE void shellValues(int s, double dx, double dy, double dz, GLOBAL const int* RESTRICT shellL,
                         GLOBAL const int* RESTRICT shellPure, GLOBAL const int* RESTRICT shellPrimStart,
                         GLOBAL const int* RESTRICT shellNumPrim, GLOBAL const double* RESTRICT primExponent,
-                        GLOBAL const double* RESTRICT primCoefficient, GLOBAL const double* RESTRICT pureMatrix, int withGradients, GLOBAL double* RESTRICT value,
+                        GLOBAL const double* RESTRICT primCoefficient, GLOBAL const double* RESTRICT pureMatrix, int withGradients,
+                        GLOBAL double* RESTRICT value,
                         GLOBAL double* RESTRICT gradX, GLOBAL double* RESTRICT gradY, GLOBAL double* RESTRICT gradZ) {
     const double r2 = dx*dx + dy*dy + dz*dz;
     double radial = 0, radialDerivative = 0;  // sum c e^(-a r2), and sum c a e^(-a r2)

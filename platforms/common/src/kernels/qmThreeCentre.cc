@@ -39,8 +39,8 @@ DEVICE mm_long nextChunk(GLOBAL mm_ulong* RESTRICT counter, LOCAL_ARG mm_long* c
 }
 
 /* A loop unrolled completely where its trip count is a compile-time constant (in the compilations for one fitting l,
- * whose three angular momenta are): its private arrays are then indexed by constants, which a GPU keeps in registers instead of local
- * memory. Where the count is a run-time value the loop stays as it is (CUDA's and clang's meaning of the pragma). */
+ * whose three angular momenta are): its private arrays are then indexed by constants, which a GPU keeps in registers
+ * instead of local memory. Where the count is a run-time value the loop stays as it is (CUDA's and clang's meaning of the pragma). */
 #define UNROLL _Pragma("unroll")
 
 #define HERMITE_COUNT(L) (((L)+1)*((L)+2)*((L)+3)/6)
