@@ -106,7 +106,7 @@ TEST(CudaDeviceArrays, KeptAcrossGeometries) {
     CudaFactory cuda;
     if (!cuda.reason.empty())
         GTEST_SKIP() << cuda.reason;
-    testDeviceArraysKeptAcrossGeometries(cuda.factory);
+    testDeviceArraysKeptAcrossGeometries(cuda.factory);  // the allocation count on OpenCL (the same common code)
 }
 
 TEST_P(CudaXCBackend, MatchesTheHostThroughTheEngine) {

@@ -212,7 +212,8 @@ TEST(OpenCLDeviceArrays, KeptAcrossGeometries) {
     OpenCLFactory openCL;
     if (!openCL.reason.empty())
         GTEST_SKIP() << openCL.reason;
-    testDeviceArraysKeptAcrossGeometries(openCL.factory);
+    const auto factory = openCL.factory;
+    testDeviceArraysKeptAcrossGeometries(factory, [factory] { return factory->devicePool().allocationsMade(); });
 }
 
 TEST_P(OpenCLXCBackend, MatchesTheHostThroughTheEngine) {

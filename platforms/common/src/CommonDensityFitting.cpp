@@ -48,7 +48,7 @@ public:
         ContextSelector selector(cc);
         if (!allocate(B.rows(), B.cols()))
             return false;
-        tensor.upload(B.data());
+        (*tensor).uploadSubArray(B.data(), 0, (int) B.size());
         return true;
     }
     bool computeTensor(const QM::ThreeCentreTask& task) override {
@@ -68,12 +68,12 @@ public:
         pairClasses = classes.ranges;
         const vector<int> first = classes.sorted(task.pairFirst), second = classes.sorted(task.pairSecond),
                           column = classes.sorted(task.pairColumn);
-        uploadVector(cc, pairFirst, first, "qmDFPairFirst");
-        uploadVector(cc, pairSecond, second, "qmDFPairSecond");
-        uploadVector(cc, pairColumn, column, "qmDFPairColumn");
-        uploadVector(cc, auxTransform, task.auxTransform, "qmDFAuxTransform");
-        uploadVector(cc, auxTransformStart, task.auxTransformStart, "qmDFAuxTransformStart");
-        uploadVector(cc, boysTable, task.boysTable, "qmBoysTable");
+        pairFirst.upload(pool, cc, first, "qmDFPairFirst");
+        pairSecond.upload(pool, cc, second, "qmDFPairSecond");
+        pairColumn.upload(pool, cc, column, "qmDFPairColumn");
+        auxTransform.upload(pool, cc, task.auxTransform, "qmDFAuxTransform");
+        auxTransformStart.upload(pool, cc, task.auxTransformStart, "qmDFAuxTransformStart");
+        boysTable.upload(pool, cc, task.boysTable, "qmBoysTable");
         boys = BoysParameters::of(task);
         numAuxShells = (int) task.aux.l.size();
         // The gradient's work items are (shell pair, run of fitting shells on at most
@@ -88,10 +88,10 @@ public:
         // The fitting primitives' cartesian Hermite coefficients, read by the tensor and the gradient's fitted density.
         auxMaxL = task.aux.maxL;
         numAuxPrimitives = (int) task.aux.exponent.size();
-        sizeArray(fittingHermite, (size_t) max(1, numAuxPrimitives) * cartesianCount(auxMaxL) * hermiteCount(auxMaxL), "qmDFFittingHermite");
+        fittingHermite.take(pool, cc, "qmDFFittingHermite", (size_t) max(1, numAuxPrimitives) * cartesianCount(auxMaxL) * hermiteCount(auxMaxL));
         ComputeKernel tableKernel = integrals->createKernel("fittingCartesianHermite");
         tableKernel->addArg(numAuxShells);
-        for (ComputeArray* a : {aux.l.get(), aux.primStart.get(), aux.numPrim.get(), aux.exponent.get(), &fittingHermite})
+        for (ComputeArray* a : {aux.l.get(), aux.primStart.get(), aux.numPrim.get(), aux.exponent.get(), fittingHermite.get()})
             tableKernel->addArg(*a);
         tableKernel->execute(numAuxShells);
         // The tensor kernels per class of pairs, with the fitting shells listed by l (auxShellsByL) so that a compilation
@@ -105,8 +105,8 @@ public:
                     byL.push_back(s);
         }
         lBegin[auxMaxL + 1] = (int) byL.size();
-        uploadVector(cc, auxShellsByL, byL, "qmDFAuxShellsByL");
-        initializeWorkCounter(cc, tensorCounter);
+        auxShellsByL.upload(pool, cc, byL, "qmDFAuxShellsByL");
+        initializeWorkCounter(pool, cc, tensorCounter);
         for (const PairClassRange& c : pairClasses)
             for (int lq = 0; lq <= auxMaxL;) {
                 // The fitting l's that share a compilation (tensorKernelName) are one launch: their shells are consecutive.
@@ -124,19 +124,19 @@ public:
                 kernel->addArg(c.end - c.begin);
                 kernel->addArg(numShells);
                 kernel->addArg(rows);
-                for (ComputeArray* a : {&pairFirst, &pairSecond, &pairColumn, basis.l.get(), basis.primStart.get(),
+                for (ComputeArray* a : {pairFirst.get(), pairSecond.get(), pairColumn.get(), basis.l.get(), basis.primStart.get(),
                                         basis.numPrim.get(), basis.center.get(), basis.exponent.get(), basis.coefficient.get(),
-                                        &auxShellsByL, aux.l.get(), aux.primStart.get(), aux.numPrim.get(), aux.offset.get(),
-                                        aux.size.get(), aux.center.get(), aux.exponent.get(), aux.coefficient.get(), &auxTransform,
-                                        &auxTransformStart, &fittingHermite, &boysTable})
+                                        auxShellsByL.get(), aux.l.get(), aux.primStart.get(), aux.numPrim.get(), aux.offset.get(),
+                                        aux.size.get(), aux.center.get(), aux.exponent.get(), aux.coefficient.get(), auxTransform.get(),
+                                        auxTransformStart.get(), fittingHermite.get(), boysTable.get()})
                     kernel->addArg(*a);
                 kernel->addArg(boys.step);
                 kernel->addArg(boys.end);
                 kernel->addArg(boys.orders);
                 kernel->addArg(boys.taylorTerms);
-                kernel->addArg(tensor);
-                kernel->addArg(tensorCounter);
-                launchIntegralKernel(cc, kernel, (long long) (c.end - c.begin) * numShells, tensorCounter);
+                kernel->addArg(*tensor);
+                kernel->addArg(*tensorCounter);
+                launchIntegralKernel(cc, kernel, (long long) (c.end - c.begin) * numShells, *tensorCounter);
             }
         integralsHere = true;
         return true;  // B is still being computed: finishTensor() waits for it
@@ -145,8 +145,7 @@ public:
         // A small download on the same queue, once per geometry, so that the engine's set-up timings name the phase
         // that spent the time.
         ContextSelector selector(cc);
-        vector<int> wait;
-        auxTransformStart.download(wait);
+        (void) auxTransformStart.downloadFirst<int>(1);
     }
     bool startThreeCentreGradient(const Eigen::MatrixXd& D, const Eigen::VectorXd& c) override {
         if (!integralsHere)
@@ -155,28 +154,28 @@ public:
         const int nbf = (int) D.rows();
         const vector<double> density(D.data(), D.data() + D.size());  // symmetric: row- and column-major alike
         const vector<double> coefficients(c.data(), c.data() + c.size());
-        uploadVector(cc, densityArray, density, "qmDFGradientDensity");
-        uploadVector(cc, coefficientArray, coefficients, "qmDFGradientCoefficients");
+        densityArray.upload(pool, cc, density, "qmDFGradientDensity");
+        coefficientArray.upload(pool, cc, coefficients, "qmDFGradientCoefficients");
         // One row per atom of the fitting functions (not point charges), which are the gradient's first rows.
-        uploadVector(cc, gradientArray, vector<long long>(3 * numAtoms, 0), "qmDFGradient");
+        gradientArray.zeros<long long>(pool, cc, "qmDFGradient", 3 * (size_t) numAtoms);
         // The metric's part, -1/2 sum_PQ c_P c_Q d(P|Q): the kernel gives 2 sum_PQ c_P c_Q d(P|Q) for the pairs (P, unit)
         // with "density" c_P (nbf 1), so the column it reads is -c/4. Uploaded with the rest, before the launches (an
         // upload waits for the kernels queued before it).
         const Eigen::VectorXd quarter = -0.25 * c;
-        uploadVector(cc, metricDensity, vector<double>(quarter.data(), quarter.data() + quarter.size()), "qmDFMetricGradientDensity");
+        metricDensity.upload(pool, cc, vector<double>(quarter.data(), quarter.data() + quarter.size()), "qmDFMetricGradientDensity");
         // The fitted density's Hermite coefficients per fitting primitive, once for every pair that meets them.
-        sizeArray(fittedHermite, (size_t) max(1, numAuxPrimitives) * hermiteCount(auxMaxL), "qmDFFittedHermite");
+        fittedHermite.ensure(pool, cc, "qmDFFittedHermite", (size_t) max(1, numAuxPrimitives) * hermiteCount(auxMaxL));
         ComputeKernel fittedKernel = integrals->createKernel("fittedDensityHermite");
         fittedKernel->addArg(numAuxShells);
         for (ComputeArray* a : {aux.l.get(), aux.primStart.get(), aux.numPrim.get(), aux.cartesianOffset.get(), aux.coefficient.get(),
-                                &coefficientArray, &fittingHermite, &fittedHermite})
+                                coefficientArray.get(), fittingHermite.get(), fittedHermite.get()})
             fittedKernel->addArg(*a);
         fittedKernel->execute(numAuxShells);
-        launchThreeCentreGradient(cc, integrals, pairClasses, pairGroups, nbf, pairFirst, pairSecond, basis, 0, aux,
-                                  boysTable, boys, densityArray, coefficientArray, fittedHermite, gradientArray, gradientCounter);
+        launchThreeCentreGradient(cc, integrals, pairClasses, pairGroups, nbf, *pairFirst, *pairSecond, basis, 0, aux,
+                                  *boysTable, boys, *densityArray, *coefficientArray, *fittedHermite, *gradientArray, gradientCounter);
         // The metric's part (its "density" uploaded above) into the same sums.
-        launchThreeCentreGradient(cc, integrals, metricClasses, metricGroups, 1, metricFirst, metricSecond, metricShells, 0, aux,
-                                  boysTable, boys, metricDensity, coefficientArray, fittedHermite, gradientArray, gradientCounter);
+        launchThreeCentreGradient(cc, integrals, metricClasses, metricGroups, 1, *metricFirst, *metricSecond, metricShells, 0, aux,
+                                  *boysTable, boys, *metricDensity, *coefficientArray, *fittedHermite, *gradientArray, gradientCounter);
         gradientStarted = true;
         return true;
     }
@@ -187,43 +186,41 @@ public:
         if (!gradientStarted)
             throw OpenMMException("QM: finishThreeCentreGradient() without a started gradient (internal error)");
         ContextSelector selector(cc);
-        const Eigen::MatrixXd total = readThreeCentreGradient(gradientArray);
+        const Eigen::MatrixXd total = readThreeCentreGradient(gradientArray, numAtoms);
         gradientStarted = false;
         const int rows = (int) min<Eigen::Index>(total.rows(), G.rows());
         G.topRows(rows) += total.topRows(rows);
     }
     Eigen::VectorXd fit(const Eigen::VectorXd& pairDensity) override {
         ContextSelector selector(cc);
-        pairVector.upload(pairDensity.data());
+        (*pairVector).uploadSubArray(pairDensity.data(), 0, columns);
         launchFit();
-        Eigen::VectorXd gamma(rows);
-        auxVector.download(gamma.data());
-        return gamma;
+        return downloadAuxVector();
     }
     Eigen::VectorXd project(const Eigen::VectorXd& coefficients) override {
         ContextSelector selector(cc);
-        auxVector.upload(coefficients.data());
+        (*auxVector).uploadSubArray(coefficients.data(), 0, rows);
         launchByColumns(projectKernel, columns);
         return downloadPairVector();
     }
     bool storeMetric(const Eigen::MatrixXd& metric, const Eigen::MatrixXd& inverse) override {
-        if (!tensor.isInitialized() || metric.rows() != rows || inverse.rows() != rows)
+        if (!tensor.held() || metric.rows() != rows || inverse.rows() != rows)
             return false;
         ContextSelector selector(cc);
         try {
-            metricArray.initialize<double>(cc, (size_t) rows * rows, "qmDensityFittingMetric");
-            inverseArray.initialize<double>(cc, (size_t) rows * rows, "qmDensityFittingMetricInverse");
+            metricArray.take(pool, cc, "qmDensityFittingMetric", (size_t) rows * rows);
+            inverseArray.take(pool, cc, "qmDensityFittingMetricInverse", (size_t) rows * rows);
         }
         catch (const OpenMMException&) {
             return false;  // no room on the device: the host applies the inverse
         }
         // Symmetric: column-major is row-major, so the projection kernel applies them (symmetrized to the last bit).
         const Eigen::MatrixXd m = 0.5 * (metric + metric.transpose()), w = 0.5 * (inverse + inverse.transpose());
-        metricArray.upload(m.data());
-        inverseArray.upload(w.data());
-        firstFit.initialize<double>(cc, rows, "qmDensityFittingFirstFit");
-        fitResidual.initialize<double>(cc, rows, "qmDensityFittingFitResidual");
-        fitCorrection.initialize<double>(cc, rows, "qmDensityFittingFitCorrection");
+        (*metricArray).uploadSubArray(m.data(), 0, (int) m.size());
+        (*inverseArray).uploadSubArray(w.data(), 0, (int) w.size());
+        firstFit.take(pool, cc, "qmDensityFittingFirstFit", rows);
+        fitResidual.take(pool, cc, "qmDensityFittingFitResidual", rows);
+        fitCorrection.take(pool, cc, "qmDensityFittingFitCorrection", rows);
         auto symmetricProduct = [&](ComputeArray& matrix, ComputeArray& x, ComputeArray& y) {
             ComputeKernel kernel = program->createKernel("densityFittingProject");
             kernel->addArg(rows);
@@ -243,11 +240,11 @@ public:
             return kernel;
         };
         // gamma (auxVector) -> c0 = W gamma -> r = gamma - M c0 -> c = c0 + W r (into auxVector, which B^T c reads).
-        firstFitKernel = symmetricProduct(inverseArray, auxVector, firstFit);
-        metricProductKernel = symmetricProduct(metricArray, firstFit, fitCorrection);
-        residualKernel = signedSum(auxVector, fitCorrection, -1.0, fitResidual);
-        correctionKernel = symmetricProduct(inverseArray, fitResidual, fitCorrection);
-        refinedFitKernel = signedSum(firstFit, fitCorrection, 1.0, auxVector);
+        firstFitKernel = symmetricProduct(*inverseArray, *auxVector, *firstFit);
+        metricProductKernel = symmetricProduct(*metricArray, *firstFit, *fitCorrection);
+        residualKernel = signedSum(*auxVector, *fitCorrection, -1.0, *fitResidual);
+        correctionKernel = symmetricProduct(*inverseArray, *fitResidual, *fitCorrection);
+        refinedFitKernel = signedSum(*firstFit, *fitCorrection, 1.0, *auxVector);
         metricStored = true;
         return true;
     }
@@ -255,7 +252,7 @@ public:
         if (!metricStored)
             throw OpenMMException("QM: coulombVector() without a stored metric (internal error)");
         ContextSelector selector(cc);
-        pairVector.upload(pairDensity.data());
+        (*pairVector).uploadSubArray(pairDensity.data(), 0, columns);
         launchFit();
         launchByColumns(firstFitKernel, rows);
         launchByColumns(metricProductKernel, rows);
@@ -263,17 +260,15 @@ public:
         launchByColumns(correctionKernel, rows);
         refinedFitKernel->execute(rows);
         launchByColumns(projectKernel, columns);
-        coefficients.resize(rows);
-        auxVector.download(coefficients.data());
+        coefficients = downloadAuxVector();
         return downloadPairVector();
     }
     size_t storedBytes() const override {
         // B, the metric and its inverse, the fitting primitives' Hermite tables and the gradient's pair tables.
-        size_t bytes = (tensor.isInitialized() ? (size_t) rows * columns * sizeof(double) : 0) +
-                       (metricArray.isInitialized() ? (size_t) rows * rows * sizeof(double) : 0) +
-                       (inverseArray.isInitialized() ? (size_t) rows * rows * sizeof(double) : 0);
-        for (const ComputeArray* table : {&fittingHermite, &fittedHermite, &pairGroups.pairTable, &metricGroups.pairTable})
-            bytes += table->isInitialized() ? table->getSize() * table->getElementSize() : 0;
+        size_t bytes = 0;
+        for (const PooledArray* held : {&tensor, &metricArray, &inverseArray, &fittingHermite, &fittedHermite, &pairGroups.pairTable,
+                                        &metricGroups.pairTable})
+            bytes += held->held() ? held->get()->getSize() * held->get()->getElementSize() : 0;
         return bytes;
     }
 private:
@@ -287,9 +282,12 @@ private:
         kernel->execute(DF_GROUP_SIZE * min(count, 65536), DF_GROUP_SIZE);
     }
     Eigen::VectorXd downloadPairVector() {
-        Eigen::VectorXd j(columns);
-        pairVector.download(j.data());
-        return j;
+        const vector<double> j = pairVector.downloadFirst<double>(columns);
+        return Eigen::Map<const Eigen::VectorXd>(j.data(), columns);
+    }
+    Eigen::VectorXd downloadAuxVector() {
+        const vector<double> gamma = auxVector.downloadFirst<double>(rows);
+        return Eigen::Map<const Eigen::VectorXd>(gamma.data(), rows);
     }
     /**
      * The metric gradient's work (startThreeCentreGradient): every fitting shell P paired with a unit s function
@@ -315,8 +313,8 @@ private:
             first[q] = q;
         const PairClasses classes = PairClasses::of(first, second, shells.l, shells.numPrim);
         metricClasses = classes.ranges;
-        uploadVector(cc, metricFirst, classes.sorted(first), "qmDFMetricPairFirst");
-        uploadVector(cc, metricSecond, classes.sorted(second), "qmDFMetricPairSecond");
+        metricFirst.upload(pool, cc, classes.sorted(first), "qmDFMetricPairFirst");
+        metricSecond.upload(pool, cc, classes.sorted(second), "qmDFMetricPairSecond");
         uploadGradientWork(metricGroups, metricClasses, task.aux, "qmDFMetricGroupStart");
     }
     /**
@@ -324,7 +322,7 @@ private:
      * its shells on at most THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM atoms, for about TARGET_GRADIENT_ITEMS items.
      */
     void uploadGradientWork(GradientWork& work, const vector<PairClassRange>& classes, const QM::FlatShells& fitting, const char* name) {
-        work.upload(cc, classes.size(), [&](size_t c) { return gradientShellLists(classes[c].la, classes[c].lb, fitting.l); },
+        work.upload(pool, cc, classes.size(), [&](size_t c) { return gradientShellLists(classes[c].la, classes[c].lb, fitting.l); },
                     [&](size_t c, const vector<int>& shells) {
                         vector<int> atoms(shells.size());
                         for (size_t i = 0; i < shells.size(); i++)
@@ -332,13 +330,6 @@ private:
                         return centreGroups(atoms, classes[c].end - classes[c].begin, TARGET_GRADIENT_ITEMS,
                                             THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM);
                     }, name);
-    }
-    /** array holding size doubles: allocated, or resized where it holds another number. */
-    void sizeArray(ComputeArray& array, size_t size, const char* name) {
-        if (!array.isInitialized())
-            array.initialize<double>(cc, size, name);
-        else if (array.getSize() != size)
-            array.resize(size);
     }
     /** Room for B (rows x columns, column-major) and the contraction kernels; false if it does not fit. */
     bool allocate(int numRows, int numColumns) {
@@ -348,46 +339,48 @@ private:
         if (rows == 0 || columns == 0 || bytes > MAX_TENSOR_BYTES)
             return false;
         try {
-            tensor.initialize<double>(cc, (size_t) rows * columns, "qmDensityFittingTensor");
+            tensor.take(pool, cc, "qmDensityFittingTensor", (size_t) rows * columns);
         }
         catch (const OpenMMException&) {
             return false;  // no room on the device: the host keeps B
         }
-        pairVector.initialize<double>(cc, columns, "qmDensityFittingPairs");
-        auxVector.initialize<double>(cc, rows, "qmDensityFittingAuxiliary");
+        pairVector.take(pool, cc, "qmDensityFittingPairs", columns);
+        auxVector.take(pool, cc, "qmDensityFittingAuxiliary", rows);
         // Enough work items for B d: about 1e5 (row, slice) sums, at most 256 slices.
         slices = max(1, min(256, min(columns, (100000 + rows - 1) / rows)));
-        fitPartial.initialize<double>(cc, (size_t) rows * slices, "qmDensityFittingPartialFit");
+        fitPartial.take(pool, cc, "qmDensityFittingPartialFit", (size_t) rows * slices);
         fitKernel = program->createKernel("densityFittingFit");
         fitSumKernel = program->createKernel("sumPartialColumns");
         projectKernel = program->createKernel("densityFittingProject");
         fitKernel->addArg(rows);
         fitKernel->addArg(columns);
         fitKernel->addArg(slices);
-        fitKernel->addArg(tensor);
-        fitKernel->addArg(pairVector);
-        fitKernel->addArg(fitPartial);
+        fitKernel->addArg(*tensor);
+        fitKernel->addArg(*pairVector);
+        fitKernel->addArg(*fitPartial);
         fitSumKernel->addArg(rows);
         fitSumKernel->addArg(slices);
-        fitSumKernel->addArg(fitPartial);
-        fitSumKernel->addArg(auxVector);
+        fitSumKernel->addArg(*fitPartial);
+        fitSumKernel->addArg(*auxVector);
         projectKernel->addArg(rows);
         projectKernel->addArg(columns);
-        projectKernel->addArg(tensor);
-        projectKernel->addArg(auxVector);
-        projectKernel->addArg(pairVector);
+        projectKernel->addArg(*tensor);
+        projectKernel->addArg(*auxVector);
+        projectKernel->addArg(*pairVector);
         return true;
     }
     static constexpr int DF_GROUP_SIZE = XC_DENSITY_FITTING_GROUP;  // DF_GROUP of densityFittingProject
     ComputeContext& cc;
     ComputeProgram program, integrals;
     ThreeCentreProgramSource integralProgram;
-    shared_ptr<DeviceArrayPool> pool;  // the shell tables' arrays (DeviceShells), kept from one geometry to the next
+    // Every device array from the factory's pool (DeviceArrayPool: kept from one geometry to the next instead of
+    // allocated and freed per MD step; at least as long as asked, the kernels take the counts).
+    shared_ptr<DeviceArrayPool> pool;
     int rows = 0, columns = 0, slices = 1;
-    ComputeArray tensor, pairVector, auxVector, fitPartial;
+    PooledArray tensor, pairVector, auxVector, fitPartial;
     ComputeKernel fitKernel, fitSumKernel, projectKernel;
     // The metric and its inverse with the refinement's vectors and kernels in order (storeMetric).
-    ComputeArray metricArray, inverseArray, firstFit, fitResidual, fitCorrection;
+    PooledArray metricArray, inverseArray, firstFit, fitResidual, fitCorrection;
     bool metricStored = false;
     ComputeKernel firstFitKernel, metricProductKernel, residualKernel, correctionKernel, refinedFitKernel;
     // The integrals' inputs, kept for the gradient of the same geometry.
@@ -396,19 +389,19 @@ private:
     vector<PairClassRange> pairClasses;  // of pairFirst and pairSecond, sorted by class
     BoysParameters boys;
     DeviceShells basis, aux;
-    ComputeArray pairFirst, pairSecond, pairColumn, auxShellsByL, auxTransform, auxTransformStart, boysTable;
+    PooledArray pairFirst, pairSecond, pairColumn, auxShellsByL, auxTransform, auxTransformStart, boysTable;
     GradientWork pairGroups;  // the gradient's runs of fitting shells per class of pairs
-    ComputeArray densityArray, coefficientArray, gradientArray;
+    PooledArray densityArray, coefficientArray, gradientArray;
     // Hermite coefficients per fitting primitive: of its cartesian functions (per geometry: the tensor and the gradient)
     // and of the fitted density (per gradient); the program's largest fitting l sizes them.
     int auxMaxL = 0;
-    ComputeArray fittingHermite, fittedHermite;
+    PooledArray fittingHermite, fittedHermite;
     // The metric's gradient (prepareMetricGradient): fitting shells and the unit function, their pairs by class, runs.
     DeviceShells metricShells;
     vector<PairClassRange> metricClasses;
     GradientWork metricGroups;
-    ComputeArray metricFirst, metricSecond, metricDensity;
-    ComputeArray tensorCounter, gradientCounter;  // the kernels' work items handed out
+    PooledArray metricFirst, metricSecond, metricDensity;
+    PooledArray tensorCounter, gradientCounter;  // the kernels' work items handed out
     bool gradientStarted = false;
 };
 

@@ -92,7 +92,7 @@ bool CommonPointCharges::matrix(const QM::ThreeCentreTask& task, const vector<do
     partial.take(pool, cc, "qmChargeMatrixPartial", (size_t) numGroups * elements);  // every element is written
     total.take(pool, cc, "qmChargeMatrixTotal", elements);
     const BoysParameters boys = BoysParameters::of(task);
-    ComputeArray counter;
+    PooledArray counter;
     launchClassKernels(program, "pointChargeMatrix", classes.ranges, numGroups, [&](ComputeKernel& kernel) {
         kernel->addArg(numGroups);
         kernel->addArg(elements);
@@ -105,15 +105,14 @@ bool CommonPointCharges::matrix(const QM::ThreeCentreTask& task, const vector<do
         kernel->addArg(boys.orders);
         kernel->addArg(boys.taylorTerms);
         kernel->addArg(*partial);
-    }, cc, counter);
+    }, cc, pool, counter);
     ComputeKernel sum = program->createKernel("sumChargeGroups");
     sum->addArg(elements);
     sum->addArg(numGroups);
     sum->addArg(*partial);
     sum->addArg(*total);
     sum->execute(elements, 64);
-    vector<double> blocks((*total).getSize());  // the first elements are the blocks
-    (*total).download(blocks.data());
+    const vector<double> blocks = total.downloadFirst<double>(elements);
     // The pairs' blocks (i, j) i-major into the symmetric matrix.
     cartesianMatrix = Eigen::MatrixXd::Zero(size, size);
     for (int k = 0; k < numPairs; k++) {
@@ -141,7 +140,7 @@ public:
         if (read)
             throw OpenMMException("QM: a device point-charge gradient read twice (internal error)");
         ContextSelector selector(cc);
-        const Eigen::MatrixXd total = readThreeCentreGradient(gradient);
+        const Eigen::MatrixXd total = readThreeCentreGradient(gradient, numAtoms + numCharges);
         read = true;
         atomGradient += total.topRows(numAtoms);
         chargeGradient += total.bottomRows(numCharges);
@@ -152,7 +151,7 @@ public:
     DeviceShells basis, charges;
     GradientWork groups;
     PooledArray pairFirst, pairSecond, boysTable, density, coefficients;
-    ComputeArray gradient, counter;  // gradient: exactly the atoms' and charges' rows (readThreeCentreGradient)
+    PooledArray gradient, counter;  // gradient: the atoms' rows, then the charges' (readThreeCentreGradient)
 };
 
 } // namespace
@@ -174,7 +173,7 @@ unique_ptr<QM::PointChargeGradientInFlight> CommonPointCharges::startGradient(co
     vector<int> everyCharge(numCharges);
     for (int i = 0; i < numCharges; i++)
         everyCharge[i] = i;
-    g->groups.upload(cc, classes.ranges.size(), [&](size_t c) {
+    g->groups.upload(pool, cc, classes.ranges.size(), [&](size_t c) {
         const string kernel = classKernelName("threeCentreGradient", classes.ranges[c].la, classes.ranges[c].lb);
         return vector<pair<string, vector<int>>>{{kernel, everyCharge}};
     }, [&](size_t c, const vector<int>&) {
@@ -186,10 +185,10 @@ unique_ptr<QM::PointChargeGradientInFlight> CommonPointCharges::startGradient(co
     g->boysTable.upload(pool, cc, task.boysTable, "qmChargeBoysTable");
     g->density.upload(pool, cc, vector<double>(D.data(), D.data() + D.size()), "qmChargeDensity");  // symmetric
     g->coefficients.upload(pool, cc, weights, "qmChargeWeights");
-    uploadVector(cc, g->gradient, vector<long long>(3 * (numAtoms + numCharges), 0), "qmChargeGradient");
+    g->gradient.zeros<long long>(pool, cc, "qmChargeGradient", 3 * (size_t) (numAtoms + numCharges));
     // Point charges, each its own centre in the rows after the atoms'.
     launchThreeCentreGradient(cc, program, classes.ranges, g->groups, (int) D.rows(), *g->pairFirst, *g->pairSecond, g->basis,
                               numAtoms, g->charges, *g->boysTable, BoysParameters::of(task), *g->density,
-                              *g->coefficients, *g->coefficients, g->gradient, g->counter);  // no fitted density: charges
+                              *g->coefficients, *g->coefficients, *g->gradient, g->counter);  // no fitted density: charges
     return unique_ptr<QM::PointChargeGradientInFlight>(g.release());
 }

@@ -113,31 +113,25 @@ struct XCLayout {
     }
 };
 
-template <class T>
-void uploadArray(ComputeContext& cc, ComputeArray& array, const vector<T>& data, const char* name) {
-    array.initialize<T>(cc, max<size_t>(data.size(), 1), name);
-    if (!data.empty())
-        array.upload(data);
-}
-
 /** The atoms and the pair data of the atomic partition on the device (kernels partitionWeights and
  * partitionWeightGradient): positions (bohr), 1/R_ij, size adjustments a_ij, nearest-neighbour distances and every
  * atom's neighbours nearest first (the order of the cell screening's products). */
 struct PartitionArrays {
-    ComputeArray atoms, invR, sizeAdjustment, nearest, order;
-    void upload(ComputeContext& cc, const vector<QM::QMAtom>& qmAtoms, const QM::GridSettings& settings) {
+    PooledArray atoms, invR, sizeAdjustment, nearest, order;
+    void upload(const shared_ptr<DeviceArrayPool>& pool, ComputeContext& cc, const vector<QM::QMAtom>& qmAtoms,
+                const QM::GridSettings& settings) {
         vector<double> xyz, inverse, adjustment, neighbour;
         vector<int> neighbourOrder;
         for (const QM::QMAtom& atom : qmAtoms)
             xyz.insert(xyz.end(), atom.xyz, atom.xyz + 3);
         QM::partitionPairData(qmAtoms, settings, inverse, adjustment, neighbour, neighbourOrder);
-        uploadArray(cc, order, neighbourOrder, "qmPartitionNeighbourOrder");
+        order.upload(pool, cc, neighbourOrder, "qmPartitionNeighbourOrder");
         for (double& d : neighbour)
             d = min(d, 1e300);  // one atom: no neighbour (the kernels never read it then)
-        uploadArray(cc, atoms, xyz, "qmPartitionAtoms");
-        uploadArray(cc, invR, inverse, "qmPartitionPairInverseDistance");
-        uploadArray(cc, sizeAdjustment, adjustment, "qmPartitionPairSizeAdjustment");
-        uploadArray(cc, nearest, neighbour, "qmPartitionNearestNeighbour");
+        atoms.upload(pool, cc, xyz, "qmPartitionAtoms");
+        invR.upload(pool, cc, inverse, "qmPartitionPairInverseDistance");
+        sizeAdjustment.upload(pool, cc, adjustment, "qmPartitionPairSizeAdjustment");
+        nearest.upload(pool, cc, neighbour, "qmPartitionNearestNeighbour");
     }
 };
 
@@ -150,44 +144,43 @@ public:
         const int nbf = geometry.basis.size();
         // The shell tables of the shared shell evaluation (qmengine/src/shared/shellValues.cc), as the host builds them.
         const QM::ShellTables shells(geometry.basis);
-        uploadArray(cc, pointX, layout.x, "qmXCPointX");
-        uploadArray(cc, pointY, layout.y, "qmXCPointY");
-        uploadArray(cc, pointZ, layout.z, "qmXCPointZ");
-        uploadArray(cc, pointW, layout.w, "qmXCPointW");
-        uploadArray(cc, pointBatch, layout.pointBatch, "qmXCPointBatch");
-        uploadArray(cc, batchPointStart, layout.batchPointStart, "qmXCBatchPointStart");
-        uploadArray(cc, batchNumPoints, layout.batchNumPoints, "qmXCBatchNumPoints");
-        uploadArray(cc, batchNumFunctions, layout.batchNumFunctions, "qmXCBatchNumFunctions");
-        uploadArray(cc, batchFunctionStart, layout.batchFunctionStart, "qmXCBatchFunctionStart");
-        uploadArray(cc, batchFunctions, layout.batchFunctions, "qmXCBatchFunctions");
-        uploadArray(cc, batchShellStart, layout.batchShellStart, "qmXCBatchShellStart");
-        uploadArray(cc, batchNumShells, layout.batchNumShells, "qmXCBatchNumShells");
-        uploadArray(cc, batchShells, layout.batchShells, "qmXCBatchShells");
-        uploadArray(cc, batchShellColumn, layout.batchShellColumn, "qmXCBatchShellColumn");
-        uploadArray(cc, batchPhiStart, layout.batchPhiStart, "qmXCBatchPhiStart");
-        uploadArray(cc, blockBatch, layout.blockBatch, "qmXCBlockBatch");
-        uploadArray(cc, blockFirstPoint, layout.blockFirstPoint, "qmXCBlockFirstPoint");
-        uploadArray(cc, tileBatch, layout.tileBatch, "qmXCTileBatch");
-        uploadArray(cc, tileRow, layout.tileRow, "qmXCTileRow");
-        uploadArray(cc, tileColumn, layout.tileColumn, "qmXCTileColumn");
-        uploadArray(cc, shellCenter, shells.center, "qmXCShellCenter");
-        uploadArray(cc, shellL, shells.l, "qmXCShellL");
-        uploadArray(cc, shellPure, shells.pure, "qmXCShellPure");
-        uploadArray(cc, shellPrimStart, shells.primStart, "qmXCShellPrimStart");
-        uploadArray(cc, shellNumPrim, shells.numPrim, "qmXCShellNumPrim");
-        uploadArray(cc, primExponent, shells.exponent, "qmXCPrimExponent");
-        uploadArray(cc, primCoefficient, shells.coefficient, "qmXCPrimCoefficient");
-        uploadArray(cc, pureMatrixArray, shells.pureMatrix, "qmXCPureMatrix");
+        pointX.upload(pool, cc, layout.x, "qmXCPointX");
+        pointY.upload(pool, cc, layout.y, "qmXCPointY");
+        pointZ.upload(pool, cc, layout.z, "qmXCPointZ");
+        pointW.upload(pool, cc, layout.w, "qmXCPointW");
+        pointBatch.upload(pool, cc, layout.pointBatch, "qmXCPointBatch");
+        batchPointStart.upload(pool, cc, layout.batchPointStart, "qmXCBatchPointStart");
+        batchNumPoints.upload(pool, cc, layout.batchNumPoints, "qmXCBatchNumPoints");
+        batchNumFunctions.upload(pool, cc, layout.batchNumFunctions, "qmXCBatchNumFunctions");
+        batchFunctionStart.upload(pool, cc, layout.batchFunctionStart, "qmXCBatchFunctionStart");
+        batchFunctions.upload(pool, cc, layout.batchFunctions, "qmXCBatchFunctions");
+        batchShellStart.upload(pool, cc, layout.batchShellStart, "qmXCBatchShellStart");
+        batchNumShells.upload(pool, cc, layout.batchNumShells, "qmXCBatchNumShells");
+        batchShells.upload(pool, cc, layout.batchShells, "qmXCBatchShells");
+        batchShellColumn.upload(pool, cc, layout.batchShellColumn, "qmXCBatchShellColumn");
+        batchPhiStart.upload(pool, cc, layout.batchPhiStart, "qmXCBatchPhiStart");
+        blockBatch.upload(pool, cc, layout.blockBatch, "qmXCBlockBatch");
+        blockFirstPoint.upload(pool, cc, layout.blockFirstPoint, "qmXCBlockFirstPoint");
+        tileBatch.upload(pool, cc, layout.tileBatch, "qmXCTileBatch");
+        tileRow.upload(pool, cc, layout.tileRow, "qmXCTileRow");
+        tileColumn.upload(pool, cc, layout.tileColumn, "qmXCTileColumn");
+        shellCenter.upload(pool, cc, shells.center, "qmXCShellCenter");
+        shellL.upload(pool, cc, shells.l, "qmXCShellL");
+        shellPure.upload(pool, cc, shells.pure, "qmXCShellPure");
+        shellPrimStart.upload(pool, cc, shells.primStart, "qmXCShellPrimStart");
+        shellNumPrim.upload(pool, cc, shells.numPrim, "qmXCShellNumPrim");
+        primExponent.upload(pool, cc, shells.exponent, "qmXCPrimExponent");
+        primCoefficient.upload(pool, cc, shells.coefficient, "qmXCPrimCoefficient");
+        pureMatrixArray.upload(pool, cc, shells.pureMatrix, "qmXCPureMatrix");
         const size_t numPoints = max<size_t>(layout.w.size(), 1);
-        wv.initialize<double>(cc, numPoints, "qmXCWeightedPotential");
-        pointEnergy.initialize<double>(cc, numPoints, "qmXCPointEnergy");
-        pointElectrons.initialize<double>(cc, numPoints, "qmXCPointElectrons");
-        sums.initialize<double>(cc, max(2 * layout.numBatches(), 1), "qmXCBatchSums");
-        density.initialize<double>(cc, (size_t) nbf * nbf, "qmXCDensity");
-        occupied.initialize<double>(cc, (size_t) nbf * nbf, "qmXCOccupiedOrbitals");  // at most nbf of them
-        matrix.initialize<double>(cc, (size_t) nbf * nbf, "qmXCMatrix");
-        fixedMatrix.initialize<long long>(cc, (size_t) nbf * nbf, "qmXCFixedPointMatrix");
-        fixedMatrix.upload(vector<long long>((size_t) nbf * nbf, 0));
+        wv.take(pool, cc, "qmXCWeightedPotential", numPoints);
+        pointEnergy.take(pool, cc, "qmXCPointEnergy", numPoints);
+        pointElectrons.take(pool, cc, "qmXCPointElectrons", numPoints);
+        sums.take(pool, cc, "qmXCBatchSums", max(2 * layout.numBatches(), 1));
+        density.take(pool, cc, "qmXCDensity", (size_t) nbf * nbf);
+        occupied.take(pool, cc, "qmXCOccupiedOrbitals", (size_t) nbf * nbf);  // at most nbf of them
+        matrix.take(pool, cc, "qmXCMatrix", (size_t) nbf * nbf);
+        fixedMatrix.zeros<long long>(pool, cc, "qmXCFixedPointMatrix", (size_t) nbf * nbf);
         planChunks();
         phi.take(pool, cc, "qmXCBasisValues", max<size_t>(largestChunk, 1));
         createKernels(program);
@@ -203,14 +196,14 @@ public:
         if (layout.numBatches() == 0)
             return out;
         vector<double> d(D.data(), D.data() + (size_t) nbf * nbf);  // symmetric: either layout
-        density.upload(d);
+        (*density).uploadSubArray(d.data(), 0, (int) d.size());
         // The occupied orbitals too (D = F F^T), row-major: batches with more functions than orbitals form rho
         // from them, as the host's integrator does.
         const int numOccupied = factor != nullptr && factor->rows() == nbf && factor->cols() < nbf ? (int) factor->cols() : 0;
         if (numOccupied > 0) {
             vector<double> f((size_t) nbf * numOccupied);
             Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> >(f.data(), nbf, numOccupied) = *factor;
-            occupied.uploadSubArray(f.data(), 0, (int) f.size());
+            (*occupied).uploadSubArray(f.data(), 0, (int) f.size());
         }
         densityKernel->setArg(22, numOccupied);
         for (const Chunk& chunk : chunks) {
@@ -230,9 +223,8 @@ public:
         }
         fixedToMatrixKernel->execute(nbf * nbf);
         sumsKernel->execute(BATCH_SUM_GROUP * layout.numBatches(), BATCH_SUM_GROUP);
-        vector<double> v, s;
-        matrix.download(v);
-        sums.download(s);
+        const vector<double> v = matrix.downloadFirst<double>((size_t) nbf * nbf);
+        const vector<double> s = sums.downloadFirst<double>(2 * (size_t) layout.numBatches());
         out.matrix = Eigen::Map<const Eigen::MatrixXd>(v.data(), nbf, nbf);
         for (int b = 0; b < layout.numBatches(); b++) {  // in batch order: deterministic
             out.energy += s[2 * b];
@@ -250,7 +242,7 @@ public:
         double t = now();
         prepareGradient();
         vector<double> d(D.data(), D.data() + (size_t) nbf * nbf);
-        density.upload(d);
+        (*density).uploadSubArray(d.data(), 0, (int) d.size());
         for (const Chunk& chunk : gradientChunks) {
             const int firstPoint = layout.batchPointStart[chunk.firstBatch];
             const int numPoints = layout.batchPointStart[chunk.lastBatch] - firstPoint;
@@ -276,9 +268,8 @@ public:
         }
         gradientSlicesKernel->execute(3 * (int) layout.batchFunctions.size());
         // The basis functions move with their atoms.
-        vector<double> perFunction;
-        functionGradient.download(perFunction);
         const int numFunctions = layout.batchFunctions.size();
+        const vector<double> perFunction = functionGradient.downloadFirst<double>(3 * (size_t) numFunctions);
         for (int k = 0; k < numFunctions; k++)
             for (int c = 0; c < 3; c++)
                 G(atomOf[layout.batchFunctions[k]], c) -= perFunction[3 * (size_t) k + c];
@@ -288,27 +279,23 @@ public:
             return G;
         // On the moving grid each point moves with its parent atom, and the partition weights change; their
         // derivatives need only f = rho eps_xc per point, already on the device.
-        vector<double> perPoint;
-        pointGradient.download(perPoint);
         const size_t numPoints = layout.w.size();
+        const vector<double> perPoint = pointGradient.downloadFirst<double>(3 * numPoints);
         for (size_t p = 0; p < numPoints; p++)
             for (int c = 0; c < 3; c++)
                 G(layout.parentAtom[p], c) += perPoint[3 * p + c];
         const QM::QMSettings& s = geometry.settings;
         if (numAtoms > PARTITION_MAX_ATOMS) {
             // More atoms than a work item's private gradient holds: on the host.
-            vector<double> f;
-            pointF.download(f);
-            f.resize(numPoints);
+            const vector<double> f = pointF.downloadFirst<double>(numPoints);
             G += QM::xcPartitionWeightGradient(geometry.grid, geometry.atoms, s.grid, layout.gridBatch, f, s.threads);
             return G;
         }
         preparePartitionGradient();
-        cc.clearBuffer(partitionCounter);
+        cc.clearBuffer(*partitionCounter);
         partitionKernel->execute(min(partitionColumns, cc.getNumThreadBlocks()) * PARTITION_GROUP, PARTITION_GROUP);
         partitionSumKernel->execute(3 * numAtoms);
-        vector<double> weightGradient;
-        partitionGradient.download(weightGradient);
+        const vector<double> weightGradient = partitionGradient.downloadFirst<double>(3 * (size_t) numAtoms);
         for (int atom = 0; atom < numAtoms; atom++)
             for (int c = 0; c < 3; c++)
                 G(atom, c) += weightGradient[3 * atom + c];
@@ -370,11 +357,11 @@ private:
         for (int c = 0; c < 3; c++)
             basisGradient[c].take(pool, cc, "qmXCBasisGradient", largest);
         const size_t numPoints = max<size_t>(layout.w.size(), 1);
-        pointF.initialize<double>(cc, numPoints, "qmXCPointF");
-        pointGradient.initialize<double>(cc, 3 * numPoints, "qmXCPointGradient");
-        functionGradient.initialize<double>(cc, 3 * max<size_t>(layout.batchFunctions.size(), 1), "qmXCFunctionGradient");
-        functionGradientSlices.initialize<double>(cc, 3 * FUNCTION_GRADIENT_SLICES * max<size_t>(layout.batchFunctions.size(), 1),
-                                                  "qmXCFunctionGradientSlices");
+        pointF.take(pool, cc, "qmXCPointF", numPoints);
+        pointGradient.take(pool, cc, "qmXCPointGradient", 3 * numPoints);
+        functionGradient.take(pool, cc, "qmXCFunctionGradient", 3 * max<size_t>(layout.batchFunctions.size(), 1));
+        functionGradientSlices.take(pool, cc, "qmXCFunctionGradientSlices",
+                                    3 * FUNCTION_GRADIENT_SLICES * max<size_t>(layout.batchFunctions.size(), 1));
         atomOf.resize(geometry.basis.size());
         for (int s = 0; s < geometry.basis.numShells(); s++)
             for (int i = 0; i < geometry.basis.shells()[s].size(); i++)
@@ -386,44 +373,44 @@ private:
         gradientDensityKernel = program->createKernel("densityBlocks");
         gradientDensityKernel->addArg(0);  // firstBlock
         gradientDensityKernel->addArg(0);  // lastBlock
-        for (ComputeArray* a : {&blockBatch, &blockFirstPoint, &pointW, &batchPointStart, &batchNumPoints, &batchNumFunctions, &batchPhiStart})
+        for (ComputeArray* a : {blockBatch.get(), blockFirstPoint.get(), pointW.get(), batchPointStart.get(), batchNumPoints.get(), batchNumFunctions.get(), batchPhiStart.get()})
             gradientDensityKernel->addArg(*a);
         gradientDensityKernel->addArg(0);  // phiBase (argument 9)
-        for (ComputeArray* a : {&batchFunctionStart, &batchFunctions, &density})
+        for (ComputeArray* a : {batchFunctionStart.get(), batchFunctions.get(), density.get()})
             gradientDensityKernel->addArg(*a);
         gradientDensityKernel->addArg(geometry.basis.size());
-        for (ComputeArray* a : {gradientPhi.get(), &wv, &pointEnergy, &pointElectrons})
+        for (ComputeArray* a : {gradientPhi.get(), wv.get(), pointEnergy.get(), pointElectrons.get()})
             gradientDensityKernel->addArg(*a);
         gradientDensityKernel->addArg(1);
         gradientDensityKernel->addArg(*gradientX);
-        gradientDensityKernel->addArg(pointF);
-        gradientDensityKernel->addArg(occupied);
+        gradientDensityKernel->addArg(*pointF);
+        gradientDensityKernel->addArg(*occupied);
         gradientDensityKernel->addArg(0);  // X = Phi D: no orbitals
 
         gradientPointsKernel = program->createKernel("gradientPoints");
         gradientPointsKernel->addArg(0);
         gradientPointsKernel->addArg(0);
-        for (ComputeArray* a : {&pointBatch, &batchPointStart, &batchNumFunctions, &batchPhiStart})
+        for (ComputeArray* a : {pointBatch.get(), batchPointStart.get(), batchNumFunctions.get(), batchPhiStart.get()})
             gradientPointsKernel->addArg(*a);
         gradientPointsKernel->addArg(0);  // phiBase (argument 6)
-        for (ComputeArray* a : {basisGradient[0].get(), basisGradient[1].get(), basisGradient[2].get(), gradientX.get(), &wv,
-                                &pointGradient})
+        for (ComputeArray* a : {basisGradient[0].get(), basisGradient[1].get(), basisGradient[2].get(), gradientX.get(), wv.get(),
+                                pointGradient.get()})
             gradientPointsKernel->addArg(*a);
 
         gradientFunctionsKernel = program->createKernel("gradientFunctions");
         gradientFunctionsKernel->addArg(0);
         gradientFunctionsKernel->addArg(0);
-        for (ComputeArray* a : {&batchFunctionStart, &batchPointStart, &batchNumPoints, &batchNumFunctions, &batchPhiStart})
+        for (ComputeArray* a : {batchFunctionStart.get(), batchPointStart.get(), batchNumPoints.get(), batchNumFunctions.get(), batchPhiStart.get()})
             gradientFunctionsKernel->addArg(*a);
         gradientFunctionsKernel->addArg(0);  // phiBase (argument 7)
-        for (ComputeArray* a : {basisGradient[0].get(), basisGradient[1].get(), basisGradient[2].get(), gradientX.get(), &wv,
-                                &functionGradientSlices})
+        for (ComputeArray* a : {basisGradient[0].get(), basisGradient[1].get(), basisGradient[2].get(), gradientX.get(), wv.get(),
+                                functionGradientSlices.get()})
             gradientFunctionsKernel->addArg(*a);
         gradientSlicesKernel = program->createKernel("sumPartialColumns");
         gradientSlicesKernel->addArg(3 * (int) layout.batchFunctions.size());
         gradientSlicesKernel->addArg(FUNCTION_GRADIENT_SLICES);
-        gradientSlicesKernel->addArg(functionGradientSlices);
-        gradientSlicesKernel->addArg(functionGradient);
+        gradientSlicesKernel->addArg(*functionGradientSlices);
+        gradientSlicesKernel->addArg(*functionGradient);
     }
 
     /** Buffers and kernels of the partition-weight derivatives, made on their first use. */
@@ -431,15 +418,15 @@ private:
         if (partitionKernel)
             return;
         const int numAtoms = geometry.atoms.size(), numPoints = layout.w.size();
-        uploadArray(cc, pointParentAtom, layout.parentAtom, "qmXCPointParentAtom");
-        partition.upload(cc, geometry.atoms, geometry.settings.grid);
+        pointParentAtom.upload(pool, cc, layout.parentAtom, "qmXCPointParentAtom");
+        partition.upload(pool, cc, geometry.atoms, geometry.settings.grid);
         // Columns of PARTITION_GROUP items with about POINTS_PER_ITEM points each, at most a few per work group that
         // OpenMM launches at once (the work groups take them from partitionCounter and sum each one themselves).
         const int wanted = (numPoints + PARTITION_GROUP * POINTS_PER_ITEM - 1) / (PARTITION_GROUP * POINTS_PER_ITEM);
         partitionColumns = max(1, min(wanted, COLUMNS_PER_WORK_GROUP * cc.getNumThreadBlocks()));
-        partialGradients.initialize<double>(cc, (size_t) 3 * numAtoms * partitionColumns, "qmXCPartialWeightGradients");
-        partitionCounter.initialize<long long>(cc, 1, "qmXCPartitionColumnCounter");
-        partitionGradient.initialize<double>(cc, 3 * numAtoms, "qmXCWeightGradient");
+        partialGradients.take(pool, cc, "qmXCPartialWeightGradients", (size_t) 3 * numAtoms * partitionColumns);
+        partitionCounter.take(pool, cc, "qmXCPartitionColumnCounter", 1, sizeof(long long));
+        partitionGradient.take(pool, cc, "qmXCWeightGradient", 3 * numAtoms);
         partitionKernel = program->createKernel("partitionWeightGradient");
         partitionKernel->addArg(numPoints);
         partitionKernel->addArg(partitionColumns);
@@ -447,14 +434,14 @@ private:
         partitionKernel->addArg(geometry.settings.grid.partition == QM::AtomicPartition::StratmannScuseriaFrisch ? 1 : 0);
         partitionKernel->addArg(QM::ssfHalfWidth());
         partitionKernel->addArg(QM::partitionRelativeCellCutoff());
-        for (ComputeArray* a : {&pointX, &pointY, &pointZ, &pointW, &pointF, &pointParentAtom, &partition.atoms, &partition.invR,
-                                &partition.sizeAdjustment, &partition.nearest, &partition.order, &partialGradients, &partitionCounter})
+        for (ComputeArray* a : {pointX.get(), pointY.get(), pointZ.get(), pointW.get(), pointF.get(), pointParentAtom.get(), partition.atoms.get(), partition.invR.get(),
+                                partition.sizeAdjustment.get(), partition.nearest.get(), partition.order.get(), partialGradients.get(), partitionCounter.get()})
             partitionKernel->addArg(*a);
         partitionSumKernel = program->createKernel("sumPartialColumns");
         partitionSumKernel->addArg(3 * numAtoms);
         partitionSumKernel->addArg(partitionColumns);
-        partitionSumKernel->addArg(partialGradients);
-        partitionSumKernel->addArg(partitionGradient);
+        partitionSumKernel->addArg(*partialGradients);
+        partitionSumKernel->addArg(*partitionGradient);
     }
 
     /** Batches in chunks whose basis values fit the budget (one chunk for all when they can be kept). */
@@ -470,11 +457,11 @@ private:
         ComputeKernel kernel = program->createKernel("evaluateBasis");
         kernel->addArg(0);  // firstPoint
         kernel->addArg(0);  // numPoints
-        for (ComputeArray* a : {&pointX, &pointY, &pointZ, &pointBatch, &batchPointStart, &batchNumFunctions, &batchPhiStart})
+        for (ComputeArray* a : {pointX.get(), pointY.get(), pointZ.get(), pointBatch.get(), batchPointStart.get(), batchNumFunctions.get(), batchPhiStart.get()})
             kernel->addArg(*a);
         kernel->addArg(0);  // phiBase
-        for (ComputeArray* a : {&batchShellStart, &batchNumShells, &batchShells, &batchShellColumn, &shellCenter, &shellL, &shellPure,
-                                &shellPrimStart, &shellNumPrim, &primExponent, &primCoefficient, &pureMatrixArray})
+        for (ComputeArray* a : {batchShellStart.get(), batchNumShells.get(), batchShells.get(), batchShellColumn.get(), shellCenter.get(), shellL.get(), shellPure.get(),
+                                shellPrimStart.get(), shellNumPrim.get(), primExponent.get(), primCoefficient.get(), pureMatrixArray.get()})
             kernel->addArg(*a);
         kernel->addArg(gradients != nullptr ? 1 : 0);
         kernel->addArg(phi);
@@ -490,40 +477,40 @@ private:
         densityKernel = program->createKernel("densityBlocks");
         densityKernel->addArg(0);  // firstBlock
         densityKernel->addArg(0);  // lastBlock
-        for (ComputeArray* a : {&blockBatch, &blockFirstPoint, &pointW, &batchPointStart, &batchNumPoints, &batchNumFunctions, &batchPhiStart})
+        for (ComputeArray* a : {blockBatch.get(), blockFirstPoint.get(), pointW.get(), batchPointStart.get(), batchNumPoints.get(), batchNumFunctions.get(), batchPhiStart.get()})
             densityKernel->addArg(*a);
         densityKernel->addArg(0);  // phiBase (argument 9)
-        for (ComputeArray* a : {&batchFunctionStart, &batchFunctions, &density})
+        for (ComputeArray* a : {batchFunctionStart.get(), batchFunctions.get(), density.get()})
             densityKernel->addArg(*a);
         densityKernel->addArg(geometry.basis.size());
-        for (ComputeArray* a : {phi.get(), &wv, &pointEnergy, &pointElectrons})
+        for (ComputeArray* a : {phi.get(), wv.get(), pointEnergy.get(), pointElectrons.get()})
             densityKernel->addArg(*a);
         densityKernel->addArg(0);   // no X: the SCF needs rho only
-        densityKernel->addArg(wv);  // (X and f are not written)
-        densityKernel->addArg(wv);
-        densityKernel->addArg(occupied);
+        densityKernel->addArg(*wv);  // (X and f are not written)
+        densityKernel->addArg(*wv);
+        densityKernel->addArg(*occupied);
         densityKernel->addArg(0);  // numOccupied (argument 22): set by compute()
 
         matricesKernel = program->createKernel("matrixTiles");
         matricesKernel->addArg(0);  // firstTile
         matricesKernel->addArg(0);  // lastTile
-        for (ComputeArray* a : {&tileBatch, &tileRow, &tileColumn, &batchPointStart, &batchNumPoints, &batchNumFunctions, &batchPhiStart})
+        for (ComputeArray* a : {tileBatch.get(), tileRow.get(), tileColumn.get(), batchPointStart.get(), batchNumPoints.get(), batchNumFunctions.get(), batchPhiStart.get()})
             matricesKernel->addArg(*a);
         matricesKernel->addArg(0);  // phiBase (argument 9)
-        for (ComputeArray* a : {&batchFunctionStart, &batchFunctions})
+        for (ComputeArray* a : {batchFunctionStart.get(), batchFunctions.get()})
             matricesKernel->addArg(*a);
         matricesKernel->addArg(geometry.basis.size());
-        for (ComputeArray* a : {phi.get(), &wv, &fixedMatrix})
+        for (ComputeArray* a : {phi.get(), wv.get(), fixedMatrix.get()})
             matricesKernel->addArg(*a);
 
         fixedToMatrixKernel = program->createKernel("fixedToMatrix");
         fixedToMatrixKernel->addArg(geometry.basis.size());
-        fixedToMatrixKernel->addArg(fixedMatrix);
-        fixedToMatrixKernel->addArg(matrix);
+        fixedToMatrixKernel->addArg(*fixedMatrix);
+        fixedToMatrixKernel->addArg(*matrix);
 
         sumsKernel = program->createKernel("batchSums");
         sumsKernel->addArg(layout.numBatches());
-        for (ComputeArray* a : {&batchPointStart, &batchNumPoints, &pointEnergy, &pointElectrons, &sums})
+        for (ComputeArray* a : {batchPointStart.get(), batchNumPoints.get(), pointEnergy.get(), pointElectrons.get(), sums.get()})
             sumsKernel->addArg(*a);
     }
 
@@ -543,24 +530,24 @@ private:
     vector<Chunk> chunks;
     size_t largestChunk = 0;
     bool keepBasisValues = false;
-    ComputeArray pointX, pointY, pointZ, pointW, pointBatch;
-    ComputeArray batchPointStart, batchNumPoints, batchNumFunctions, batchFunctionStart, batchFunctions;
-    ComputeArray batchShellStart, batchNumShells, batchShells, batchShellColumn, batchPhiStart;
-    ComputeArray blockBatch, blockFirstPoint, tileBatch, tileRow, tileColumn;
-    ComputeArray shellCenter, shellL, shellPure, shellPrimStart, shellNumPrim, primExponent, primCoefficient;
-    ComputeArray pureMatrixArray;
-    // The basis values and the gradient's chunk buffers, the largest arrays, from the factory's pool: kept from one
-    // geometry to the next instead of allocated and freed per MD step.
+    // Every device array from the factory's pool: kept from one geometry to the next instead of allocated and freed
+    // per MD step (at least as long as asked: the kernels take the counts).
     shared_ptr<DeviceArrayPool> pool;
+    PooledArray pointX, pointY, pointZ, pointW, pointBatch;
+    PooledArray batchPointStart, batchNumPoints, batchNumFunctions, batchFunctionStart, batchFunctions;
+    PooledArray batchShellStart, batchNumShells, batchShells, batchShellColumn, batchPhiStart;
+    PooledArray blockBatch, blockFirstPoint, tileBatch, tileRow, tileColumn;
+    PooledArray shellCenter, shellL, shellPure, shellPrimStart, shellNumPrim, primExponent, primCoefficient;
+    PooledArray pureMatrixArray;
     PooledArray phi;
-    ComputeArray wv, pointEnergy, pointElectrons, sums, density, occupied, matrix, fixedMatrix;
+    PooledArray wv, pointEnergy, pointElectrons, sums, density, occupied, matrix, fixedMatrix;
     ComputeKernel basisKernel, densityKernel, matricesKernel, fixedToMatrixKernel, sumsKernel;
     static constexpr int GROUP_SIZE = XC_TILED_GROUP, BATCH_SUM_GROUP = XC_BATCH_SUM_GROUP;
     ComputeProgram program;
     vector<Chunk> gradientChunks;
     vector<int> atomOf;  // the atom of every basis function
     PooledArray gradientPhi, gradientX, basisGradient[3];
-    ComputeArray pointF, pointGradient, functionGradient, functionGradientSlices;
+    PooledArray pointF, pointGradient, functionGradient, functionGradientSlices;
     ComputeKernel gradientBasisKernel, gradientDensityKernel, gradientPointsKernel, gradientFunctionsKernel, gradientSlicesKernel;
     static constexpr int FUNCTION_GRADIENT_SLICES = XC_FUNCTION_GRADIENT_SLICES;
     // The partition-weight derivatives (XCProgram.h); POINTS_PER_ITEM and COLUMNS_PER_WORK_GROUP size the kernel's
@@ -568,7 +555,7 @@ private:
     static constexpr int PARTITION_MAX_ATOMS = XC_PARTITION_MAX_ATOMS, PARTITION_GROUP = XC_PARTITION_GROUP, POINTS_PER_ITEM = 4,
                          COLUMNS_PER_WORK_GROUP = 4;
     int partitionColumns = 0;
-    ComputeArray pointParentAtom, partialGradients, partitionGradient, partitionCounter;
+    PooledArray pointParentAtom, partialGradients, partitionGradient, partitionCounter;
     PartitionArrays partition;
     ComputeKernel partitionKernel, partitionSumKernel;
 };
@@ -638,24 +625,24 @@ void CommonXCBackendFactory::weights(const vector<QM::QMAtom>& atoms, const QM::
             numPoints += size;
             maxAngular = max(maxAngular, size);
         }
+    // The arrays from the pool, given back when this returns (the download waits for the kernel).
     PartitionArrays pairs;
-    pairs.upload(cc, atoms, settings);
-    ComputeArray radiusArray, startArray, countArray, firstArray, angularArray, weightArray;
-    uploadArray(cc, radiusArray, shellRadius, "qmGridShellRadius");
-    uploadArray(cc, startArray, shellAngularStart, "qmGridShellAngularStart");
-    uploadArray(cc, countArray, shellAngularCount, "qmGridShellAngularCount");
-    uploadArray(cc, firstArray, shellFirstPoint, "qmGridShellFirstPoint");
-    uploadArray(cc, angularArray, angularXYZ, "qmGridAngular");
-    weightArray.initialize<double>(cc, max(numPoints, 1), "qmGridPartitionWeights");
+    pairs.upload(arrayPool, cc, atoms, settings);
+    PooledArray radiusArray, startArray, countArray, firstArray, angularArray, weightArray;
+    radiusArray.upload(arrayPool, cc, shellRadius, "qmGridShellRadius");
+    startArray.upload(arrayPool, cc, shellAngularStart, "qmGridShellAngularStart");
+    countArray.upload(arrayPool, cc, shellAngularCount, "qmGridShellAngularCount");
+    firstArray.upload(arrayPool, cc, shellFirstPoint, "qmGridShellFirstPoint");
+    angularArray.upload(arrayPool, cc, angularXYZ, "qmGridAngular");
+    weightArray.take(arrayPool, cc, "qmGridPartitionWeights", max(numPoints, 1));
     ComputeKernel kernel = programFor(0)->createKernel("partitionWeights");
     for (int value : {numAtoms, numRadial, maxAngular, settings.partition == QM::AtomicPartition::StratmannScuseriaFrisch ? 1 : 0})
         kernel->addArg(value);
     kernel->addArg(QM::ssfHalfWidth());
     kernel->addArg(QM::partitionRelativeCellCutoff());
-    for (ComputeArray* a : {&radiusArray, &startArray, &countArray, &firstArray, &angularArray, &pairs.atoms, &pairs.invR,
-                            &pairs.sizeAdjustment, &pairs.nearest, &pairs.order, &weightArray})
+    for (ComputeArray* a : {radiusArray.get(), startArray.get(), countArray.get(), firstArray.get(), angularArray.get(), pairs.atoms.get(),
+                            pairs.invR.get(), pairs.sizeAdjustment.get(), pairs.nearest.get(), pairs.order.get(), weightArray.get()})
         kernel->addArg(*a);
     executeGridStride(kernel, numAtoms*numRadial*maxAngular);
-    weightArray.download(partition);
-    partition.resize(numPoints);
+    partition = weightArray.downloadFirst<double>(numPoints);
 }

@@ -72,6 +72,10 @@ public:
     }
     /** Whether the device can run it (double precision); otherwise use the host back end. */
     static bool supported(OpenMM::ComputeContext& cc);
+    /** Where the back ends, the density fitting and the point charges take their device arrays from. */
+    const DeviceArrayPool& devicePool() const {
+        return *arrayPool;
+    }
 private:
     /** The kernels of kernels/qmXC.cc for one functional (0: SVWN5, 1: SVWN_RPA), compiled on first use. */
     OpenMM::ComputeProgram programFor(int index) const;
@@ -87,8 +91,8 @@ private:
     std::unique_ptr<QM::PointChargeEvaluator> charges;
     std::unique_ptr<CommonMatrixProducts> products;
     SymmetricInverse deviceInverse;  ///< empty unless in use
-    /// Device arrays kept from one geometry (or call) to the next: the XC back ends' basis values and gradient chunk
-    /// buffers, the density fitting's and point charges' shell tables, the point charges' per-call arrays.
+    /// Device arrays kept from one geometry (or call) to the next: every array of the XC back ends, the density
+    /// fitting, the point charges and the grid's weights (tools/device-allocations/count.sh: none made per MD step).
     std::shared_ptr<DeviceArrayPool> arrayPool = std::make_shared<DeviceArrayPool>();
 };
 

@@ -4,6 +4,7 @@
 #include "openmm/common/ComputeArray.h"
 #include "openmm/common/ComputeContext.h"
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,9 +17,11 @@ namespace OpenMMDFT {
  * Device arrays that objects made per geometry (or per call) take and give back, so that an MD step does not allocate
  * and free them again: on CUDA each allocation is a cuMemAlloc and each release a cuMemFree, which waits for the whole
  * device (the basis values and the gradient's chunk buffers are hundreds of MB per step for a few QM waters;
- * tools/device-allocations/count.sh counts a step's buffers). An array is taken by one holder at a time, so two live
- * holders never share one. Arrays grow (their contents lost) with a sixteenth more room than asked, so that a grid
- * that gains a few points from one step to the next does not make them grow again.
+ * tools/device-allocations/count.sh counts a step's buffers: none once the pool holds them). An array is taken by one
+ * holder at a time, so two live holders never share one. Arrays grow (their contents lost) with a sixteenth more room
+ * than asked, so that a grid that gains a few points from one step to the next does not make them grow again. The
+ * pool relies on the Context's one in-order queue: an array given back while kernels that read it are still queued
+ * is written by its next holder's work only after them.
  */
 class DeviceArrayPool {
 public:
@@ -27,21 +30,42 @@ public:
     std::unique_ptr<OpenMM::ComputeArray> take(OpenMM::ComputeContext& cc, const std::string& name, int elementSize, size_t size) {
         std::unique_ptr<OpenMM::ComputeArray> array;
         {
+            // The smallest array of the name that has room, else the largest (grown below): holders that take several
+            // arrays of one name in different sizes get them back without growing them.
             std::lock_guard<std::mutex> lock(mutex);
-            for (auto kept = free.find(name); kept != free.end() && kept->first == name; ++kept)
-                if (kept->second->getElementSize() == elementSize) {
-                    array = std::move(kept->second);
-                    free.erase(kept);
-                    break;
+            auto chosen = free.end();
+            for (auto kept = free.find(name); kept != free.end() && kept->first == name; ++kept) {
+                if (kept->second->getElementSize() != elementSize)
+                    continue;
+                const size_t room = kept->second->getSize();
+                if (chosen == free.end())
+                    chosen = kept;
+                else {
+                    const size_t best = chosen->second->getSize();
+                    if (best >= size ? (room >= size && room < best) : room > best)
+                        chosen = kept;
                 }
+            }
+            if (chosen != free.end()) {
+                array = std::move(chosen->second);
+                free.erase(chosen);
+            }
         }
         if (!array) {
             array.reset(new OpenMM::ComputeArray());
             array->initialize(cc, withRoom(size), elementSize, name);
+            made++;
         }
-        else if (array->getSize() < size)
+        else if (array->getSize() < size) {
             array->resize(withRoom(size));
+            made++;
+        }
         return array;
+    }
+    /** Device allocations the pool has made so far (arrays made and arrays grown): after the first steps of an MD run
+     * with room enough, none more. */
+    long long allocationsMade() const {
+        return made;
     }
     /** Gives array (taken from this pool) back for the next holder. */
     void give(std::unique_ptr<OpenMM::ComputeArray> array) {
@@ -65,6 +89,7 @@ private:
         return std::max<size_t>(size + size / 16, 1);
     }
     mutable std::mutex mutex;
+    std::atomic<long long> made{0};
     std::multimap<std::string, std::unique_ptr<OpenMM::ComputeArray>> free;
 };
 
@@ -74,6 +99,16 @@ public:
     PooledArray() = default;
     PooledArray(const PooledArray&) = delete;
     PooledArray& operator=(const PooledArray&) = delete;
+    PooledArray(PooledArray&& other) noexcept : pool(std::move(other.pool)), array(std::move(other.array)) {
+    }
+    PooledArray& operator=(PooledArray&& other) noexcept {
+        if (this != &other) {
+            release();
+            pool = std::move(other.pool);
+            array = std::move(other.array);
+        }
+        return *this;
+    }
     ~PooledArray() {
         release();
     }
@@ -91,6 +126,32 @@ public:
         take(std::move(from), cc, name, std::max<size_t>(data.size(), 1), sizeof(T));
         if (!data.empty())
             array->uploadSubArray(data.data(), 0, (int) data.size());
+    }
+    /** Keeps the array held (its contents too) where it has room for size elements of elementSize bytes, else takes
+     * one that has (contents lost): for tables that a holder fills more than once. */
+    void ensure(std::shared_ptr<DeviceArrayPool> from, OpenMM::ComputeContext& cc, const std::string& name, size_t size,
+                int elementSize = sizeof(double)) {
+        if (array && pool == from && array->getElementSize() == elementSize && array->getSize() >= std::max<size_t>(size, 1))
+            return;
+        take(std::move(from), cc, name, size, elementSize);
+    }
+    /** Takes an array with room for size elements of T and sets its every byte to zero. */
+    template <class T>
+    void zeros(std::shared_ptr<DeviceArrayPool> from, OpenMM::ComputeContext& cc, const std::string& name, size_t size) {
+        take(std::move(from), cc, name, std::max<size_t>(size, 1), sizeof(T));
+        cc.clearBuffer(*array);
+    }
+    /** The first count elements (at most the array's size): the array is downloaded whole (its room beyond what the
+     * holder wrote is a sixteenth at most after growth, or what an earlier geometry needed more). */
+    template <class T>
+    std::vector<T> downloadFirst(size_t count) const {
+        std::vector<T> data;
+        array->download(data);
+        data.resize(std::min(count, data.size()));
+        return data;
+    }
+    bool held() const {
+        return array != nullptr;
     }
     OpenMM::ComputeArray& operator*() const {
         return *array;

@@ -20,17 +20,6 @@
 
 namespace OpenMMDFT {
 
-/** Uploads data, allocating the array on first use (later uploads to it keep its size). */
-template <class T>
-inline void uploadVector(OpenMM::ComputeContext& cc, OpenMM::ComputeArray& array, const std::vector<T>& data, const char* name) {
-    if (!array.isInitialized())
-        array.initialize<T>(cc, std::max<size_t>(data.size(), 1), name);
-    if (array.getSize() != std::max<size_t>(data.size(), 1))
-        throw OpenMM::OpenMMException(std::string("QM: ") + name + " changed size within one geometry");
-    if (!data.empty())
-        array.upload(data);
-}
-
 /** One basis's flat shell tables in device memory, in arrays from the factory's pool (DeviceArrayPool: kept from one
  * geometry to the next, at least as long as the tables; the kernels read them by shell and primitive). */
 struct DeviceShells {
@@ -63,14 +52,15 @@ void launchIntegralKernel(OpenMM::ComputeContext& cc, OpenMM::ComputeKernel& ker
 /**
  * Launches the class compilations of one of kernels/qmThreeCentreClass.cc's kernels (named kernel_la_lb), one per class
  * of pairs, each over its pairs x itemsPerPair work items: its arguments are pairBegin and numPairs (the class's
- * range), then those addArgs adds, then counter (as launchIntegralKernel; the launches run in order on one queue).
+ * range), then those addArgs adds, then counter (as launchIntegralKernel, taken from pool if counter holds none;
+ * the launches run in order on one queue).
  */
 void launchClassKernels(OpenMM::ComputeProgram program, const std::string& kernel, const std::vector<PairClassRange>& classes,
                         long long itemsPerPair, const std::function<void(OpenMM::ComputeKernel&)>& addArgs,
-                        OpenMM::ComputeContext& cc, OpenMM::ComputeArray& counter);
+                        OpenMM::ComputeContext& cc, const std::shared_ptr<DeviceArrayPool>& pool, PooledArray& counter);
 
-/** Allocates a work-item counter for launchIntegralKernel, if not yet allocated. */
-void initializeWorkCounter(OpenMM::ComputeContext& cc, OpenMM::ComputeArray& counter);
+/** A work-item counter for launchIntegralKernel (one long long) from pool, if counter holds none yet. */
+void initializeWorkCounter(const std::shared_ptr<DeviceArrayPool>& pool, OpenMM::ComputeContext& cc, PooledArray& counter);
 
 /** The engine's Boys table as the kernels take it: step, end, values per point, Taylor terms (the values go up apart). */
 struct BoysParameters {
@@ -91,7 +81,7 @@ struct BoysParameters {
 struct GradientLaunch {
     std::string kernel;
     int numGroups = 0;
-    std::unique_ptr<OpenMM::ComputeArray> shells, starts;
+    PooledArray shells, starts;
 };
 
 /**
@@ -101,17 +91,18 @@ struct GradientLaunch {
  * 6% occupancy on under 100 work groups. A class has one launch over all its fitting shells, or, where the kernel has
  * compilations for one fitting l (gradientUnrolled), one launch per such l over its shells and one over the others.
  * pairTable: the primitive pairs' derivative Hermite densities of one class (or part of one) at a time, grown as
- * needed up to GRADIENT_PAIR_TABLE_DOUBLES.
+ * needed up to GRADIENT_PAIR_TABLE_DOUBLES. Every array comes from pool (the kernels take the counts, not the sizes).
  */
 struct GradientWork {
+    std::shared_ptr<DeviceArrayPool> pool;
     std::vector<std::vector<GradientLaunch>> launches;
-    OpenMM::ComputeArray pairTable;
+    PooledArray pairTable;
     /** listsOf(c) gives class c's launches (compilation name, fitting shells in order), runsOf(c, shells) the run
-     * starts of a launch over those shells (places in the list, then its size). Arrays of an earlier geometry are
-     * kept where their sizes match. */
-    void upload(OpenMM::ComputeContext& cc, size_t numClasses,
+     * starts of a launch over those shells (places in the list, then its size). */
+    void upload(std::shared_ptr<DeviceArrayPool> from, OpenMM::ComputeContext& cc, size_t numClasses,
                 const std::function<std::vector<std::pair<std::string, std::vector<int>>>(size_t)>& listsOf,
                 const std::function<std::vector<int>(size_t, const std::vector<int>&)>& runsOf, const char* name) {
+        pool = std::move(from);
         launches.resize(numClasses);
         for (size_t c = 0; c < numClasses; c++) {
             const auto lists = listsOf(c);
@@ -121,17 +112,10 @@ struct GradientWork {
                 const std::vector<int> runs = runsOf(c, lists[i].second);
                 launch.kernel = lists[i].first;
                 launch.numGroups = (int) runs.size() - 1;
-                uploadSized(cc, launch.shells, lists[i].second, name);
-                uploadSized(cc, launch.starts, runs, name);
+                launch.shells.upload(pool, cc, lists[i].second, name);
+                launch.starts.upload(pool, cc, runs, name);
             }
         }
-    }
-private:
-    static void uploadSized(OpenMM::ComputeContext& cc, std::unique_ptr<OpenMM::ComputeArray>& array, const std::vector<int>& data,
-                            const char* name) {
-        if (!array || array->getSize() != std::max<size_t>(data.size(), 1))
-            array.reset(new OpenMM::ComputeArray());
-        uploadVector(cc, *array, data, name);
     }
 };
 
@@ -157,13 +141,13 @@ void launchThreeCentreGradient(OpenMM::ComputeContext& cc, OpenMM::ComputeProgra
                                int centreOffset,
                                DeviceShells& fitting, OpenMM::ComputeArray& boysTable, const BoysParameters& boys,
                                OpenMM::ComputeArray& density, OpenMM::ComputeArray& coefficients, OpenMM::ComputeArray& fitted,
-                               OpenMM::ComputeArray& gradient, OpenMM::ComputeArray& counter);
+                               OpenMM::ComputeArray& gradient, PooledArray& counter);
 
 /**
- * The fixed-point sums of a launched three-centre gradient as gradients: row r of the result is gradient row r (atoms
- * first, then, in a program compiled for point charges, the charges from centreOffset).
+ * The first rows of the fixed-point sums of a launched three-centre gradient as gradients: row r of the result is
+ * gradient row r (atoms first, then, in a program compiled for point charges, the charges from centreOffset).
  */
-Eigen::MatrixXd readThreeCentreGradient(OpenMM::ComputeArray& gradient);
+Eigen::MatrixXd readThreeCentreGradient(const PooledArray& gradient, int rows);
 
 } // namespace OpenMMDFT
 

@@ -13,9 +13,9 @@
 using namespace OpenMM;
 using namespace std;
 
-void OpenMMDFT::initializeWorkCounter(ComputeContext& cc, ComputeArray& counter) {
-    if (!counter.isInitialized())
-        counter.initialize<long long>(cc, 1, "qmIntegralWorkCounter");
+void OpenMMDFT::initializeWorkCounter(const shared_ptr<DeviceArrayPool>& pool, ComputeContext& cc, PooledArray& counter) {
+    if (!counter.held())
+        counter.take(pool, cc, "qmIntegralWorkCounter", 1, sizeof(long long));
 }
 
 void OpenMMDFT::launchIntegralKernel(ComputeContext& cc, ComputeKernel& kernel, long long items, ComputeArray& counter) {
@@ -28,15 +28,15 @@ void OpenMMDFT::launchIntegralKernel(ComputeContext& cc, ComputeKernel& kernel, 
 
 void OpenMMDFT::launchClassKernels(ComputeProgram program, const string& kernel, const vector<PairClassRange>& classes,
                                    long long itemsPerPair, const function<void(ComputeKernel&)>& addArgs, ComputeContext& cc,
-                                   ComputeArray& counter) {
-    initializeWorkCounter(cc, counter);
+                                   const shared_ptr<DeviceArrayPool>& pool, PooledArray& counter) {
+    initializeWorkCounter(pool, cc, counter);
     for (const PairClassRange& c : classes) {
         ComputeKernel launch = program->createKernel(classKernelName(kernel, c.la, c.lb));
         launch->addArg(c.begin);
         launch->addArg(c.end - c.begin);
         addArgs(launch);
-        launch->addArg(counter);
-        launchIntegralKernel(cc, launch, (long long) (c.end - c.begin) * itemsPerPair, counter);
+        launch->addArg(*counter);
+        launchIntegralKernel(cc, launch, (long long) (c.end - c.begin) * itemsPerPair, *counter);
     }
 }
 
@@ -44,18 +44,15 @@ namespace OpenMMDFT {
 namespace {
 
 /**
- * pairDerivativeDensities for the pairs of part (a class's pairs, or some of them) into table, grown to hold them
- * (perPair doubles each); returns the table's stride, maxPrimitivePairs x the part's pairs.
+ * pairDerivativeDensities for the pairs of part (a class's pairs, or some of them) into work's table, grown to hold
+ * them (perPair doubles each); returns the table's stride, maxPrimitivePairs x the part's pairs.
  */
 int launchPairTable(ComputeContext& cc, ComputeProgram program, const PairClassRange& part, size_t perPair, int nbf,
                     ComputeArray& pairFirst, ComputeArray& pairSecond, DeviceShells& basis, ComputeArray& density,
-                    ComputeArray& table) {
+                    GradientWork& work) {
     const int numPairs = part.end - part.begin;
-    const size_t size = (size_t) numPairs * perPair;
-    if (!table.isInitialized())
-        table.initialize<double>(cc, size, "qmGradientPairTable");
-    else if (table.getSize() < size)
-        table.resize(size);
+    work.pairTable.ensure(work.pool, cc, "qmGradientPairTable", (size_t) numPairs * perPair);
+    ComputeArray& table = *work.pairTable;
     ComputeKernel kernel = program->createKernel(classKernelName("pairDerivativeDensities", part.la, part.lb));
     kernel->addArg(part.begin);
     kernel->addArg(numPairs);
@@ -93,10 +90,10 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
                                           GradientWork& work, int nbf, ComputeArray& pairFirst, ComputeArray& pairSecond,
                                           DeviceShells& basis, int centreOffset, DeviceShells& fitting, ComputeArray& boysTable,
                                           const BoysParameters& boys, ComputeArray& density, ComputeArray& coefficients,
-                                          ComputeArray& fitted, ComputeArray& gradient, ComputeArray& counter) {
+                                          ComputeArray& fitted, ComputeArray& gradient, PooledArray& counter) {
     if (work.launches.size() != classes.size())
         throw OpenMMException("QM: three-centre gradient work made for another set of pair classes (internal error)");
-    initializeWorkCounter(cc, counter);
+    initializeWorkCounter(work.pool, cc, counter);
     for (size_t c = 0; c < classes.size(); c++) {
         const PairClassRange& range = classes[c];
         // A class without written kernels (s-s and p-s have them) reads the pair table, made on the same queue first,
@@ -110,7 +107,7 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
             part.begin = begin;
             part.end = min(range.end, begin + piece);
             const int tableStride =
-                table ? launchPairTable(cc, program, part, perPair, nbf, pairFirst, pairSecond, basis, density, work.pairTable) : 0;
+                table ? launchPairTable(cc, program, part, perPair, nbf, pairFirst, pairSecond, basis, density, work) : 0;
             for (GradientLaunch& launch : work.launches[c]) {
                 ComputeKernel kernel = program->createKernel(launch.kernel);
                 kernel->addArg(part.begin);
@@ -134,20 +131,21 @@ void OpenMMDFT::launchThreeCentreGradient(ComputeContext& cc, ComputeProgram pro
                 kernel->addArg(coefficients);
                 kernel->addArg(fitted);
                 kernel->addArg(gradient);
-                kernel->addArg(table ? work.pairTable : density);  // any array where the kernel reads no table
+                kernel->addArg(table ? *work.pairTable : density);  // any array where the kernel reads no table
                 kernel->addArg(tableStride);
-                kernel->addArg(counter);
-                launchIntegralKernel(cc, kernel, (long long) (part.end - part.begin) * launch.numGroups, counter);
+                kernel->addArg(*counter);
+                launchIntegralKernel(cc, kernel, (long long) (part.end - part.begin) * launch.numGroups, *counter);
             }
         }
     }
 }
 
-Eigen::MatrixXd OpenMMDFT::readThreeCentreGradient(ComputeArray& gradient) {
-    vector<long long> fixed;
-    gradient.download(fixed);
-    Eigen::MatrixXd G((int) fixed.size() / 3, 3);
-    for (int r = 0; r < G.rows(); r++)
+Eigen::MatrixXd OpenMMDFT::readThreeCentreGradient(const PooledArray& gradient, int rows) {
+    const vector<long long> fixed = gradient.downloadFirst<long long>(3 * (size_t) rows);
+    if (fixed.size() != 3 * (size_t) rows)
+        throw OpenMMException("QM: three-centre gradient array smaller than its rows (internal error)");
+    Eigen::MatrixXd G(rows, 3);
+    for (int r = 0; r < rows; r++)
         for (int d = 0; d < 3; d++)
             G(r, d) = fixed[3 * r + d] / THREE_CENTRE_GRADIENT_SCALE;
     return G;

@@ -17,6 +17,7 @@
 #include <openmm/OpenMMException.h>
 #include <gtest/gtest.h>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -179,9 +180,12 @@ inline void testDeviceXCMatchesHost(const std::shared_ptr<const XCBackendFactory
  * back from the factory's pool: the basis values, the gradient's chunk buffers, the shell tables, the point charges'
  * arrays; the third geometry has a third water, so that they grow) against a fresh engine for each geometry: the same
  * energy and gradient to 1e-10 Eh and 1e-9 Eh/bohr (the same arithmetic; a stale or shared array would differ by far
- * more).
+ * more). allocationsMade, where given, counts the device allocations of the factory's pool: the second geometry, a small
+ * displacement of the first as in an MD step, makes none (its arrays come back from the first geometry's engines with
+ * room enough).
  */
-inline void testDeviceArraysKeptAcrossGeometries(const std::shared_ptr<const XCBackendFactory>& factory) {
+inline void testDeviceArraysKeptAcrossGeometries(const std::shared_ptr<const XCBackendFactory>& factory,
+                                                 const std::function<long long()>& allocationsMade = nullptr) {
     QMSettings s;
     s.basisSet = "DZVP";
     s.grid.radialPoints = 30;
@@ -197,7 +201,11 @@ inline void testDeviceArraysKeptAcrossGeometries(const std::shared_ptr<const XCB
         geometries[2].push_back(atom);
     }
     KohnShamLDA kept(s, factory);
-    for (const std::vector<QMAtom>& atoms : geometries) {
+    long long afterFirst = 0;
+    for (size_t g = 0; g < geometries.size(); g++) {
+        const std::vector<QMAtom>& atoms = geometries[g];
+        if (g == 1 && allocationsMade)
+            afterFirst = allocationsMade();
         KohnShamLDA fresh(s, factory);
         const QMResult k = kept.compute(atoms, 0, mm), f = fresh.compute(atoms, 0, mm);
         EXPECT_EQ(k.xcBackend, "device");
@@ -206,6 +214,8 @@ inline void testDeviceArraysKeptAcrossGeometries(const std::shared_ptr<const XCB
         const QMGradient gk = kept.gradient(k), gf = fresh.gradient(f);
         EXPECT_LT((gk.atoms - gf.atoms).cwiseAbs().maxCoeff(), 1e-9) << "kept\n" << gk.atoms << "\nfresh\n" << gf.atoms;
         EXPECT_LT((gk.mm - gf.mm).cwiseAbs().maxCoeff(), 1e-9);
+        if (g == 1 && allocationsMade)
+            EXPECT_EQ(allocationsMade(), afterFirst) << "device arrays allocated for a displaced geometry";
     }
 }
 
