@@ -432,6 +432,7 @@ double QMRegionDriver::computeOrThrow(ContextImpl& context, const vector<Vec3>& 
     results.densityFittingBytes = (double) r.densityFittingBytes;
     results.scfProducts = r.scfProducts;
     results.scfProductBytes = (double) r.scfProductBytes;
+    results.deviceMemoryBytes = (double) engine->deviceBytes();  // after the gradient, which takes arrays of its own
     results.numMMCharges = mm.size();
     results.orbitalEnergies.resize(r.orbitalEnergies.size());
     for (size_t i = 0; i < r.orbitalEnergies.size(); i++)

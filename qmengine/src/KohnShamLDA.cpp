@@ -623,6 +623,10 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
     return o.result;
 }
 
+size_t KohnShamLDA::deviceBytes() const {
+    return xcFactory_ ? xcFactory_->deviceBytes() : 0;
+}
+
 void KohnShamLDA::completeOrbitals(QMResult& result) {
     if (!last_ || !last_->pendingOrbitals.valid())
         return;

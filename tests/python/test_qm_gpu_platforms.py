@@ -164,6 +164,24 @@ def test_matches_reference(case, platform, precision):
     # The SCF's products of basis-sized matrices: this small a QM region keeps them all on the host (below the device's
     # size limit); tests/TestOpenCLXCBackend runs an SCF with every product on the device.
     assert results["scfProducts"] == "host" and results["scfProductBytes"] == 0
+    # Everything the QM work holds on the device, the basis values and the tensor among it.
+    assert results["deviceMemoryBytes"] > results["basisValueBytes"] + results["densityFittingBytes"]
+
+
+@pytest.mark.parametrize("platform, precision", GPU[:1])
+def test_device_memory_is_kept_and_bounded_along_a_trajectory(platform, precision):
+    """The QM work's device arrays are kept from one MD step to the next (a pool per Context) instead of allocated
+    and freed every step: along a trajectory the device memory it reports stays what the first steps took; the host
+    platforms report none."""
+    system, force, positions = CASES["water DZVP"]()
+    context, _, _ = evaluate(system, positions, platform, {"Precision": precision})
+    context.getIntegrator().step(2)
+    held = force.getQMResults(context)["deviceMemoryBytes"]
+    assert held > 0
+    context.getIntegrator().step(4)
+    assert force.getQMResults(context)["deviceMemoryBytes"] == held
+    hostContext, _, _ = evaluate(system, positions, "Reference", {})
+    assert force.getQMResults(hostContext)["deviceMemoryBytes"] == 0
 
 
 @pytest.mark.parametrize("platform", sorted({platform for platform, _ in GPU}))

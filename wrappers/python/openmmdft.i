@@ -68,6 +68,7 @@ struct QMResults {
     double densityFittingBytes;
     std::string scfProducts;
     double scfProductBytes;
+    double deviceMemoryBytes;
     int numMMCharges;
     std::vector<double> orbitalEnergies;
     double homoLumoGap;
@@ -404,6 +405,7 @@ def _qmResults(self, context):
         "densityFittingBytes": int(r.densityFittingBytes),
         "scfProducts": r.scfProducts,
         "scfProductBytes": int(r.scfProductBytes),
+        "deviceMemoryBytes": int(r.deviceMemoryBytes),
         "numMMCharges": r.numMMCharges,
         "orbitalEnergies": list(r.orbitalEnergies) * energy,
         "homoLumoGap": r.homoLumoGap * energy,

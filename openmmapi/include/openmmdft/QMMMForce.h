@@ -66,6 +66,11 @@ struct QMResults {
     std::string scfProducts;
     /** Bytes of device memory those products hold (0 on the host): three matrices of the largest product's size. */
     double scfProductBytes = 0;
+    /** Bytes of device memory the QM region's work holds on this Context (0 on Reference/CPU): every array of the XC
+     * work (the basis values above among them), the density fitting (its tensor above among them), the point charges
+     * and the SCF's products, kept from one MD step to the next instead of allocated again; bounded by the largest
+     * geometry's need with a sixteenth more room. */
+    double deviceMemoryBytes = 0;
     /** ESP charges (e), one per QM atom in QM-atom order, then one per link hydrogen (link-atom order); empty when the
      *  ESP charge method is NoESPCharges. */
     std::vector<double> espCharges;

@@ -72,6 +72,11 @@ public:
     }
     /** Whether the device can run it (double precision); otherwise use the host back end. */
     static bool supported(OpenMM::ComputeContext& cc);
+    /** The pool's arrays (every array of the back ends, the density fitting, the point charges and the grid's
+     * weights) and the SCF products' (not the metric inverse's solver workspace, made by the platform). */
+    size_t deviceBytes() const override {
+        return arrayPool->bytesAllocated() + products->storedBytes();
+    }
     /** Where the back ends, the density fitting and the point charges take their device arrays from. */
     const DeviceArrayPool& devicePool() const {
         return *arrayPool;

@@ -55,10 +55,13 @@ public:
             array.reset(new OpenMM::ComputeArray());
             array->initialize(cc, withRoom(size), elementSize, name);
             made++;
+            bytes += array->getSize() * (size_t) elementSize;
         }
         else if (array->getSize() < size) {
+            const size_t before = array->getSize();
             array->resize(withRoom(size));
             made++;
+            bytes += (array->getSize() - before) * (size_t) elementSize;
         }
         return array;
     }
@@ -66,6 +69,11 @@ public:
      * with room enough, none more. */
     long long allocationsMade() const {
         return made;
+    }
+    /** Bytes of device memory in the pool's arrays, held by their takers or kept for the next (they are never freed
+     * while the pool lives): bounded by what the largest geometry took at once, with a sixteenth more room. */
+    size_t bytesAllocated() const {
+        return bytes;
     }
     /** Gives array (taken from this pool) back for the next holder. */
     void give(std::unique_ptr<OpenMM::ComputeArray> array) {
@@ -90,6 +98,7 @@ private:
     }
     mutable std::mutex mutex;
     std::atomic<long long> made{0};
+    std::atomic<size_t> bytes{0};
     std::multimap<std::string, std::unique_ptr<OpenMM::ComputeArray>> free;
 };
 

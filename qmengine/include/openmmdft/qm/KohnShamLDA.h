@@ -149,6 +149,8 @@ public:
     /// Waits for the orbitals that compute() with deferOrbitals left to a thread and moves them into result (the last
     /// compute()'s), with their seconds ("scf.finalOrbitals") and the wait ("scf.finalOrbitalsWait").
     void completeOrbitals(QMResult& result);
+    /// Bytes of device memory the engine's back-end factory holds now (XCBackendFactory::deviceBytes; 0 on the host).
+    size_t deviceBytes() const;
     const QMSettings& settings() const { return settings_; }
     /// Analytic gradient of result.total for the last compute() (result must be its result): nuclear repulsion,
     /// one-electron (kinetic, nuclei, MM charges, with the Pulay term -sum W dS), density-fitted Coulomb, and XC

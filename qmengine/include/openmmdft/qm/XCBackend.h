@@ -103,6 +103,10 @@ public:
     virtual const MatrixProducts* matrixProducts() const {
         return nullptr;
     }
+    /** Bytes of device memory the factory's work holds now, kept from one geometry to the next (0 on the host). */
+    virtual size_t deviceBytes() const {
+        return 0;
+    }
     /** Whether invertSymmetricPositiveDefinite() may make the density fitting's metric's inverse on the device. */
     virtual bool invertsSymmetricPositiveDefinite() const {
         return false;
