@@ -41,9 +41,11 @@ struct GridSettings {
     /// alpha_min * d^2 < significanceExponent, d = distance from its centre to the group.
     double significanceExponent = 25.0;
     bool screening = true;               ///< false: every function in every group (reference)
-    /// Points with |partition x quadrature weight| <= this are dropped (0: only exact zeros, as
-    /// SSF gives; a point near a nucleus may have a tiny weight but a large density).
-    double weightThreshold = 0;
+    /// Points with |partition x quadrature weight| <= this are dropped (0: only exact zeros, as SSF gives). A point of
+    /// one atom near another's nucleus has a tiny Becke weight but a large density: 8 waters in DZVP on (50, 194)
+    /// drop 5% of their points at 1e-15 with the energy changed by 7e-13 Eh and the gradient by 8e-13 Eh/bohr, but at
+    /// 1e-13 (8%) by 1e-8 Eh and at 1e-11 (11%) by 4e-6 Eh.
+    double weightThreshold = 1e-15;
     /// Largest number of points handled in one dense block of a group.
     int blockSize = 256;
     /// Precompute keeps basis values of blocks up to this many MiB; later blocks are recomputed
