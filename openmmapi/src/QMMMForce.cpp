@@ -16,7 +16,7 @@ QMMMForce::QMMMForce() : coulomb14Scale(0.5), cutoffDistance(1.0), reactionField
         qmCharge(0), basisSet("def2-SVP"), auxiliaryBasisSet("def2-universal-jfit"), functional("SVWN5"),
         angularFunctions(BasisSetDefault), coulombMethod(DensityFitting), radialPoints(75), angularPoints(302),
         radialScheme(TreutlerAhlrichs), atomicPartition(Becke), gridPruning(NoPruning), cubeEdge(0.15875), sphereShellFraction(0.6),
-        significanceThreshold(25.0), basisFunctionStorage(Precompute), basisStorageLimit(2048.0), scfConvergence(1e-7), maxSCFIterations(100),
+        significanceThreshold(20.0), basisFunctionStorage(Precompute), basisStorageLimit(2048.0), scfConvergence(1e-7), maxSCFIterations(100),
         diisSubspaceSize(8), recycledSubspaceSize(96), coulombResponseSteps(2), densityExtrapolation(ASPC), densityExtrapolationOrder(3), qmForceGroup(-1), useEmbeddingSwitching(false), embeddingSwitchingDistance(0.8), qmEnergyOnly(false), espChargeMethod(NoESPCharges),
         ewaldErrorTolerance(5e-4), boundaryChargeScheme(RedistributedChargeAndDipole) {
     // Grid-grouping defaults are those measured for the engine (qmengine/README.md): cubes of 3 bohr

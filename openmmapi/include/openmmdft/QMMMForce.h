@@ -311,7 +311,8 @@ public:
     void getGridGrouping(double& cubeEdge, double& sphereShellFraction) const;
     /**
      * Screening of basis functions per group: a shell is significant for a group when
-     * alpha_min * d^2 < threshold (d in bohr). Larger keeps more functions; 0 < threshold.
+     * alpha_min * d^2 < threshold (d in bohr). Larger keeps more functions; 0 < threshold. Default 20: the
+     * energy within about 1e-10 Eh of keeping every function.
      */
     void setSignificanceThreshold(double threshold);
     double getSignificanceThreshold() const {

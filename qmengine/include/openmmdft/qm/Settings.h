@@ -38,8 +38,10 @@ struct GridSettings {
     /// The other points go to axis-aligned cubes of this edge (bohr).
     double cubeEdge = 3.0;
     /// Significant-function criterion (seed 001 eq. 3.1): a shell is kept for a group when
-    /// alpha_min * d^2 < significanceExponent, d = distance from its centre to the group.
-    double significanceExponent = 25.0;
+    /// alpha_min * d^2 < significanceExponent, d = distance from its centre to the group. 20 (was 25): 24 waters in
+    /// DZVP on (50, 194) keep 139 instead of 165 functions per point, the XC matrix's multiply-adds -27%, and the SCF
+    /// energy and gradient of 8 waters move by 1e-11 Eh and 5e-11 Eh/bohr (4 waters in 6-31G*: 1e-10 and 6e-10).
+    double significanceExponent = 20.0;
     bool screening = true;               ///< false: every function in every group (reference)
     /// Points with |partition x quadrature weight| <= this are dropped (0: only exact zeros, as SSF gives). A point of
     /// one atom near another's nucleus has a tiny Becke weight but a large density: 8 waters in DZVP on (50, 194)
