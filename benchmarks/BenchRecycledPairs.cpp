@@ -5,7 +5,8 @@
  *   streamedCrossGram), both on packed pairs;
  * - an SCF iteration's products with them (the new error's dots with the error changes, the Fock and Coulomb changes
  *   combined): whole matrices against packed by their upper triangles (packAntisymmetric, packSymmetric: the errors
- *   are antisymmetric, F and J symmetric), the packing of the error and the unpacking of the sums included.
+ *   are antisymmetric, F and J symmetric), the packing of the error and the unpacking of the sums included; and
+ *   packed in double against packed in single precision, as the SCF keeps them (packedPair: half the bytes to read).
  *   BenchRecycledPairs [--basis 456] [--pairs 96] [--new 4] [--threads 2] [--repeat 5]
  * 456 functions are 24 waters in DZVP; 96 pairs is the default QMSettings::recycledSubspace (reached after about 24
  * MD steps of 4 SCF iterations), 4 new pairs per step. */
@@ -124,6 +125,39 @@ int main(int argc, char** argv) {
         }
         packed.push_back(seconds() - t);
     }
+    // The same products with the pairs in single precision (the products accumulate in double).
+    std::vector<SharedPair> errorsSingle, focksSingle, coulombsSingle;
+    for (int j = 0; j < pairs; j++) {
+        errorsSingle.push_back(packedPair(errorsPacked[j]));
+        focksSingle.push_back(packedPair(focks[j]));
+        coulombsSingle.push_back(packedPair(coulombs[j]));
+    }
+    auto pairList = [](const std::vector<SharedPair>& shared) {
+        PairList l;
+        for (const SharedPair& p : shared)
+            l.push_back(p.get());
+        return l;
+    };
+    const PairList errorSingleList = pairList(errorsSingle), fockSingleList = pairList(focksSingle),
+                   coulombSingleList = pairList(coulombsSingle);
+    std::vector<double> single;
+    Eigen::VectorXd dotsSingle;
+    Eigen::MatrixXd fockSingle;
+    for (int r = 0; r < repeat; r++) {
+        const double t = seconds();
+        dotsSingle = streamedDots(errorSingleList, packAntisymmetric(error), threads);
+        fockSingle = fock;
+        Eigen::MatrixXd coulombSingle = fock;
+        for (auto target : {std::make_pair(&fockSingleList, &fockSingle), std::make_pair(&coulombSingleList, &coulombSingle)}) {
+            Eigen::VectorXd sum = Eigen::VectorXd::Zero(packedSymmetricSize(basis));
+            addStreamedCombination(*target.first, weights, sum, threads);
+            addUnpackedSymmetric(sum, *target.second);
+        }
+        single.push_back(seconds() - t);
+    }
+    const double singleDifference =
+        std::max((dotsSingle - dotsPacked).cwiseAbs().maxCoeff() / dotsPacked.cwiseAbs().maxCoeff(),
+                 (fockSingle - fockPacked).cwiseAbs().maxCoeff() / fockPacked.cwiseAbs().maxCoeff());
     const double iterationDifference =
         std::max((dotsWhole - dotsPacked).cwiseAbs().maxCoeff() / dotsWhole.cwiseAbs().maxCoeff(),
                  (fockWhole - fockPacked).cwiseAbs().maxCoeff() / fockWhole.cwiseAbs().maxCoeff());
@@ -135,5 +169,7 @@ int main(int argc, char** argv) {
                 1e3 * median(grown), median(scratch) / median(grown), difference);
     std::printf("| products per SCF iteration: whole / packed | %.2f | %.2f | %.1f | %.1e |\n", 1e3 * median(whole),
                 1e3 * median(packed), median(whole) / median(packed), iterationDifference);
+    std::printf("| products per SCF iteration: packed double / packed single | %.2f | %.2f | %.1f | %.1e |\n", 1e3 * median(packed),
+                1e3 * median(single), median(packed) / median(single), singleDifference);
     return 0;
 }

@@ -206,8 +206,8 @@ TEST(DensityExtrapolation, XLBOMDFollowsTheDensity) {
 TEST(DensityExtrapolation, CarriesTheSCFSubspaceAlongTheTrajectoryOnly) {
     // The DIIS pairs of the newest SCF go with the guess while the trajectory continues, and at the same point
     // again; a jump or clear() leave them out (they describe another geometry).
-    const vector<QM::SharedMatrix> focks = {std::make_shared<const Eigen::MatrixXd>(Eigen::MatrixXd::Identity(2, 2))},
-                                   errors = {std::make_shared<const Eigen::MatrixXd>(2 * Eigen::MatrixXd::Identity(2, 2))};
+    const vector<QM::SharedPair> focks = {std::make_shared<const QM::PackedPair>(QM::PackedPair::Ones(3))},
+                                 errors = {std::make_shared<const QM::PackedPair>(2 * QM::PackedPair::Ones(3))};
     for (DensityExtrapolation::Method method : {DensityExtrapolation::PreviousDensity, DensityExtrapolation::ASPC, DensityExtrapolation::XLBOMD,
                                                 DensityExtrapolation::Polynomial}) {
         DensityExtrapolation history(method, 3);
@@ -216,7 +216,7 @@ TEST(DensityExtrapolation, CarriesTheSCFSubspaceAlongTheTrajectoryOnly) {
         int used;
         unique_ptr<QM::DensityGuess> next = history.guess(positionsAt(4), used);
         ASSERT_EQ(1u, next->fockChanges.size()) << method;
-        EXPECT_EQ(2.0, (*next->errorChanges[0])(1, 1));
+        EXPECT_EQ(2.0f, (*next->errorChanges[0])(1));
         EXPECT_EQ(focks[0].get(), next->fockChanges[0].get()) << method;  // shared with the history, not copied
         EXPECT_EQ(1u, history.guess(positionsAt(3), used)->fockChanges.size()) << method;
         vector<Vec3> far = positionsAt(4);
@@ -232,8 +232,8 @@ TEST(DensityExtrapolation, TakesTheTrajectoryUpAgainAfterAnExcursion) {
     // A Monte Carlo barostat evaluates a trial geometry between two steps; when the trial is rejected the trajectory
     // goes on where it was. Its history and DIIS pairs were set aside, not lost: the next guess extrapolates as if
     // the excursion had not happened, and a second excursion sets aside the same trajectory again.
-    const vector<QM::SharedMatrix> focks = {std::make_shared<const Eigen::MatrixXd>(Eigen::MatrixXd::Identity(2, 2))},
-                                   errors = {std::make_shared<const Eigen::MatrixXd>(2 * Eigen::MatrixXd::Identity(2, 2))};
+    const vector<QM::SharedPair> focks = {std::make_shared<const QM::PackedPair>(QM::PackedPair::Ones(3))},
+                                 errors = {std::make_shared<const QM::PackedPair>(2 * QM::PackedPair::Ones(3))};
     for (DensityExtrapolation::Method method : {DensityExtrapolation::ASPC, DensityExtrapolation::Polynomial, DensityExtrapolation::XLBOMD}) {
         DensityExtrapolation history(method, 3);
         for (long long step = 0; step < 6; step++)

@@ -152,8 +152,8 @@ unique_ptr<QM::DensityGuess> DensityExtrapolation::guess(const vector<Vec3>& qmP
 }
 
 void DensityExtrapolation::record(const vector<Vec3>& qmPositions, const Eigen::MatrixXd& density,
-                                  vector<QM::SharedMatrix> fockChanges, vector<QM::SharedMatrix> errorChanges,
-                                  vector<QM::SharedMatrix> coulombChanges, QM::SharedMatrix lowdinOrbitals,
+                                  vector<QM::SharedPair> fockChanges, vector<QM::SharedPair> errorChanges,
+                                  vector<QM::SharedPair> coulombChanges, QM::SharedMatrix lowdinOrbitals,
                                   QM::SharedMatrix errorChangeGram) {
     if (resumesSetAside(qmPositions))
         std::swap(current, setAside);  // back on the trajectory; the excursion is set aside in its place

@@ -77,8 +77,8 @@ public:
      * trajectory continues (whatever the method).
      */
     void record(const std::vector<OpenMM::Vec3>& qmPositions, const Eigen::MatrixXd& density,
-                std::vector<QM::SharedMatrix> fockChanges = {}, std::vector<QM::SharedMatrix> errorChanges = {},
-                std::vector<QM::SharedMatrix> coulombChanges = {}, QM::SharedMatrix lowdinOrbitals = nullptr,
+                std::vector<QM::SharedPair> fockChanges = {}, std::vector<QM::SharedPair> errorChanges = {},
+                std::vector<QM::SharedPair> coulombChanges = {}, QM::SharedMatrix lowdinOrbitals = nullptr,
                 QM::SharedMatrix errorChangeGram = nullptr);
     /** Kolafa's coefficients B_1..B_n for n past densities. */
     static std::vector<double> aspcCoefficients(int n);
@@ -95,7 +95,7 @@ private:
     struct Trajectory {
         std::deque<Entry> history;  // newest first
         std::deque<Eigen::MatrixXd> auxiliary;  // XLBOMD: P(t+dt) (the next guess), P(t), ..., newest first
-        std::vector<QM::SharedMatrix> subspaceFocks, subspaceErrors, subspaceCoulombs;  // shared with the guesses, not copied
+        std::vector<QM::SharedPair> subspaceFocks, subspaceErrors, subspaceCoulombs;  // shared with the guesses, not copied
         QM::SharedMatrix lowdinOrbitals;  // of the newest evaluation
         QM::SharedMatrix subspaceErrorGram;  // the Gram matrix of subspaceErrors, where the SCF handed it on
         /** Whether an evaluation at this geometry is the newest recorded point again (the same QM positions). */

@@ -1,5 +1,6 @@
 #include "openmmdft/qm/DIIS.h"
 #include "openmmdft/qm/DenseAlgebra.h"
+#include "openmm/OpenMMException.h"
 #include <algorithm>
 #include <cmath>
 
@@ -14,18 +15,18 @@ Eigen::Map<const Eigen::VectorXd> flat(const Eigen::MatrixXd& m) {
 
 Eigen::VectorXd DIIS::recycledErrorDots(const Eigen::MatrixXd& error) const {
     if (packedPairs_)
-        return streamedDots(recycledErrors_, packAntisymmetric(error), threads_);
+        return streamedDots(packedErrors_, packAntisymmetric(error), threads_);
     return streamedDots(recycledErrors_, flat(error), threads_);
 }
 
-void DIIS::addRecycledCombination(const std::vector<const Eigen::MatrixXd*>& changes, const Eigen::VectorXd& weights,
-                                  Eigen::MatrixXd& sum) const {
+void DIIS::addRecycledCombination(bool companions, const Eigen::VectorXd& weights, Eigen::MatrixXd& sum) const {
     if (!packedPairs_) {
-        addStreamedCombination(changes, weights, Eigen::Map<Eigen::VectorXd>(sum.data(), sum.size()), threads_);
+        addStreamedCombination(companions ? recycledCompanions_ : recycledFocks_, weights,
+                               Eigen::Map<Eigen::VectorXd>(sum.data(), sum.size()), threads_);
         return;
     }
     Eigen::VectorXd packed = Eigen::VectorXd::Zero(packedSymmetricSize(sum.rows()));
-    addStreamedCombination(changes, weights, packed, threads_);
+    addStreamedCombination(companions ? packedCompanions_ : packedFocks_, weights, packed, threads_);
     addUnpackedSymmetric(packed, sum);
 }
 
@@ -36,6 +37,9 @@ void DIIS::dropRecycled() {
     sharedFocks_.clear();
     sharedErrors_.clear();
     sharedCompanions_.clear();
+    packedFocks_.clear();
+    packedErrors_.clear();
+    packedCompanions_.clear();
     recycledCombinations_.resize(0, 0);
     for (Eigen::VectorXd& o : overlaps_)
         o.resize(0);
@@ -60,62 +64,84 @@ void DIIS::setRecycled(const std::vector<Eigen::MatrixXd>& fockChanges, const st
     setRecycled(f, e);
 }
 
-void DIIS::setRecycled(const std::vector<const Eigen::MatrixXd*>& fockChanges, const std::vector<const Eigen::MatrixXd*>& errorChanges,
-                       const std::vector<const Eigen::MatrixXd*>& companionChanges, const Eigen::MatrixXd* errorGram) {
-    reset();
-    const int m = (int) std::min(fockChanges.size(), errorChanges.size());
-    if (m == 0)
-        return;
-    const std::vector<const Eigen::MatrixXd*> focks(fockChanges.begin(), fockChanges.begin() + m);
-    const std::vector<const Eigen::MatrixXd*> errors(errorChanges.begin(), errorChanges.begin() + m);
-    for (int j = 0; j < m; j++)
-        if (focks[j]->size() != focks[0]->size() || errors[j]->size() != errors[0]->size())
-            return;
+bool DIIS::combineRecycled(const Eigen::MatrixXd& gram, int m) {
     // Orthonormal combinations of the error changes (eigenvectors of their Gram matrix), the Fock changes combined
     // alike, so that the subspace equations stay well conditioned however nearly dependent the pairs are
     // (successive SCFs explore similar directions). The pairs are scaled to unit length first: their sizes span the
     // SCFs' convergence (1e-3 to 1e-9), and unscaled the smallest ones, which carry the directions the last
     // iterations need, would fall under the cut as more pairs join (measured: 96 unscaled pairs converge slower
     // than 48; scaled, faster).
-    const Eigen::Index count = (Eigen::Index) errorChanges.size();
-    const bool given = errorGram != nullptr && errorGram->rows() == count && errorGram->cols() == count;
-    const Eigen::MatrixXd gram = given ? Eigen::MatrixXd(errorGram->topLeftCorner(m, m)) : streamedGram(errors, threads_);
     if (!gram.allFinite())
-        return;
+        return false;
     const Eigen::VectorXd scale = gram.diagonal().cwiseSqrt().unaryExpr([](double norm) { return norm > 0 ? 1 / norm : 0.0; });
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(scale.asDiagonal() * gram * scale.asDiagonal());
     const Eigen::VectorXd& values = eigen.eigenvalues();
     const double largest = values[m - 1];
     if (!(largest > 0))
-        return;
+        return false;
     int kept = 0;
     while (kept < m && values[m - 1 - kept] > RECYCLED_EIGENVALUE_CUTOFF * largest)
         kept++;
     recycledCombinations_ = scale.asDiagonal() * eigen.eigenvectors().rightCols(kept) *
                             values.tail(kept).cwiseSqrt().cwiseInverse().asDiagonal();
-    recycledFocks_ = focks;
-    recycledErrors_ = errors;
+    return true;
+}
+
+namespace {
+/// The Gram matrix of the first m error changes: the given one's corner where it is of all count pairs, else made.
+template <class List>
+Eigen::MatrixXd recycledGram(const List& errors, int m, size_t count, const Eigen::MatrixXd* given, int threads) {
+    if (given != nullptr && given->rows() == (Eigen::Index) count && given->cols() == (Eigen::Index) count)
+        return given->topLeftCorner(m, m);
+    return streamedGram(List(errors.begin(), errors.begin() + m), threads);
+}
+} // namespace
+
+void DIIS::setRecycled(const std::vector<const Eigen::MatrixXd*>& fockChanges, const std::vector<const Eigen::MatrixXd*>& errorChanges,
+                       const std::vector<const Eigen::MatrixXd*>& companionChanges, const Eigen::MatrixXd* errorGram) {
+    reset();
+    if (packedPairs_)
+        throw OpenMM::OpenMMException("QM: whole recycled pairs given to a DIIS that takes packed ones (internal error)");
+    const int m = (int) std::min(fockChanges.size(), errorChanges.size());
+    if (m == 0)
+        return;
+    for (int j = 0; j < m; j++)
+        if (fockChanges[j]->size() != fockChanges[0]->size() || errorChanges[j]->size() != errorChanges[0]->size())
+            return;
+    if (!combineRecycled(recycledGram(errorChanges, m, errorChanges.size(), errorGram, threads_), m))
+        return;
+    recycledFocks_.assign(fockChanges.begin(), fockChanges.begin() + m);
+    recycledErrors_.assign(errorChanges.begin(), errorChanges.begin() + m);
     if (companionChanges.size() >= (size_t) m)
         recycledCompanions_.assign(companionChanges.begin(), companionChanges.begin() + m);
 }
 
-void DIIS::setRecycled(const std::vector<SharedMatrix>& fockChanges, const std::vector<SharedMatrix>& errorChanges,
-                       const std::vector<SharedMatrix>& companionChanges, const Eigen::MatrixXd* errorGram) {
-    auto pointers = [](const std::vector<SharedMatrix>& list) {
-        std::vector<const Eigen::MatrixXd*> raw;
-        for (const SharedMatrix& m : list)
-            raw.push_back(m.get());
-        return raw;
-    };
-    setRecycled(pointers(fockChanges), pointers(errorChanges), pointers(companionChanges), errorGram);
-    // The pairs the pointer version kept (the first recycledFocks_.size() of each list), now held here too.
-    const size_t m = recycledFocks_.size();
+void DIIS::setRecycled(const std::vector<SharedPair>& fockChanges, const std::vector<SharedPair>& errorChanges,
+                       const std::vector<SharedPair>& companionChanges, const Eigen::MatrixXd* errorGram) {
+    reset();
+    if (!packedPairs_)
+        throw OpenMM::OpenMMException("QM: packed recycled pairs given to a DIIS that takes whole ones (internal error)");
+    const int m = (int) std::min(fockChanges.size(), errorChanges.size());
     if (m == 0)
         return;
+    PairList focks, errors, companions;
+    for (int j = 0; j < m; j++) {
+        if (fockChanges[j]->size() != fockChanges[0]->size() || errorChanges[j]->size() != errorChanges[0]->size())
+            return;
+        focks.push_back(fockChanges[j].get());
+        errors.push_back(errorChanges[j].get());
+    }
+    if (!combineRecycled(recycledGram(errors, m, errorChanges.size(), errorGram, threads_), m))
+        return;
+    packedFocks_ = focks;
+    packedErrors_ = errors;
     sharedFocks_.assign(fockChanges.begin(), fockChanges.begin() + m);
     sharedErrors_.assign(errorChanges.begin(), errorChanges.begin() + m);
-    if (recycledCompanions_.size() == m)
+    if (companionChanges.size() >= (size_t) m) {
         sharedCompanions_.assign(companionChanges.begin(), companionChanges.begin() + m);
+        for (const SharedPair& k : sharedCompanions_)
+            packedCompanions_.push_back(k.get());
+    }
 }
 
 Eigen::MatrixXd DIIS::extrapolate(const Eigen::MatrixXd& fock, const Eigen::MatrixXd& error) {
@@ -191,7 +217,7 @@ Eigen::MatrixXd DIIS::extrapolate(const Eigen::MatrixXd& fock, const Eigen::Matr
     const Eigen::VectorXd pairWeights = m > 0 ? Eigen::VectorXd(recycledCombinations_ * (recycledScale * c.segment(n, m)))
                                               : Eigen::VectorXd();
     if (m > 0)
-        addRecycledCombination(recycledFocks_, pairWeights, f);
+        addRecycledCombination(false, pairWeights, f);
     combineCompanions(c.head(n), pairWeights);
     return f;
 }
@@ -202,17 +228,20 @@ void DIIS::combineCompanions(const Eigen::VectorXd& entryWeights, const Eigen::V
     for (const Eigen::MatrixXd& k : companions_)
         if (k.size() == 0 || k.size() != companions_.back().size())
             return;
-    if (m > 0 && recycledCompanions_.size() != recycledFocks_.size())
+    if (m > 0 && givenCompanions() != givenPairs())
         return;
     const Eigen::Index pairSize = packedPairs_ ? packedSymmetricSize(companions_.back().rows()) : companions_.back().size();
     for (const Eigen::MatrixXd* k : recycledCompanions_)
+        if (k->size() != pairSize)
+            return;
+    for (const PackedPair* k : packedCompanions_)
         if (k->size() != pairSize)
             return;
     Eigen::MatrixXd k = Eigen::MatrixXd::Zero(companions_.back().rows(), companions_.back().cols());
     for (int i = 0; i < n; i++)
         k += entryWeights[i] * companions_[i];
     if (m > 0)
-        addRecycledCombination(recycledCompanions_, pairWeights, k);
+        addRecycledCombination(true, pairWeights, k);
     combinedCompanion_ = std::move(k);
 }
 

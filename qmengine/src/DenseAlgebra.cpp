@@ -128,24 +128,80 @@ Eigen::VectorXd streamedTransposeProduct(const Eigen::MatrixXd& A, const Eigen::
 }
 
 namespace {
-void checkEqualSizes(const MatrixList& A, Eigen::Index size) {
-    for (const Eigen::MatrixXd* a : A)
+/// A list member's elements start..start+length as a column of its own scalar type (cast to double where read).
+template <class Stored>
+Eigen::Map<const Eigen::Matrix<typename Stored::Scalar, Eigen::Dynamic, 1>> column(const Stored* a, Eigen::Index start, Eigen::Index length) {
+    return Eigen::Map<const Eigen::Matrix<typename Stored::Scalar, Eigen::Dynamic, 1>>(a->data() + start, length);
+}
+
+template <class Stored>
+void checkEqualSizes(const std::vector<const Stored*>& A, Eigen::Index size) {
+    for (const Stored* a : A)
         if (a->size() != size)
             throw OpenMM::OpenMMException("QM: products of a matrix list with mismatched dimensions (internal error)");
 }
-} // namespace
 
-Eigen::VectorXd streamedDots(const MatrixList& A, const Eigen::Ref<const Eigen::VectorXd>& x, int threads) {
+/// <a, x> for a in double (Eigen's vectorized dot) and in single precision: sixteen running sums over consecutive
+/// elements, which the compiler turns into vector conversions and four independent chains of fused multiply-adds
+/// (Eigen's dot of a cast expression ran element by element, slower than reading twice the bytes in double); a fixed
+/// order either way.
+double dotOf(const double* a, const Eigen::Ref<const Eigen::VectorXd>& x) {
+    return Eigen::Map<const Eigen::VectorXd>(a, x.size()).dot(x);
+}
+
+double dotOf(const float* a, const Eigen::Ref<const Eigen::VectorXd>& x) {
+    const Eigen::Index n = x.size();
+    const double* xs = x.data();
+    constexpr int kSums = 16;
+    double sums[kSums] = {};
+    Eigen::Index i = 0;
+    for (; i + kSums <= n; i += kSums)
+        for (int k = 0; k < kSums; k++)
+            sums[k] += (double) a[i + k] * xs[i + k];
+    double total = 0;
+    for (int k = 0; k < kSums; k++)
+        total += sums[k];
+    for (; i < n; i++)
+        total += (double) a[i] * xs[i];
+    return total;
+}
+
+/// y += sum_k w[k] a[k] over length elements, for count (at most 4) terms at once: y is read and written once per four
+/// terms (a block of it stays in cache, but its loads and stores were half of the traffic).
+template <class Scalar>
+void addScaled(const double* w, const Scalar* const* a, int count, double* y, Eigen::Index length) {
+    switch (count) {
+    case 4:
+        for (Eigen::Index i = 0; i < length; i++)
+            y[i] += (w[0] * (double) a[0][i] + w[1] * (double) a[1][i]) + (w[2] * (double) a[2][i] + w[3] * (double) a[3][i]);
+        break;
+    case 3:
+        for (Eigen::Index i = 0; i < length; i++)
+            y[i] += (w[0] * (double) a[0][i] + w[1] * (double) a[1][i]) + w[2] * (double) a[2][i];
+        break;
+    case 2:
+        for (Eigen::Index i = 0; i < length; i++)
+            y[i] += w[0] * (double) a[0][i] + w[1] * (double) a[1][i];
+        break;
+    default:
+        for (Eigen::Index i = 0; i < length; i++)
+            y[i] += w[0] * (double) a[0][i];
+    }
+}
+
+template <class Stored>
+Eigen::VectorXd dotsOf(const std::vector<const Stored*>& A, const Eigen::Ref<const Eigen::VectorXd>& x, int threads) {
     checkEqualSizes(A, x.size());
     Eigen::VectorXd y(A.size());
     parallelFor((int) A.size(), streamingThreads((double) A.size() * x.size(), threads), [&](int j, int) {
-        y[j] = Eigen::Map<const Eigen::VectorXd>(A[j]->data(), A[j]->size()).dot(x);
+        y[j] = dotOf(A[j]->data(), x);
     });
     return y;
 }
 
-void addStreamedCombination(const MatrixList& A, const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> y,
-                            int threads) {
+template <class Stored>
+void addCombinationOf(const std::vector<const Stored*>& A, const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> y,
+                      int threads) {
     if ((Eigen::Index) A.size() != x.size())
         throw OpenMM::OpenMMException("QM: products of a matrix list with mismatched dimensions (internal error)");
     checkEqualSizes(A, y.size());
@@ -154,9 +210,68 @@ void addStreamedCombination(const MatrixList& A, const Eigen::Ref<const Eigen::V
     const int rows = (int) y.size(), blocks = (rows + kRowBlock - 1) / kRowBlock;
     parallelFor(blocks, threads, [&](int b, int) {
         const int start = b * kRowBlock, length = std::min(kRowBlock, rows - start);
-        for (size_t j = 0; j < A.size(); j++)
-            y.segment(start, length) += x[j] * Eigen::Map<const Eigen::VectorXd>(A[j]->data() + start, length);
+        for (size_t j = 0; j < A.size(); j += 4) {
+            const int count = (int) std::min<size_t>(4, A.size() - j);
+            const double w[4] = {x[j], count > 1 ? x[j + 1] : 0.0, count > 2 ? x[j + 2] : 0.0, count > 3 ? x[j + 3] : 0.0};
+            const typename Stored::Scalar* terms[4];
+            for (int k = 0; k < count; k++)
+                terms[k] = A[j + k]->data() + start;
+            addScaled(w, terms, count, y.data() + start, length);
+        }
     });
+}
+
+template <class Stored>
+Eigen::MatrixXd crossGramOf(const std::vector<const Stored*>& A, const std::vector<const Stored*>& B, int threads) {
+    const int m = (int) A.size(), k = (int) B.size();
+    if (m == 0 || k == 0)
+        return Eigen::MatrixXd(m, k);
+    const Eigen::Index rows = A[0]->size();
+    checkEqualSizes(A, rows);
+    checkEqualSizes(B, rows);
+    const bool same = &A == &B;  // a Gram matrix: the gathered block is both sides of one product
+    // Row blocks of A gathered side by side (2048 x m, in cache, in double) give the products as a sum of small ones;
+    // B's rows are read where they lie (for a Gram matrix grown by a few new matrices, A is those few and B streams
+    // once).
+    constexpr int kRowBlock = 2048;
+    const int blocks = (int) ((rows + kRowBlock - 1) / kRowBlock);
+    std::vector<Eigen::MatrixXd> gathered(resolveThreads(threads));
+    return parallelChunkedSum<Eigen::MatrixXd>(blocks, threads, Eigen::MatrixXd::Zero(m, k),
+                                               [&](int b, Eigen::MatrixXd& sum, int t) {
+        const Eigen::Index start = (Eigen::Index) b * kRowBlock, length = std::min<Eigen::Index>(kRowBlock, rows - start);
+        Eigen::MatrixXd& block = gathered[t];
+        block.resize(length, m);
+        for (int j = 0; j < m; j++)
+            block.col(j) = column(A[j], start, length).template cast<double>();
+        if (same)
+            sum.noalias() += block.transpose() * block;
+        else
+            for (int j = 0; j < k; j++)
+                sum.col(j).noalias() += block.transpose() * column(B[j], start, length).template cast<double>();
+    });
+}
+} // namespace
+
+SharedPair packedPair(const Eigen::VectorXd& packed) {
+    return std::make_shared<const PackedPair>(packed.cast<float>());
+}
+
+Eigen::VectorXd streamedDots(const MatrixList& A, const Eigen::Ref<const Eigen::VectorXd>& x, int threads) {
+    return dotsOf(A, x, threads);
+}
+
+Eigen::VectorXd streamedDots(const PairList& A, const Eigen::Ref<const Eigen::VectorXd>& x, int threads) {
+    return dotsOf(A, x, threads);
+}
+
+void addStreamedCombination(const MatrixList& A, const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> y,
+                            int threads) {
+    addCombinationOf(A, x, y, threads);
+}
+
+void addStreamedCombination(const PairList& A, const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> y,
+                            int threads) {
+    addCombinationOf(A, x, y, threads);
 }
 
 namespace {
@@ -202,35 +317,19 @@ void addUnpackedSymmetric(const Eigen::Ref<const Eigen::VectorXd>& packed, Eigen
 }
 
 Eigen::MatrixXd streamedGram(const MatrixList& A, int threads) {
-    return streamedCrossGram(A, A, threads);
+    return crossGramOf(A, A, threads);
+}
+
+Eigen::MatrixXd streamedGram(const PairList& A, int threads) {
+    return crossGramOf(A, A, threads);
 }
 
 Eigen::MatrixXd streamedCrossGram(const MatrixList& A, const MatrixList& B, int threads) {
-    const int m = (int) A.size(), k = (int) B.size();
-    if (m == 0 || k == 0)
-        return Eigen::MatrixXd(m, k);
-    const Eigen::Index rows = A[0]->size();
-    checkEqualSizes(A, rows);
-    checkEqualSizes(B, rows);
-    const bool same = &A == &B;  // a Gram matrix: the gathered block is both sides of one product
-    // Row blocks of A gathered side by side (2048 x m, in cache) give the products as a sum of small ones; B's rows
-    // are read where they lie (for a Gram matrix grown by a few new matrices, A is those few and B streams once).
-    constexpr int kRowBlock = 2048;
-    const int blocks = (int) ((rows + kRowBlock - 1) / kRowBlock);
-    std::vector<Eigen::MatrixXd> gathered(resolveThreads(threads));
-    return parallelChunkedSum<Eigen::MatrixXd>(blocks, threads, Eigen::MatrixXd::Zero(m, k),
-                                               [&](int b, Eigen::MatrixXd& sum, int t) {
-        const Eigen::Index start = (Eigen::Index) b * kRowBlock, length = std::min<Eigen::Index>(kRowBlock, rows - start);
-        Eigen::MatrixXd& block = gathered[t];
-        block.resize(length, m);
-        for (int j = 0; j < m; j++)
-            block.col(j) = Eigen::Map<const Eigen::VectorXd>(A[j]->data() + start, length);
-        if (same)
-            sum.noalias() += block.transpose() * block;
-        else
-            for (int j = 0; j < k; j++)
-                sum.col(j).noalias() += block.transpose() * Eigen::Map<const Eigen::VectorXd>(B[j]->data() + start, length);
-    });
+    return crossGramOf(A, B, threads);
+}
+
+Eigen::MatrixXd streamedCrossGram(const PairList& A, const PairList& B, int threads) {
+    return crossGramOf(A, B, threads);
 }
 
 Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) {

@@ -77,17 +77,17 @@ struct Iterate {
  * recycled, in their order. Where the recycled pairs' Gram matrix is known (recycledGram, in that order: the guess
  * came with it), only the new ones' products with the rest are computed (a few of the 96 rows), else all of them.
  */
-SharedMatrix handedGram(const std::vector<SharedMatrix>& errors, size_t fresh, const Eigen::MatrixXd* recycledGram,
+SharedMatrix handedGram(const std::vector<SharedPair>& errors, size_t fresh, const Eigen::MatrixXd* recycledGram,
                         int threads) {
     if (errors.empty())
         return nullptr;
-    MatrixList all;
-    for (const SharedMatrix& e : errors)
+    PairList all;
+    for (const SharedPair& e : errors)
         all.push_back(e.get());
     const Eigen::Index kept = (Eigen::Index) (errors.size() - fresh);
     if (recycledGram == nullptr || kept > recycledGram->rows() || fresh == errors.size())
         return std::make_shared<const Eigen::MatrixXd>(streamedGram(all, threads));
-    const MatrixList newest(all.begin(), all.begin() + fresh);
+    const PairList newest(all.begin(), all.begin() + fresh);
     const Eigen::MatrixXd cross = streamedCrossGram(newest, all, threads);
     auto gram = std::make_shared<Eigen::MatrixXd>(errors.size(), errors.size());
     gram->topRows(fresh) = cross;
@@ -166,11 +166,11 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     if (recycling && problem.recycled) {
         const double tRecycling = seconds();
         const DensityGuess& g = *problem.recycled;
-        std::vector<SharedMatrix> focks, errors, coulombs;
+        std::vector<SharedPair> focks, errors, coulombs;
         const bool withCoulomb = keepCoulomb && givenCoulomb;
         for (size_t j = 0; j < g.fockChanges.size() && j < g.errorChanges.size() && (int) j < s.recycledSubspace; j++)
-            if (g.fockChanges[j]->size() == packedSymmetricSize(S.rows()) && g.fockChanges[j]->cols() == 1 &&
-                g.errorChanges[j]->size() == packedAntisymmetricSize(X.cols()) && g.errorChanges[j]->cols() == 1 &&
+            if (g.fockChanges[j]->size() == packedSymmetricSize(S.rows()) &&
+                g.errorChanges[j]->size() == packedAntisymmetricSize(X.cols()) &&
                 (!withCoulomb || g.coulombChanges[j]->size() == packedSymmetricSize(S.rows()))) {
                 recycled.push_back(j);
                 focks.push_back(g.fockChanges[j]);
@@ -324,11 +324,10 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     // With the response step, the Coulomb matrices' changes go along (all pairs or none, so that they stay matched).
     bool handCoulomb = keepCoulomb;
     for (size_t i = iterates.size(); i-- > 1 && (int) r.fockChanges.size() < s.recycledSubspace;) {
-        r.fockChanges.push_back(std::make_shared<const Eigen::MatrixXd>(packSymmetric(iterates[i].fock - iterates[i - 1].fock)));
-        r.errorChanges.push_back(std::make_shared<const Eigen::MatrixXd>(packAntisymmetric(iterates[i].error - iterates[i - 1].error)));
+        r.fockChanges.push_back(packedPair(packSymmetric(iterates[i].fock - iterates[i - 1].fock)));
+        r.errorChanges.push_back(packedPair(packAntisymmetric(iterates[i].error - iterates[i - 1].error)));
         if (handCoulomb)
-            r.coulombChanges.push_back(
-                std::make_shared<const Eigen::MatrixXd>(packSymmetric(iterates[i].coulomb - iterates[i - 1].coulomb)));
+            r.coulombChanges.push_back(packedPair(packSymmetric(iterates[i].coulomb - iterates[i - 1].coulomb)));
     }
     const DensityGuess* given = problem.recycled;
     const size_t fresh = r.errorChanges.size();

@@ -158,7 +158,7 @@ TEST(CoulombResponse, RecycledPairsCarryTheirCoulombChanges) {
             EXPECT_GT(r.recycledPairs, 0);
         }
         if (steps > 0)  // the changes belong to their pairs: J is linear, dJ of a pair is J of its density change
-            for (const SharedMatrix& dJ : r.coulombChanges)
+            for (const SharedPair& dJ : r.coulombChanges)
                 EXPECT_TRUE(dJ->allFinite());
     }
 }

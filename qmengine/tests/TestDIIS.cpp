@@ -3,6 +3,7 @@
  * same A and to the accuracy of their mismatch otherwise; nearly dependent pairs do not blow the step up. */
 #include "openmmdft/qm/DIIS.h"
 #include "openmmdft/qm/DenseAlgebra.h"
+#include "openmm/OpenMMException.h"
 #include <gtest/gtest.h>
 #include <cmath>
 #include <random>
@@ -177,8 +178,8 @@ TEST(DIIS, CompanionsCombineAsTheFockMatrices) {
 
 TEST(DIIS, PackedPairsExtrapolateAsWholeOnes) {
     // A linear model with an SCF's symmetry, e(F) = B (F - F*) - (B (F - F*))^T: symmetric Fock matrices and
-    // companions, antisymmetric errors. DIIS given the pairs packed by their upper triangles extrapolates as DIIS given
-    // them whole. Five pairs for the 21 independent error elements keep the extrapolations well conditioned (pairs
+    // companions, antisymmetric errors. DIIS given the pairs as an SCF hands them on (packed by their upper triangles,
+    // in single precision) extrapolates as DIIS given the same pairs whole (unpacked from them). Five pairs for the 21 independent error elements keep the extrapolations well conditioned (pairs
     // that span the errors land the second one on F*, and the next ones would fit rounding noise).
     std::mt19937 rng(11);
     std::normal_distribution<double> normal;
@@ -194,14 +195,30 @@ TEST(DIIS, PackedPairsExtrapolateAsWholeOnes) {
         B.data()[i] += 0.2 * normal(rng);
     const Eigen::MatrixXd solution = symmetric(1);
     auto antisymmetricPart = [&](const Eigen::MatrixXd& dF) { return Eigen::MatrixXd(B * dF - (B * dF).transpose()); };
-    std::vector<Eigen::MatrixXd> dF, de, dK, packedF, packedE, packedK;
+    // The whole matrices of packed ones: the upper triangle's elements scaled back by 1/sqrt(2), mirrored (with a sign
+    // for the antisymmetric).
+    auto unpack = [n](const PackedPair& p, bool antisymmetric) {
+        Eigen::MatrixXd m = Eigen::MatrixXd::Zero(n, n);
+        for (int j = 0, k = 0; j < n; j++) {
+            for (int i = 0; i < j; i++, k++) {
+                m(i, j) = M_SQRT1_2 * p[k];
+                m(j, i) = antisymmetric ? -m(i, j) : m(i, j);
+            }
+            if (!antisymmetric)
+                m(j, j) = p[k++];
+        }
+        return m;
+    };
+    std::vector<Eigen::MatrixXd> dF, de, dK;
+    std::vector<SharedPair> packedF, packedE, packedK;
     for (int j = 0; j < 5; j++) {
-        dF.push_back(symmetric(std::pow(10.0, -(j % 4))));
-        de.push_back(antisymmetricPart(dF.back()));
-        dK.push_back(0.5 * dF.back());
-        packedF.push_back(packSymmetric(dF.back()));
-        packedE.push_back(packAntisymmetric(de.back()));
-        packedK.push_back(packSymmetric(dK.back()));
+        const Eigen::MatrixXd f = symmetric(std::pow(10.0, -(j % 4)));
+        packedF.push_back(packedPair(packSymmetric(f)));
+        packedE.push_back(packedPair(packAntisymmetric(antisymmetricPart(f))));
+        packedK.push_back(packedPair(packSymmetric(0.5 * f)));
+        dF.push_back(unpack(*packedF.back(), false));
+        de.push_back(unpack(*packedE.back(), true));
+        dK.push_back(unpack(*packedK.back(), false));
     }
     auto pointers = [](const std::vector<Eigen::MatrixXd>& list) {
         std::vector<const Eigen::MatrixXd*> p;
@@ -210,8 +227,10 @@ TEST(DIIS, PackedPairsExtrapolateAsWholeOnes) {
         return p;
     };
     DIIS whole(6, 2), packed(6, 2, true);
+    EXPECT_THROW(whole.setRecycled(packedF, packedE), OpenMM::OpenMMException);  // each takes its own kind
+    EXPECT_THROW(packed.setRecycled(pointers(dF), pointers(de)), OpenMM::OpenMMException);
     whole.setRecycled(pointers(dF), pointers(de), pointers(dK));
-    packed.setRecycled(pointers(packedF), pointers(packedE), pointers(packedK));
+    packed.setRecycled(packedF, packedE, packedK);
     ASSERT_EQ(whole.recycledPairs(), packed.recycledPairs());
     ASSERT_GT(packed.recycledPairs(), 0);
     Eigen::MatrixXd F = solution + symmetric(0.1);

@@ -97,7 +97,7 @@ TEST(DenseAlgebra, MatrixListProductsRefuseMismatchedSizes) {
     EXPECT_THROW(streamedGram(list, 1), OpenMM::OpenMMException);
     EXPECT_THROW(streamedCrossGram({&a}, {&b}, 1), OpenMM::OpenMMException);
     EXPECT_THROW(addStreamedCombination(list, Eigen::VectorXd::Ones(1), x, 1), OpenMM::OpenMMException);
-    EXPECT_EQ(0, streamedGram({}, 1).size());
+    EXPECT_EQ(0, streamedGram(MatrixList(), 1).size());
 }
 
 TEST(DenseAlgebra, OpenBLASKernelWarningNamesAFallback) {

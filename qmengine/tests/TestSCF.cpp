@@ -223,7 +223,7 @@ TEST(SCF, RecycledSubspaceCutsIterationsAlongATrajectory) {
             const QMResult r = ks.compute(frame(step), 0, mm, step > 0 ? &guess : nullptr);
             if (recycled && step > 0)  // the pairs it was given go on after its own as the same matrices, not copies
                 EXPECT_TRUE(std::any_of(r.fockChanges.begin(), r.fockChanges.end(),
-                                        [&](const SharedMatrix& m) { return m == guess.fockChanges.front(); })) << step;
+                                        [&](const SharedPair& m) { return m == guess.fockChanges.front(); })) << step;
             guess = r.guess();
             energies[recycled].push_back(r.total);
             if (step >= 4)
@@ -253,8 +253,8 @@ TEST(SCF, TheHandedOnGramMatrixIsThatOfTheHandedOnErrors) {
     for (int step = 0; step < 8; step++) {
         const QMResult r = ks.compute(vibratingWater(step), 0, threeCharges, step > 0 ? &guess : nullptr);
         ASSERT_TRUE(r.errorChangeGram != nullptr);
-        MatrixList errors;
-        for (const SharedMatrix& e : r.errorChanges)
+        PairList errors;
+        for (const SharedPair& e : r.errorChanges)
             errors.push_back(e.get());
         const Eigen::MatrixXd fromScratch = streamedGram(errors, 1);
         ASSERT_EQ(fromScratch.rows(), r.errorChangeGram->rows());
@@ -295,7 +295,7 @@ TEST(SCF, RecycledPairsOfAnotherBasisAreIgnored) {
     DensityGuess g = first.guess();
     ASSERT_FALSE(g.fockChanges.empty());
     for (auto& m : g.fockChanges)
-        m = std::make_shared<const Eigen::MatrixXd>(Eigen::MatrixXd::Ones(3, 3));
+        m = std::make_shared<const PackedPair>(PackedPair::Ones(6));
     auto moved = water();
     moved[1].xyz[1] += 0.01;
     const QMResult r = ks.compute(moved, 0, {}, &g);

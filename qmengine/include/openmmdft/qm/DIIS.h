@@ -19,9 +19,10 @@ public:
     static constexpr double RECYCLED_EIGENVALUE_CUTOFF = 1e-12;
 
     /// threads: for the products with the recycled subspace (0 = all hardware threads). packedPairs: the recycled
-    /// pairs come packed by their upper triangles (DenseAlgebra.h), the Fock changes and companions by packSymmetric
-    /// and the error changes by packAntisymmetric, as an SCF's are (F and J symmetric, FDS - SDF antisymmetric in an
-    /// orthonormal basis); the entries stay whole matrices.
+    /// pairs come as an SCF hands them on (SharedPair, DenseAlgebra.h: packed by their upper triangles, the Fock changes
+    /// and companions by packSymmetric and the error changes by packAntisymmetric, F and J being symmetric and
+    /// FDS - SDF antisymmetric in an orthonormal basis, in single precision); else as whole matrices. The entries stay
+    /// whole matrices.
     explicit DIIS(int subspaceSize, int threads = 1, bool packedPairs = false)
         : size_(subspaceSize), threads_(threads), packedPairs_(packedPairs) {}
     /// Add a Fock matrix and its error (commutator in an orthonormal basis); returns the extrapolated Fock
@@ -45,12 +46,13 @@ public:
     /// companionChanges (optional: one per pair, or none) are the pairs' changes of the entries' companion.
     /// errorGram (optional) is the Gram matrix of the errorChanges, <de_j, de_k>, where the caller kept it (an MD
     /// step's SCF recycles the last step's pairs: their products are known); otherwise it is computed here.
+    /// Whole matrices, without packedPairs.
     void setRecycled(const std::vector<const Eigen::MatrixXd*>& fockChanges, const std::vector<const Eigen::MatrixXd*>& errorChanges,
                      const std::vector<const Eigen::MatrixXd*>& companionChanges = {}, const Eigen::MatrixXd* errorGram = nullptr);
     void setRecycled(const std::vector<Eigen::MatrixXd>& fockChanges, const std::vector<Eigen::MatrixXd>& errorChanges);
-    /// The same with pairs that are shared (an SCF's recycled pairs): held here while in use.
-    void setRecycled(const std::vector<SharedMatrix>& fockChanges, const std::vector<SharedMatrix>& errorChanges,
-                     const std::vector<SharedMatrix>& companionChanges = {}, const Eigen::MatrixXd* errorGram = nullptr);
+    /// The same with packedPairs, the pairs an SCF hands on: held here while in use.
+    void setRecycled(const std::vector<SharedPair>& fockChanges, const std::vector<SharedPair>& errorChanges,
+                     const std::vector<SharedPair>& companionChanges = {}, const Eigen::MatrixXd* errorGram = nullptr);
     /// The orthonormal combinations of the recycled pairs in use.
     int recycledPairs() const { return (int) recycledCombinations_.cols(); }
     void dropRecycled();
@@ -58,12 +60,19 @@ public:
 private:
     int size_, threads_;
     bool packedPairs_;
-    /// The shared pairs behind recycledFocks_, recycledErrors_ and recycledCompanions_, when given so: held while in use.
-    std::vector<SharedMatrix> sharedFocks_, sharedErrors_, sharedCompanions_;
-    /// <de_j, error> for every recycled pair; sum += sum_j weights_j changes_j (packed or whole, as packedPairs_ says).
+    /// The packed pairs (packedPairs_), held while in use.
+    std::vector<SharedPair> sharedFocks_, sharedErrors_, sharedCompanions_;
+    PairList packedFocks_, packedErrors_, packedCompanions_;
+    /// The orthonormal combinations of m pairs whose error changes have the Gram matrix gram (recycledCombinations_);
+    /// false, leaving none, where the Gram matrix is not finite or zero.
+    bool combineRecycled(const Eigen::MatrixXd& gram, int m);
+    /// <de_j, error> for every recycled pair; sum += sum_j weights_j changes_j of the Fock changes or of the companions'
+    /// (packed or whole, as packedPairs_ says).
     Eigen::VectorXd recycledErrorDots(const Eigen::MatrixXd& error) const;
-    void addRecycledCombination(const std::vector<const Eigen::MatrixXd*>& changes, const Eigen::VectorXd& weights,
-                                Eigen::MatrixXd& sum) const;
+    void addRecycledCombination(bool companions, const Eigen::VectorXd& weights, Eigen::MatrixXd& sum) const;
+    /// Recycled pairs given, and of them with their companions' changes.
+    size_t givenPairs() const { return packedPairs_ ? packedFocks_.size() : recycledFocks_.size(); }
+    size_t givenCompanions() const { return packedPairs_ ? packedCompanions_.size() : recycledCompanions_.size(); }
     /// combinedCompanion_ from the entries' weights (oldest first) and the given pairs' weights.
     void combineCompanions(const Eigen::VectorXd& entryWeights, const Eigen::VectorXd& pairWeights);
     std::deque<Eigen::MatrixXd> focks_, errors_;
@@ -73,7 +82,7 @@ private:
     /// <e_i, e_j> of the stored errors (entry order): each new entry adds one row, so an iteration reads every stored
     /// error once instead of once per pair (the errors are n_bf^2 each: memory-bound products).
     Eigen::MatrixXd errorProducts_;
-    std::vector<const Eigen::MatrixXd*> recycledFocks_, recycledErrors_;  ///< the pairs as given
+    std::vector<const Eigen::MatrixXd*> recycledFocks_, recycledErrors_;  ///< whole pairs as given
     std::vector<const Eigen::MatrixXd*> recycledCompanions_;               ///< empty if not given
     Eigen::MatrixXd recycledCombinations_;  ///< pairs x combinations: the orthonormal combinations' coefficients
 };

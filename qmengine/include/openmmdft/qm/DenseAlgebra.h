@@ -40,13 +40,29 @@ using SharedMatrix = std::shared_ptr<const Eigen::MatrixXd>;
 /// (DIIS's recycled pairs, which the density history owns).
 using MatrixList = std::vector<const Eigen::MatrixXd*>;
 
+/**
+ * DIIS's recycled pairs as an SCF hands them on: packed (packSymmetric, packAntisymmetric below) and rounded to single
+ * precision (packedPair). Every SCF iteration reads all of them (96 pairs of three packed matrices: 240 MB in double
+ * for 24 waters in DZVP, memory-bound on any host), and they only steer the SCF, whose convergence is judged on its
+ * own Fock matrices in double: their rounding (6e-8 of each pair, scaled to unit length by DIIS) left the SCF
+ * iterations per MD step as they were (8 waters: 3.9 either way). The products with them accumulate in double.
+ */
+using PackedPair = Eigen::VectorXf;
+using SharedPair = std::shared_ptr<const PackedPair>;
+using PairList = std::vector<const PackedPair*>;
+/** A packed matrix rounded to a pair. */
+SharedPair packedPair(const Eigen::VectorXd& packed);
+
 /** <A_j, x> for each matrix of the list (flattened), the matrices split over the engine's threads; each dot product
  *  runs in order (the same bits on any thread count). */
 Eigen::VectorXd streamedDots(const MatrixList& A, const Eigen::Ref<const Eigen::VectorXd>& x, int threads);
+Eigen::VectorXd streamedDots(const PairList& A, const Eigen::Ref<const Eigen::VectorXd>& x, int threads);
 
 /** y += sum_j x_j A_j (flattened) for matrices that stream from memory: row blocks on the engine's threads, each
  *  block's terms added in order (the same bits on any thread count). */
 void addStreamedCombination(const MatrixList& A, const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> y,
+                            int threads);
+void addStreamedCombination(const PairList& A, const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> y,
                             int threads);
 
 /**
@@ -67,10 +83,12 @@ inline Eigen::Index packedAntisymmetricSize(Eigen::Index n) { return n * (n - 1)
 /** G_jk = <A_j, A_k> (flattened): blocks of rows of all the matrices at once, so that each matrix is read once and the
  *  work is matrix products; the blocks' partial sums are added in block order (the same bits on any thread count). */
 Eigen::MatrixXd streamedGram(const MatrixList& A, int threads);
+Eigen::MatrixXd streamedGram(const PairList& A, int threads);
 
 /** P_jk = <A_j, B_k> (flattened), as streamedGram: the products of a few new matrices with many kept ones (DIIS's
  *  recycled pairs: a Gram matrix grown by the newest pairs instead of recomputed). */
 Eigen::MatrixXd streamedCrossGram(const MatrixList& A, const MatrixList& B, int threads);
+Eigen::MatrixXd streamedCrossGram(const PairList& A, const PairList& B, int threads);
 
 /** B^T A B (two dgemm calls; B may be rectangular): a change of basis, e.g. cartesian to pure or to orthogonal. */
 Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B);

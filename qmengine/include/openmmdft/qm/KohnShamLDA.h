@@ -27,19 +27,20 @@ public:
     explicit SCFConvergenceError(const std::string& message) : OpenMM::OpenMMException(message) {}
 };
 
-// SharedMatrix (DenseAlgebra.h): shared, not copied, by the results, guesses and density history that hand it on
-// (DIIS's recycled pairs: up to 3 x 96 matrices of n_bf^2 each).
+// SharedPair and SharedMatrix (DenseAlgebra.h): shared, not copied, by the results, guesses and density history that
+// hand them on (DIIS's recycled pairs: up to 3 x 96 packed matrices of n_bf^2 / 2 floats each).
 
 /// A density to start from (e.g. the previous MD step's). Used when its size matches the basis.
 struct DensityGuess {
     Eigen::MatrixXd density;
     /// Optional, from the SCFs that led to `density` (QMResult's own, newest first): changes of the Fock matrix
     /// between SCF iterations (AO basis) and of the error FDS - SDF (in the orthonormal basis S^-1/2), packed by their
-    /// upper triangles as column vectors (packSymmetric and packAntisymmetric, DenseAlgebra.h). An SCF that
+    /// upper triangles as column vectors in single precision (packedPair of packSymmetric and packAntisymmetric,
+    /// DenseAlgebra.h). An SCF that
     /// starts from this guess recycles them in its DIIS subspace (QMSettings::recycledSubspace). coulombChanges
     /// (one per pair, or none) are the changes of the Coulomb matrix J[D] that went with them, which the Coulomb-response
     /// step needs (QMSettings::coulombResponseSteps).
-    std::vector<SharedMatrix> fockChanges, errorChanges, coulombChanges;
+    std::vector<SharedPair> fockChanges, errorChanges, coulombChanges;
     /// Optional: the orbitals of the SCF that led to `density` in its symmetrically orthonormalized basis, S^1/2 C (an
     /// orthogonal matrix, occupied first). In the next geometry X U (X = S^-1/2 there) are orthonormal orbitals close to
     /// its own, from which the first iteration's orbitals follow by a rotation instead of an eigensolver.
@@ -88,7 +89,7 @@ struct QMResult {
     std::vector<double> energyHistory, errorHistory; ///< per SCF iteration
     /// Pairs for the next SCF's DIIS (DensityGuess): this SCF's, then those it recycled, newest first, at most
     /// QMSettings::recycledSubspace.
-    std::vector<SharedMatrix> fockChanges, errorChanges, coulombChanges;  ///< coulombChanges: with the response step
+    std::vector<SharedPair> fockChanges, errorChanges, coulombChanges;  ///< coulombChanges: with the response step
     SharedMatrix lowdinOrbitals;  ///< S^1/2 orbitals (DensityGuess::lowdinOrbitals); null unless X = S^-1/2
     SharedMatrix errorChangeGram; ///< the Gram matrix of errorChanges (DensityGuess::errorChangeGram); null without pairs
     int recycledPairs = 0;       ///< pairs from the guess in this SCF's DIIS subspace (0 if it dropped them)
