@@ -102,6 +102,21 @@ int main(int argc, char** argv) {
     Eigen::VectorXd weights(pairs);
     for (int j = 0; j < pairs; j++)
         weights[j] = normal(rng);
+    // The packed pairs' products of one iteration (in double or single precision), the packing of the error and the
+    // unpacking of the sums included: its seconds; dots and the combined Fock matrix into the last two.
+    auto packedIteration = [&](const auto& errorTerms, const auto& fockTerms, const auto& coulombTerms, Eigen::VectorXd& dots,
+                               Eigen::MatrixXd& fockSum) {
+        const double t = seconds();
+        dots = streamedDots(errorTerms, packAntisymmetric(error), threads);
+        fockSum = fock;
+        Eigen::MatrixXd coulombSum = fock;
+        for (auto target : {std::make_pair(&fockTerms, &fockSum), std::make_pair(&coulombTerms, &coulombSum)}) {
+            Eigen::VectorXd sum = Eigen::VectorXd::Zero(packedSymmetricSize(basis));
+            addStreamedCombination(*target.first, weights, sum, threads);
+            addUnpackedSymmetric(sum, *target.second);
+        }
+        return seconds() - t;
+    };
     std::vector<double> whole, packed;
     Eigen::VectorXd dotsWhole, dotsPacked;
     Eigen::MatrixXd fockWhole, fockPacked;
@@ -114,16 +129,7 @@ int main(int argc, char** argv) {
         addStreamedCombination(coulombsWholeList, weights, Eigen::Map<Eigen::VectorXd>(coulombWhole.data(), coulombWhole.size()),
                                threads);
         whole.push_back(seconds() - t);
-        t = seconds();
-        dotsPacked = streamedDots(all, packAntisymmetric(error), threads);
-        fockPacked = fock;
-        Eigen::MatrixXd coulombPacked = fock;
-        for (auto target : {std::make_pair(&fockList, &fockPacked), std::make_pair(&coulombList, &coulombPacked)}) {
-            Eigen::VectorXd sum = Eigen::VectorXd::Zero(packedSymmetricSize(basis));
-            addStreamedCombination(*target.first, weights, sum, threads);
-            addUnpackedSymmetric(sum, *target.second);
-        }
-        packed.push_back(seconds() - t);
+        packed.push_back(packedIteration(all, fockList, coulombList, dotsPacked, fockPacked));
     }
     // The same products with the pairs in single precision (the products accumulate in double).
     std::vector<SharedPair> errorsSingle, focksSingle, coulombsSingle;
@@ -143,18 +149,8 @@ int main(int argc, char** argv) {
     std::vector<double> single;
     Eigen::VectorXd dotsSingle;
     Eigen::MatrixXd fockSingle;
-    for (int r = 0; r < repeat; r++) {
-        const double t = seconds();
-        dotsSingle = streamedDots(errorSingleList, packAntisymmetric(error), threads);
-        fockSingle = fock;
-        Eigen::MatrixXd coulombSingle = fock;
-        for (auto target : {std::make_pair(&fockSingleList, &fockSingle), std::make_pair(&coulombSingleList, &coulombSingle)}) {
-            Eigen::VectorXd sum = Eigen::VectorXd::Zero(packedSymmetricSize(basis));
-            addStreamedCombination(*target.first, weights, sum, threads);
-            addUnpackedSymmetric(sum, *target.second);
-        }
-        single.push_back(seconds() - t);
-    }
+    for (int r = 0; r < repeat; r++)
+        single.push_back(packedIteration(errorSingleList, fockSingleList, coulombSingleList, dotsSingle, fockSingle));
     const double singleDifference =
         std::max((dotsSingle - dotsPacked).cwiseAbs().maxCoeff() / dotsPacked.cwiseAbs().maxCoeff(),
                  (fockSingle - fockPacked).cwiseAbs().maxCoeff() / fockPacked.cwiseAbs().maxCoeff());
