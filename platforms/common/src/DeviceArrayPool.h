@@ -58,10 +58,10 @@ public:
             bytes += array->getSize() * (size_t) elementSize;
         }
         else if (array->getSize() < size) {
-            const size_t before = array->getSize();
+            bytes -= array->getSize() * (size_t) elementSize;  // freed first: where the larger one cannot be made, it is gone
             array->resize(withRoom(size));
             made++;
-            bytes += (array->getSize() - before) * (size_t) elementSize;
+            bytes += array->getSize() * (size_t) elementSize;
         }
         return array;
     }
