@@ -233,14 +233,17 @@ TEST(DIIS, PackedPairsExtrapolateAsWholeOnes) {
     packed.setRecycled(packedF, packedE, packedK);
     ASSERT_EQ(whole.recycledPairs(), packed.recycledPairs());
     ASSERT_GT(packed.recycledPairs(), 0);
+    // The two take the same pairs by other sums (the unpacked ones rounded again by 1/sqrt(2)); the later
+    // extrapolations, near the solution, amplify those roundings to about 1e-11 of F (1.04e-11 in a build without
+    // fused multiply-adds): 1e-10, far below the pairs' own single-precision rounding (6e-8).
     Eigen::MatrixXd F = solution + symmetric(0.1);
     for (int it = 0; it < 3; it++) {
         const Eigen::MatrixXd companion = 0.5 * F, error = antisymmetricPart(F - solution);
         const Eigen::MatrixXd a = whole.extrapolate(F, error, companion), b = packed.extrapolate(F, error, companion);
-        EXPECT_LT((a - b).cwiseAbs().maxCoeff(), 1e-11 * a.cwiseAbs().maxCoeff()) << it;
+        EXPECT_LT((a - b).cwiseAbs().maxCoeff(), 1e-10 * a.cwiseAbs().maxCoeff()) << it;
         ASSERT_EQ(whole.combinedCompanion().size(), packed.combinedCompanion().size());
         EXPECT_LT((whole.combinedCompanion() - packed.combinedCompanion()).cwiseAbs().maxCoeff(),
-                  1e-11 * a.cwiseAbs().maxCoeff()) << it;
+                  1e-10 * a.cwiseAbs().maxCoeff()) << it;
         F = b + symmetric(1e-3 / (it + 1));
     }
 }
