@@ -15,7 +15,7 @@ Eigen::Map<const Eigen::VectorXd> flat(const Eigen::MatrixXd& m) {
 
 Eigen::VectorXd DIIS::recycledErrorDots(const Eigen::MatrixXd& error) const {
     if (packedPairs_)
-        return streamedDots(packedErrors_, packAntisymmetric(error), threads_);
+        return streamedDots(pairsOf(sharedErrors_), packAntisymmetric(error), threads_);
     return streamedDots(recycledErrors_, flat(error), threads_);
 }
 
@@ -26,7 +26,7 @@ void DIIS::addRecycledCombination(bool companions, const Eigen::VectorXd& weight
         return;
     }
     Eigen::VectorXd packed = Eigen::VectorXd::Zero(packedSymmetricSize(sum.rows()));
-    addStreamedCombination(companions ? packedCompanions_ : packedFocks_, weights, packed, threads_);
+    addStreamedCombination(pairsOf(companions ? sharedCompanions_ : sharedFocks_), weights, packed, threads_);
     addUnpackedSymmetric(packed, sum);
 }
 
@@ -37,9 +37,6 @@ void DIIS::dropRecycled() {
     sharedFocks_.clear();
     sharedErrors_.clear();
     sharedCompanions_.clear();
-    packedFocks_.clear();
-    packedErrors_.clear();
-    packedCompanions_.clear();
     recycledCombinations_.resize(0, 0);
     for (Eigen::VectorXd& o : overlaps_)
         o.resize(0);
@@ -124,24 +121,23 @@ void DIIS::setRecycled(const std::vector<SharedPair>& fockChanges, const std::ve
     const int m = (int) std::min(fockChanges.size(), errorChanges.size());
     if (m == 0)
         return;
-    PairList focks, errors, companions;
-    for (int j = 0; j < m; j++) {
+    for (int j = 0; j < m; j++)
         if (fockChanges[j]->size() != fockChanges[0]->size() || errorChanges[j]->size() != errorChanges[0]->size())
             return;
-        focks.push_back(fockChanges[j].get());
-        errors.push_back(errorChanges[j].get());
-    }
-    if (!combineRecycled(recycledGram(errors, m, errorChanges.size(), errorGram, threads_), m))
+    std::vector<SharedPair> errors(errorChanges.begin(), errorChanges.begin() + m);
+    if (!combineRecycled(recycledGram(pairsOf(errors), m, errorChanges.size(), errorGram, threads_), m))
         return;
-    packedFocks_ = focks;
-    packedErrors_ = errors;
     sharedFocks_.assign(fockChanges.begin(), fockChanges.begin() + m);
-    sharedErrors_.assign(errorChanges.begin(), errorChanges.begin() + m);
-    if (companionChanges.size() >= (size_t) m) {
+    sharedErrors_ = std::move(errors);
+    if (companionChanges.size() >= (size_t) m)
         sharedCompanions_.assign(companionChanges.begin(), companionChanges.begin() + m);
-        for (const SharedPair& k : sharedCompanions_)
-            packedCompanions_.push_back(k.get());
-    }
+}
+
+PairList DIIS::pairsOf(const std::vector<SharedPair>& shared) {
+    PairList pairs;
+    for (const SharedPair& p : shared)
+        pairs.push_back(p.get());
+    return pairs;
 }
 
 Eigen::MatrixXd DIIS::extrapolate(const Eigen::MatrixXd& fock, const Eigen::MatrixXd& error) {
@@ -234,7 +230,7 @@ void DIIS::combineCompanions(const Eigen::VectorXd& entryWeights, const Eigen::V
     for (const Eigen::MatrixXd* k : recycledCompanions_)
         if (k->size() != pairSize)
             return;
-    for (const PackedPair* k : packedCompanions_)
+    for (const SharedPair& k : sharedCompanions_)
         if (k->size() != pairSize)
             return;
     Eigen::MatrixXd k = Eigen::MatrixXd::Zero(companions_.back().rows(), companions_.back().cols());

@@ -62,7 +62,8 @@ private:
     bool packedPairs_;
     /// The packed pairs (packedPairs_), held while in use.
     std::vector<SharedPair> sharedFocks_, sharedErrors_, sharedCompanions_;
-    PairList packedFocks_, packedErrors_, packedCompanions_;
+    /// The pairs of a list of shared ones, for the products with them.
+    static PairList pairsOf(const std::vector<SharedPair>& shared);
     /// The orthonormal combinations of m pairs whose error changes have the Gram matrix gram (recycledCombinations_);
     /// false, leaving none, where the Gram matrix is not finite or zero.
     bool combineRecycled(const Eigen::MatrixXd& gram, int m);
@@ -71,8 +72,8 @@ private:
     Eigen::VectorXd recycledErrorDots(const Eigen::MatrixXd& error) const;
     void addRecycledCombination(bool companions, const Eigen::VectorXd& weights, Eigen::MatrixXd& sum) const;
     /// Recycled pairs given, and of them with their companions' changes.
-    size_t givenPairs() const { return packedPairs_ ? packedFocks_.size() : recycledFocks_.size(); }
-    size_t givenCompanions() const { return packedPairs_ ? packedCompanions_.size() : recycledCompanions_.size(); }
+    size_t givenPairs() const { return packedPairs_ ? sharedFocks_.size() : recycledFocks_.size(); }
+    size_t givenCompanions() const { return packedPairs_ ? sharedCompanions_.size() : recycledCompanions_.size(); }
     /// combinedCompanion_ from the entries' weights (oldest first) and the given pairs' weights.
     void combineCompanions(const Eigen::VectorXd& entryWeights, const Eigen::VectorXd& pairWeights);
     std::deque<Eigen::MatrixXd> focks_, errors_;
