@@ -88,10 +88,12 @@ public:
         // The fitting primitives' cartesian Hermite coefficients, read by the tensor and the gradient's fitted density.
         auxMaxL = task.aux.maxL;
         numAuxPrimitives = (int) task.aux.exponent.size();
-        fittingHermite.take(pool, cc, "qmDFFittingHermite", (size_t) max(1, numAuxPrimitives) * cartesianCount(auxMaxL) * hermiteCount(auxMaxL));
+        fittingHermite.take(pool, cc, "qmDFFittingHermite",
+                            (size_t) max(1, numAuxPrimitives) * cartesianCount(auxMaxL) * hermiteCount(auxMaxL));
         ComputeKernel tableKernel = integrals->createKernel("fittingCartesianHermite");
         tableKernel->addArg(numAuxShells);
-        for (ComputeArray* a : {aux.l.get(), aux.primStart.get(), aux.numPrim.get(), aux.exponent.get(), fittingHermite.get()})
+        for (ComputeArray* a : {aux.l.get(), aux.primStart.get(), aux.numPrim.get(), aux.exponent.get(),
+                                fittingHermite.get()})
             tableKernel->addArg(*a);
         tableKernel->execute(numAuxShells);
         // The tensor kernels per class of pairs, with the fitting shells listed by l (auxShellsByL) so that a compilation
@@ -124,10 +126,11 @@ public:
                 kernel->addArg(c.end - c.begin);
                 kernel->addArg(numShells);
                 kernel->addArg(rows);
-                for (ComputeArray* a : {pairFirst.get(), pairSecond.get(), pairColumn.get(), basis.l.get(), basis.primStart.get(),
-                                        basis.numPrim.get(), basis.center.get(), basis.exponent.get(), basis.coefficient.get(),
-                                        auxShellsByL.get(), aux.l.get(), aux.primStart.get(), aux.numPrim.get(), aux.offset.get(),
-                                        aux.size.get(), aux.center.get(), aux.exponent.get(), aux.coefficient.get(), auxTransform.get(),
+                for (ComputeArray* a : {pairFirst.get(), pairSecond.get(), pairColumn.get(), basis.l.get(),
+                                        basis.primStart.get(), basis.numPrim.get(), basis.center.get(),
+                                        basis.exponent.get(), basis.coefficient.get(), auxShellsByL.get(), aux.l.get(),
+                                        aux.primStart.get(), aux.numPrim.get(), aux.offset.get(), aux.size.get(),
+                                        aux.center.get(), aux.exponent.get(), aux.coefficient.get(), auxTransform.get(),
                                         auxTransformStart.get(), fittingHermite.get(), boysTable.get()})
                     kernel->addArg(*a);
                 kernel->addArg(boys.step);
@@ -167,8 +170,9 @@ public:
         fittedHermite.ensure(pool, cc, "qmDFFittedHermite", (size_t) max(1, numAuxPrimitives) * hermiteCount(auxMaxL));
         ComputeKernel fittedKernel = integrals->createKernel("fittedDensityHermite");
         fittedKernel->addArg(numAuxShells);
-        for (ComputeArray* a : {aux.l.get(), aux.primStart.get(), aux.numPrim.get(), aux.cartesianOffset.get(), aux.coefficient.get(),
-                                coefficientArray.get(), fittingHermite.get(), fittedHermite.get()})
+        for (ComputeArray* a : {aux.l.get(), aux.primStart.get(), aux.numPrim.get(), aux.cartesianOffset.get(),
+                                aux.coefficient.get(), coefficientArray.get(), fittingHermite.get(),
+                                fittedHermite.get()})
             fittedKernel->addArg(*a);
         fittedKernel->execute(numAuxShells);
         launchThreeCentreGradient(cc, integrals, pairClasses, pairGroups, nbf, *pairFirst, *pairSecond, basis, 0, aux,

@@ -16,8 +16,7 @@ namespace OpenMMDFT {
  * geometry computed in device memory by McMurchie-Davidson (kernels/qmThreeCentre.cc; or uploaded from the host),
  * the contractions B d and B^T c of every SCF iteration (kernels/qmXC.cc), and the three-centre part of the Coulomb
  * gradient. contractionProgram holds the contraction kernels; integralProgram(basisL, auxL, false) gives the integral
- * kernels compiled for bases up to those l; the shell tables' arrays come from pool (kept from one geometry to the
- * next).
+ * kernels compiled for bases up to those l; every device array comes from pool (kept from one geometry to the next).
  */
 std::unique_ptr<QM::DensityFittingContractions> createDensityFittingContractions(
     OpenMM::ComputeContext& cc, OpenMM::ComputeProgram contractionProgram,

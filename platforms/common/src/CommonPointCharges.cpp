@@ -96,9 +96,10 @@ bool CommonPointCharges::matrix(const QM::ThreeCentreTask& task, const vector<do
     launchClassKernels(program, "pointChargeMatrix", classes.ranges, numGroups, [&](ComputeKernel& kernel) {
         kernel->addArg(numGroups);
         kernel->addArg(elements);
-        for (ComputeArray* a : {pairFirst.get(), pairSecond.get(), blockStartArray.get(), basis.l.get(), basis.primStart.get(),
-                                basis.numPrim.get(), basis.center.get(), basis.exponent.get(), basis.coefficient.get(), groupStartArray.get(),
-                                centers.get(), weightArray.get(), boysTable.get()})
+        for (ComputeArray* a : {pairFirst.get(), pairSecond.get(), blockStartArray.get(), basis.l.get(),
+                                basis.primStart.get(), basis.numPrim.get(), basis.center.get(), basis.exponent.get(),
+                                basis.coefficient.get(), groupStartArray.get(), centers.get(), weightArray.get(),
+                                boysTable.get()})
             kernel->addArg(*a);
         kernel->addArg(boys.step);
         kernel->addArg(boys.end);

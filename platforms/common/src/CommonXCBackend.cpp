@@ -373,7 +373,8 @@ private:
         gradientDensityKernel = program->createKernel("densityBlocks");
         gradientDensityKernel->addArg(0);  // firstBlock
         gradientDensityKernel->addArg(0);  // lastBlock
-        for (ComputeArray* a : {blockBatch.get(), blockFirstPoint.get(), pointW.get(), batchPointStart.get(), batchNumPoints.get(), batchNumFunctions.get(), batchPhiStart.get()})
+        for (ComputeArray* a : {blockBatch.get(), blockFirstPoint.get(), pointW.get(), batchPointStart.get(),
+                                batchNumPoints.get(), batchNumFunctions.get(), batchPhiStart.get()})
             gradientDensityKernel->addArg(*a);
         gradientDensityKernel->addArg(0);  // phiBase (argument 9)
         for (ComputeArray* a : {batchFunctionStart.get(), batchFunctions.get(), density.get()})
@@ -393,18 +394,19 @@ private:
         for (ComputeArray* a : {pointBatch.get(), batchPointStart.get(), batchNumFunctions.get(), batchPhiStart.get()})
             gradientPointsKernel->addArg(*a);
         gradientPointsKernel->addArg(0);  // phiBase (argument 6)
-        for (ComputeArray* a : {basisGradient[0].get(), basisGradient[1].get(), basisGradient[2].get(), gradientX.get(), wv.get(),
-                                pointGradient.get()})
+        for (ComputeArray* a : {basisGradient[0].get(), basisGradient[1].get(), basisGradient[2].get(), gradientX.get(),
+                                wv.get(), pointGradient.get()})
             gradientPointsKernel->addArg(*a);
 
         gradientFunctionsKernel = program->createKernel("gradientFunctions");
         gradientFunctionsKernel->addArg(0);
         gradientFunctionsKernel->addArg(0);
-        for (ComputeArray* a : {batchFunctionStart.get(), batchPointStart.get(), batchNumPoints.get(), batchNumFunctions.get(), batchPhiStart.get()})
+        for (ComputeArray* a : {batchFunctionStart.get(), batchPointStart.get(), batchNumPoints.get(),
+                                batchNumFunctions.get(), batchPhiStart.get()})
             gradientFunctionsKernel->addArg(*a);
         gradientFunctionsKernel->addArg(0);  // phiBase (argument 7)
-        for (ComputeArray* a : {basisGradient[0].get(), basisGradient[1].get(), basisGradient[2].get(), gradientX.get(), wv.get(),
-                                functionGradientSlices.get()})
+        for (ComputeArray* a : {basisGradient[0].get(), basisGradient[1].get(), basisGradient[2].get(), gradientX.get(),
+                                wv.get(), functionGradientSlices.get()})
             gradientFunctionsKernel->addArg(*a);
         gradientSlicesKernel = program->createKernel("sumPartialColumns");
         gradientSlicesKernel->addArg(3 * (int) layout.batchFunctions.size());
@@ -434,8 +436,10 @@ private:
         partitionKernel->addArg(geometry.settings.grid.partition == QM::AtomicPartition::StratmannScuseriaFrisch ? 1 : 0);
         partitionKernel->addArg(QM::ssfHalfWidth());
         partitionKernel->addArg(QM::partitionRelativeCellCutoff());
-        for (ComputeArray* a : {pointX.get(), pointY.get(), pointZ.get(), pointW.get(), pointF.get(), pointParentAtom.get(), partition.atoms.get(), partition.invR.get(),
-                                partition.sizeAdjustment.get(), partition.nearest.get(), partition.order.get(), partialGradients.get(), partitionCounter.get()})
+        for (ComputeArray* a : {pointX.get(), pointY.get(), pointZ.get(), pointW.get(), pointF.get(),
+                                pointParentAtom.get(), partition.atoms.get(), partition.invR.get(),
+                                partition.sizeAdjustment.get(), partition.nearest.get(), partition.order.get(),
+                                partialGradients.get(), partitionCounter.get()})
             partitionKernel->addArg(*a);
         partitionSumKernel = program->createKernel("sumPartialColumns");
         partitionSumKernel->addArg(3 * numAtoms);
@@ -457,11 +461,13 @@ private:
         ComputeKernel kernel = program->createKernel("evaluateBasis");
         kernel->addArg(0);  // firstPoint
         kernel->addArg(0);  // numPoints
-        for (ComputeArray* a : {pointX.get(), pointY.get(), pointZ.get(), pointBatch.get(), batchPointStart.get(), batchNumFunctions.get(), batchPhiStart.get()})
+        for (ComputeArray* a : {pointX.get(), pointY.get(), pointZ.get(), pointBatch.get(), batchPointStart.get(),
+                                batchNumFunctions.get(), batchPhiStart.get()})
             kernel->addArg(*a);
         kernel->addArg(0);  // phiBase
-        for (ComputeArray* a : {batchShellStart.get(), batchNumShells.get(), batchShells.get(), batchShellColumn.get(), shellCenter.get(), shellL.get(), shellPure.get(),
-                                shellPrimStart.get(), shellNumPrim.get(), primExponent.get(), primCoefficient.get(), pureMatrixArray.get()})
+        for (ComputeArray* a : {batchShellStart.get(), batchNumShells.get(), batchShells.get(), batchShellColumn.get(),
+                                shellCenter.get(), shellL.get(), shellPure.get(), shellPrimStart.get(),
+                                shellNumPrim.get(), primExponent.get(), primCoefficient.get(), pureMatrixArray.get()})
             kernel->addArg(*a);
         kernel->addArg(gradients != nullptr ? 1 : 0);
         kernel->addArg(phi);
@@ -477,7 +483,8 @@ private:
         densityKernel = program->createKernel("densityBlocks");
         densityKernel->addArg(0);  // firstBlock
         densityKernel->addArg(0);  // lastBlock
-        for (ComputeArray* a : {blockBatch.get(), blockFirstPoint.get(), pointW.get(), batchPointStart.get(), batchNumPoints.get(), batchNumFunctions.get(), batchPhiStart.get()})
+        for (ComputeArray* a : {blockBatch.get(), blockFirstPoint.get(), pointW.get(), batchPointStart.get(),
+                                batchNumPoints.get(), batchNumFunctions.get(), batchPhiStart.get()})
             densityKernel->addArg(*a);
         densityKernel->addArg(0);  // phiBase (argument 9)
         for (ComputeArray* a : {batchFunctionStart.get(), batchFunctions.get(), density.get()})
@@ -494,7 +501,8 @@ private:
         matricesKernel = program->createKernel("matrixTiles");
         matricesKernel->addArg(0);  // firstTile
         matricesKernel->addArg(0);  // lastTile
-        for (ComputeArray* a : {tileBatch.get(), tileRow.get(), tileColumn.get(), batchPointStart.get(), batchNumPoints.get(), batchNumFunctions.get(), batchPhiStart.get()})
+        for (ComputeArray* a : {tileBatch.get(), tileRow.get(), tileColumn.get(), batchPointStart.get(),
+                                batchNumPoints.get(), batchNumFunctions.get(), batchPhiStart.get()})
             matricesKernel->addArg(*a);
         matricesKernel->addArg(0);  // phiBase (argument 9)
         for (ComputeArray* a : {batchFunctionStart.get(), batchFunctions.get()})
@@ -510,7 +518,8 @@ private:
 
         sumsKernel = program->createKernel("batchSums");
         sumsKernel->addArg(layout.numBatches());
-        for (ComputeArray* a : {batchPointStart.get(), batchNumPoints.get(), pointEnergy.get(), pointElectrons.get(), sums.get()})
+        for (ComputeArray* a : {batchPointStart.get(), batchNumPoints.get(), pointEnergy.get(), pointElectrons.get(),
+                                sums.get()})
             sumsKernel->addArg(*a);
     }
 
@@ -640,8 +649,9 @@ void CommonXCBackendFactory::weights(const vector<QM::QMAtom>& atoms, const QM::
         kernel->addArg(value);
     kernel->addArg(QM::ssfHalfWidth());
     kernel->addArg(QM::partitionRelativeCellCutoff());
-    for (ComputeArray* a : {radiusArray.get(), startArray.get(), countArray.get(), firstArray.get(), angularArray.get(), pairs.atoms.get(),
-                            pairs.invR.get(), pairs.sizeAdjustment.get(), pairs.nearest.get(), pairs.order.get(), weightArray.get()})
+    for (ComputeArray* a : {radiusArray.get(), startArray.get(), countArray.get(), firstArray.get(), angularArray.get(),
+                            pairs.atoms.get(), pairs.invR.get(), pairs.sizeAdjustment.get(), pairs.nearest.get(),
+                            pairs.order.get(), weightArray.get()})
         kernel->addArg(*a);
     executeGridStride(kernel, numAtoms*numRadial*maxAngular);
     partition = weightArray.downloadFirst<double>(numPoints);
