@@ -6,6 +6,50 @@ namespace QM {
 
 namespace {
 
+/** The gradient computed where it is taken: the host's cores have no other work to overlap it with. */
+class DeferredXCGradient : public XCGradientInFlight {
+public:
+    DeferredXCGradient(XCBackend& backend, const Eigen::MatrixXd& density, bool gridResponse)
+        : backend_(backend), density_(density), gridResponse_(gridResponse) {
+    }
+    Eigen::MatrixXd finish() override {
+        return backend_.gradient(density_, gridResponse_);
+    }
+private:
+    XCBackend& backend_;
+    Eigen::MatrixXd density_;
+    bool gridResponse_;
+};
+
+/** The XC matrix computed where it is taken, from copies of the density and its factor. */
+class DeferredXCCompute : public XCComputeInFlight {
+public:
+    DeferredXCCompute(XCBackend& backend, const Eigen::MatrixXd& density, const Eigen::MatrixXd* factor)
+        : backend_(backend), density_(density), haveFactor_(factor != nullptr) {
+        if (factor != nullptr)
+            factor_ = *factor;
+    }
+    XCContribution finish() override {
+        return backend_.compute(density_, haveFactor_ ? &factor_ : nullptr);
+    }
+private:
+    XCBackend& backend_;
+    Eigen::MatrixXd density_, factor_;
+    bool haveFactor_;
+};
+
+} // namespace
+
+std::unique_ptr<XCComputeInFlight> XCBackend::startCompute(const Eigen::MatrixXd& density, const Eigen::MatrixXd* factor) {
+    return std::unique_ptr<XCComputeInFlight>(new DeferredXCCompute(*this, density, factor));
+}
+
+std::unique_ptr<XCGradientInFlight> XCBackend::startGradient(const Eigen::MatrixXd& density, bool gridResponse) {
+    return std::unique_ptr<XCGradientInFlight>(new DeferredXCGradient(*this, density, gridResponse));
+}
+
+namespace {
+
 class HostXCBackend : public XCBackend {
 public:
     explicit HostXCBackend(const XCGeometry& g)

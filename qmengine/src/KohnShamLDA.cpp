@@ -345,6 +345,11 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
     if (sys.fitted)
         sys.fitted->compute(D);  // the fit of this density (the SCF's last fit may belong to the previous iteration's)
     lap("gradient.coulomb.fit");
+    // The XC gradient first: a device back end runs it on a queue of its own, beside the point charges' and the
+    // density fitting's kernels queued below (the host's is computed where it is finished, last).
+    std::unique_ptr<XCGradientInFlight> xcStarted = sys.xc->startGradient(D, gridResponse);
+    const double xcStartSeconds = seconds() - t;
+    t = seconds();
     std::vector<PointCharge> nuclei;
     for (const QMAtom& a : sys.atoms)
         nuclei.push_back({{a.xyz[0], a.xyz[1], a.xyz[2]}, (double) a.Z});
@@ -432,8 +437,8 @@ QMGradient KohnShamLDA::gradientTerms(const QMResult& result, bool gridResponse)
     g.timings["gradient.pointCharges"] = chargeSeconds + seconds() - t;
     g.timings["gradient.coulomb"] = g.timings["gradient.coulomb.fit"] + coulombSeconds;
     t = seconds();
-    g.atoms += sys.xc->gradient(D, gridResponse);
-    lap("gradient.xc");
+    g.atoms += xcStarted->finish();
+    g.timings["gradient.xc"] = xcStartSeconds + seconds() - t;
     for (const auto& part : sys.xc->gradientTimings())
         g.timings["gradient.xc." + part.first] = part.second;
     g.timings["gradient.total"] = seconds() - tStart;

@@ -200,11 +200,15 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
     int stalled = 0;
     Eigen::MatrixXd F;
     for (int it = 1; it <= s.maxIterations; it++) {
+        // The XC matrix first: a device back end computes it on a queue of its own, beside the Coulomb build.
         double t = seconds();
+        std::unique_ptr<XCComputeInFlight> xcStarted = xc.startCompute(D, haveFactor ? &factor : nullptr);
+        r.timings["scf.xc"] += seconds() - t;
+        t = seconds();
         const Eigen::MatrixXd J = coulomb(D);
         r.timings["scf.coulomb"] += seconds() - t;
         t = seconds();
-        const XCContribution v = xc.compute(D, haveFactor ? &factor : nullptr);
+        const XCContribution v = xcStarted->finish();
         r.timings["scf.xc"] += seconds() - t;
         t = seconds();
         F = H + J + v.matrix;

@@ -6,8 +6,10 @@
 #include "openmmdft/qm/ShellTables.h"
 #include "openmmdft/qm/Angular.h"
 #include "openmmdft/qm/Grid.h"
+#include "openmmdft/qm/EnvironmentSwitch.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ComputeArray.h"
+#include "openmm/common/ComputeEvent.h"
 #include "openmm/common/ComputeKernel.h"
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
@@ -137,10 +139,16 @@ struct PartitionArrays {
 
 class CommonXCBackend : public QM::XCBackend {
 public:
+    /** ownQueue: where the SCF's XC and the gradient's kernels run (null: the default queue, in order with the rest). */
     CommonXCBackend(ComputeContext& cc, ComputeProgram program, const QM::XCGeometry& geometry,
-                    shared_ptr<DeviceArrayPool> arrays)
-        : cc(cc), geometry(geometry), layout(geometry.basis, geometry.grid), pool(std::move(arrays)) {
+                    shared_ptr<DeviceArrayPool> arrays, ComputeQueue ownQueue)
+        : cc(cc), geometry(geometry), layout(geometry.basis, geometry.grid), pool(std::move(arrays)),
+          ownQueue(std::move(ownQueue)) {
         ContextSelector selector(cc);
+        if (this->ownQueue) {
+            queued = cc.createEvent();
+            ownQueueDone = cc.createEvent();
+        }
         const int nbf = geometry.basis.size();
         // The shell tables of the shared shell evaluation (qmengine/src/shared/shellValues.cc), as the host builds them.
         const QM::ShellTables shells(geometry.basis);
@@ -188,41 +196,27 @@ public:
             evaluateBasis(chunks[0]);
     }
 
+    ~CommonXCBackend() override {
+        ContextSelector selector(cc);  // the events are the device's objects
+        queued.reset();
+        ownQueueDone.reset();
+    }
+
     QM::XCContribution compute(const Eigen::MatrixXd& D, const Eigen::MatrixXd* factor) override {
+        return startCompute(D, factor)->finish();
+    }
+
+    unique_ptr<QM::XCComputeInFlight> startCompute(const Eigen::MatrixXd& D, const Eigen::MatrixXd* factor) override;
+
+    /** The XC matrix, energy and electron count, once the kernels startCompute queued are done. */
+    QM::XCContribution finishCompute() {
         ContextSelector selector(cc);
         const int nbf = geometry.basis.size();
         QM::XCContribution out;
         out.matrix = Eigen::MatrixXd::Zero(nbf, nbf);
         if (layout.numBatches() == 0)
             return out;
-        vector<double> d(D.data(), D.data() + (size_t) nbf * nbf);  // symmetric: either layout
-        (*density).uploadSubArray(d.data(), 0, (int) d.size());
-        // The occupied orbitals too (D = F F^T), row-major: batches with more functions than orbitals form rho
-        // from them, as the host's integrator does.
-        const int numOccupied = factor != nullptr && factor->rows() == nbf && factor->cols() < nbf ? (int) factor->cols() : 0;
-        if (numOccupied > 0) {
-            vector<double> f((size_t) nbf * numOccupied);
-            Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> >(f.data(), nbf, numOccupied) = *factor;
-            (*occupied).uploadSubArray(f.data(), 0, (int) f.size());
-        }
-        densityKernel->setArg(22, numOccupied);
-        for (const Chunk& chunk : chunks) {
-            if (!keepBasisValues)
-                evaluateBasis(chunk);
-            const int phiBase = layout.batchPhiStart[chunk.firstBatch];
-            const int firstBlock = layout.batchFirstBlock[chunk.firstBatch], lastBlock = layout.batchFirstBlock[chunk.lastBatch];
-            densityKernel->setArg(0, firstBlock);
-            densityKernel->setArg(1, lastBlock);
-            densityKernel->setArg(9, phiBase);
-            densityKernel->execute(GROUP_SIZE * (lastBlock - firstBlock), GROUP_SIZE);
-            const int firstTile = layout.batchFirstTile[chunk.firstBatch], lastTile = layout.batchFirstTile[chunk.lastBatch];
-            matricesKernel->setArg(0, firstTile);
-            matricesKernel->setArg(1, lastTile);
-            matricesKernel->setArg(9, phiBase);
-            matricesKernel->execute(GROUP_SIZE * (lastTile - firstTile), GROUP_SIZE);
-        }
-        fixedToMatrixKernel->execute(nbf * nbf);
-        sumsKernel->execute(BATCH_SUM_GROUP * layout.numBatches(), BATCH_SUM_GROUP);
+        waitForOwnQueue();  // the downloads go through the default queue, which does not know of the back end's
         const vector<double> v = matrix.downloadFirst<double>((size_t) nbf * nbf);
         const vector<double> s = sums.downloadFirst<double>(2 * (size_t) layout.numBatches());
         out.matrix = Eigen::Map<const Eigen::MatrixXd>(v.data(), nbf, nbf);
@@ -233,48 +227,39 @@ public:
         return out;
     }
 
+    /** Waits for the work on the back end's own queue (without one, the default queue's downloads wait for it). */
+    void waitForOwnQueue() {
+        if (ownQueue) {
+            ContextSelector selector(cc);
+            ownQueueDone->wait();
+        }
+    }
+
     Eigen::MatrixXd gradient(const Eigen::MatrixXd& D, bool gridResponse) override {
+        return startGradient(D, gridResponse)->finish();
+    }
+
+    unique_ptr<QM::XCGradientInFlight> startGradient(const Eigen::MatrixXd& D, bool gridResponse) override;
+
+    /** The gradient's sums, once its kernels are done (GradientInFlight::finish). */
+    Eigen::MatrixXd finishGradient(bool gridResponse, double launchSeconds) {
         ContextSelector selector(cc);
-        const int nbf = geometry.basis.size(), numAtoms = geometry.atoms.size();
+        const int numAtoms = geometry.atoms.size();
         Eigen::MatrixXd G = Eigen::MatrixXd::Zero(numAtoms, 3);
+        timings.clear();
+        timings["launch"] = launchSeconds;
         if (layout.numBatches() == 0)
             return G;
         double t = now();
-        prepareGradient();
-        vector<double> d(D.data(), D.data() + (size_t) nbf * nbf);
-        (*density).uploadSubArray(d.data(), 0, (int) d.size());
-        for (const Chunk& chunk : gradientChunks) {
-            const int firstPoint = layout.batchPointStart[chunk.firstBatch];
-            const int numPoints = layout.batchPointStart[chunk.lastBatch] - firstPoint;
-            const int phiBase = layout.batchPhiStart[chunk.firstBatch];
-            for (ComputeKernel* k : {&gradientBasisKernel, &gradientPointsKernel}) {
-                (*k)->setArg(0, firstPoint);
-                (*k)->setArg(1, numPoints);
-            }
-            gradientBasisKernel->setArg(9, phiBase);
-            executeGridStride(gradientBasisKernel, numPoints);
-            const int firstBlock = layout.batchFirstBlock[chunk.firstBatch], lastBlock = layout.batchFirstBlock[chunk.lastBatch];
-            gradientDensityKernel->setArg(0, firstBlock);
-            gradientDensityKernel->setArg(1, lastBlock);
-            gradientDensityKernel->setArg(9, phiBase);
-            gradientDensityKernel->execute(GROUP_SIZE * (lastBlock - firstBlock), GROUP_SIZE);
-            gradientPointsKernel->setArg(6, phiBase);
-            executeGridStride(gradientPointsKernel, numPoints);
-            gradientFunctionsKernel->setArg(0, chunk.firstBatch);
-            gradientFunctionsKernel->setArg(1, chunk.lastBatch);
-            gradientFunctionsKernel->setArg(7, phiBase);
-            executeGridStride(gradientFunctionsKernel, FUNCTION_GRADIENT_SLICES * (layout.batchFunctionStart[chunk.lastBatch] -
-                                                                                layout.batchFunctionStart[chunk.firstBatch]));
-        }
-        gradientSlicesKernel->execute(3 * (int) layout.batchFunctions.size());
+        waitForOwnQueue();  // the downloads below go through the default queue, which does not know of the back end's
         // The basis functions move with their atoms.
         const int numFunctions = layout.batchFunctions.size();
         const vector<double> perFunction = functionGradient.downloadFirst<double>(3 * (size_t) numFunctions);
+        timings["wait"] = now() - t;  // the download waited for the kernels (all of them, with their own queue)
+        t = now();
         for (int k = 0; k < numFunctions; k++)
             for (int c = 0; c < 3; c++)
                 G(atomOf[layout.batchFunctions[k]], c) -= perFunction[3 * (size_t) k + c];
-        timings["basisAndPoints"] = now() - t;  // the download waited for the chunks' kernels
-        t = now();
         if (!gridResponse)
             return G;
         // On the moving grid each point moves with its parent atom, and the partition weights change; their
@@ -284,22 +269,19 @@ public:
         for (size_t p = 0; p < numPoints; p++)
             for (int c = 0; c < 3; c++)
                 G(layout.parentAtom[p], c) += perPoint[3 * p + c];
-        const QM::QMSettings& s = geometry.settings;
-        if (numAtoms > PARTITION_MAX_ATOMS) {
+        if (!partitionOnDevice()) {
             // More atoms than a work item's private gradient holds: on the host.
+            const QM::QMSettings& s = geometry.settings;
             const vector<double> f = pointF.downloadFirst<double>(numPoints);
             G += QM::xcPartitionWeightGradient(geometry.grid, geometry.atoms, s.grid, layout.gridBatch, f, s.threads);
+            timings["partitionWeightsOnHost"] = now() - t;
             return G;
         }
-        preparePartitionGradient();
-        cc.clearBuffer(*partitionCounter);
-        partitionKernel->execute(min(partitionColumns, cc.getNumThreadBlocks()) * PARTITION_GROUP, PARTITION_GROUP);
-        partitionSumKernel->execute(3 * numAtoms);
         const vector<double> weightGradient = partitionGradient.downloadFirst<double>(3 * (size_t) numAtoms);
         for (int atom = 0; atom < numAtoms; atom++)
             for (int c = 0; c < 3; c++)
                 G(atom, c) += weightGradient[3 * atom + c];
-        timings["partitionWeights"] = now() - t;
+        timings["sums"] = now() - t;
         return G;
     }
 
@@ -556,6 +538,12 @@ private:
     vector<Chunk> gradientChunks;
     vector<int> atomOf;  // the atom of every basis function
     PooledArray gradientPhi, gradientX, basisGradient[3];
+    // The back end's own queue (null: the default one), the event on the default queue that its work waits for, and
+    // the event that marks the end of its work (OnOwnQueue); the matrices it uploads without blocking (OpenCL reads them
+    // when the queue comes to them).
+    ComputeQueue ownQueue;
+    ComputeEvent queued, ownQueueDone;
+    vector<double> uploadedDensity, uploadedOrbitals;
     PooledArray pointF, pointGradient, functionGradient, functionGradientSlices;
     ComputeKernel gradientBasisKernel, gradientDensityKernel, gradientPointsKernel, gradientFunctionsKernel, gradientSlicesKernel;
     static constexpr int FUNCTION_GRADIENT_SLICES = XC_FUNCTION_GRADIENT_SLICES;
@@ -564,10 +552,172 @@ private:
     static constexpr int PARTITION_MAX_ATOMS = XC_PARTITION_MAX_ATOMS, PARTITION_GROUP = XC_PARTITION_GROUP, POINTS_PER_ITEM = 4,
                          COLUMNS_PER_WORK_GROUP = 4;
     int partitionColumns = 0;
+    bool partitionOnDevice() const {
+        return (int) geometry.atoms.size() <= PARTITION_MAX_ATOMS;
+    }
     PooledArray pointParentAtom, partialGradients, partitionGradient, partitionCounter;
     PartitionArrays partition;
     ComputeKernel partitionKernel, partitionSumKernel;
 };
+
+/** The device's XC gradient in flight: finish() waits for its kernels and sums what they leave. */
+class GradientInFlight : public QM::XCGradientInFlight {
+public:
+    GradientInFlight(CommonXCBackend& backend, bool gridResponse, double launchSeconds)
+        : backend(backend), gridResponse(gridResponse), launchSeconds(launchSeconds) {
+    }
+    ~GradientInFlight() override {
+        if (!finished)
+            backend.waitForOwnQueue();  // given up on: its kernels may still use the back end's arrays
+    }
+    Eigen::MatrixXd finish() override {
+        finished = true;
+        return backend.finishGradient(gridResponse, launchSeconds);
+    }
+private:
+    CommonXCBackend& backend;
+    bool gridResponse, finished = false;
+    double launchSeconds;
+};
+
+/**
+ * Queues a back end's work on its own queue, if it has one, while this lives: after everything queued so far on the
+ * default queue (the set-up's and the SCF's kernels wrote the arrays it overwrites), and marked at its end by the done
+ * event, which the finishing downloads wait for. Nothing queued on the default queue meanwhile touches the back end's
+ * arrays. If the queueing throws, it waits for what it queued, and the default queue is current again either way.
+ */
+class OnOwnQueue {
+public:
+    OnOwnQueue(ComputeContext& cc, ComputeQueue& queue, ComputeEvent& queued, ComputeEvent& done)
+        : cc(cc), queue(queue), done(done), exceptions(uncaught_exceptions()) {
+        if (queue) {
+            queued->enqueue();
+            queued->queueWait(queue);
+            cc.setCurrentQueue(queue);
+        }
+    }
+    ~OnOwnQueue() {
+        if (!queue)
+            return;
+        done->enqueue();
+        cc.restoreDefaultQueue();
+        if (uncaught_exceptions() > exceptions)
+            done->wait();
+    }
+    /** Whether uploads may return before they are done (ordered on the back end's queue, from buffers kept till then). */
+    bool nonBlocking() const {
+        return (bool) queue;
+    }
+private:
+    ComputeContext& cc;
+    ComputeQueue& queue;
+    ComputeEvent& done;
+    int exceptions;
+};
+
+/** The device's XC matrix in flight: finish() waits for its kernels and takes what they leave. */
+class ComputeInFlight : public QM::XCComputeInFlight {
+public:
+    explicit ComputeInFlight(CommonXCBackend& backend) : backend(backend) {
+    }
+    ~ComputeInFlight() override {
+        if (!finished)
+            backend.waitForOwnQueue();  // given up on: its kernels may still use the back end's arrays
+    }
+    QM::XCContribution finish() override {
+        finished = true;
+        return backend.finishCompute();
+    }
+private:
+    CommonXCBackend& backend;
+    bool finished = false;
+};
+
+unique_ptr<QM::XCComputeInFlight> CommonXCBackend::startCompute(const Eigen::MatrixXd& D, const Eigen::MatrixXd* factor) {
+    ContextSelector selector(cc);
+    const int nbf = geometry.basis.size();
+    if (layout.numBatches() == 0)
+        return unique_ptr<QM::XCComputeInFlight>(new ComputeInFlight(*this));
+    uploadedDensity.assign(D.data(), D.data() + (size_t) nbf * nbf);  // symmetric: either layout
+    // The occupied orbitals too (D = F F^T), row-major: batches with more functions than orbitals form rho
+    // from them, as the host's integrator does.
+    const int numOccupied = factor != nullptr && factor->rows() == nbf && factor->cols() < nbf ? (int) factor->cols() : 0;
+    if (numOccupied > 0) {
+        uploadedOrbitals.resize((size_t) nbf * numOccupied);
+        Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> >(uploadedOrbitals.data(), nbf, numOccupied) =
+            *factor;
+    }
+    OnOwnQueue queue(cc, ownQueue, queued, ownQueueDone);
+    (*density).uploadSubArray(uploadedDensity.data(), 0, (int) uploadedDensity.size(), !queue.nonBlocking());
+    if (numOccupied > 0)
+        (*occupied).uploadSubArray(uploadedOrbitals.data(), 0, (int) uploadedOrbitals.size(), !queue.nonBlocking());
+    densityKernel->setArg(22, numOccupied);
+    for (const Chunk& chunk : chunks) {
+        if (!keepBasisValues)
+            evaluateBasis(chunk);
+        const int phiBase = layout.batchPhiStart[chunk.firstBatch];
+        const int firstBlock = layout.batchFirstBlock[chunk.firstBatch], lastBlock = layout.batchFirstBlock[chunk.lastBatch];
+        densityKernel->setArg(0, firstBlock);
+        densityKernel->setArg(1, lastBlock);
+        densityKernel->setArg(9, phiBase);
+        densityKernel->execute(GROUP_SIZE * (lastBlock - firstBlock), GROUP_SIZE);
+        const int firstTile = layout.batchFirstTile[chunk.firstBatch], lastTile = layout.batchFirstTile[chunk.lastBatch];
+        matricesKernel->setArg(0, firstTile);
+        matricesKernel->setArg(1, lastTile);
+        matricesKernel->setArg(9, phiBase);
+        matricesKernel->execute(GROUP_SIZE * (lastTile - firstTile), GROUP_SIZE);
+    }
+    fixedToMatrixKernel->execute(nbf * nbf);
+    sumsKernel->execute(BATCH_SUM_GROUP * layout.numBatches(), BATCH_SUM_GROUP);
+    return unique_ptr<QM::XCComputeInFlight>(new ComputeInFlight(*this));
+}
+
+unique_ptr<QM::XCGradientInFlight> CommonXCBackend::startGradient(const Eigen::MatrixXd& D, bool gridResponse) {
+    ContextSelector selector(cc);
+    const double start = now();
+    const int nbf = geometry.basis.size();
+    if (layout.numBatches() == 0)
+        return unique_ptr<QM::XCGradientInFlight>(new GradientInFlight(*this, gridResponse, 0.0));
+    prepareGradient();
+    if (gridResponse && partitionOnDevice())
+        preparePartitionGradient();
+    uploadedDensity.assign(D.data(), D.data() + (size_t) nbf * nbf);  // symmetric: either layout
+    {
+        OnOwnQueue queue(cc, ownQueue, queued, ownQueueDone);
+        (*density).uploadSubArray(uploadedDensity.data(), 0, (int) uploadedDensity.size(), !queue.nonBlocking());
+        for (const Chunk& chunk : gradientChunks) {
+            const int firstPoint = layout.batchPointStart[chunk.firstBatch];
+            const int numPoints = layout.batchPointStart[chunk.lastBatch] - firstPoint;
+            const int phiBase = layout.batchPhiStart[chunk.firstBatch];
+            for (ComputeKernel* k : {&gradientBasisKernel, &gradientPointsKernel}) {
+                (*k)->setArg(0, firstPoint);
+                (*k)->setArg(1, numPoints);
+            }
+            gradientBasisKernel->setArg(9, phiBase);
+            executeGridStride(gradientBasisKernel, numPoints);
+            const int firstBlock = layout.batchFirstBlock[chunk.firstBatch], lastBlock = layout.batchFirstBlock[chunk.lastBatch];
+            gradientDensityKernel->setArg(0, firstBlock);
+            gradientDensityKernel->setArg(1, lastBlock);
+            gradientDensityKernel->setArg(9, phiBase);
+            gradientDensityKernel->execute(GROUP_SIZE * (lastBlock - firstBlock), GROUP_SIZE);
+            gradientPointsKernel->setArg(6, phiBase);
+            executeGridStride(gradientPointsKernel, numPoints);
+            gradientFunctionsKernel->setArg(0, chunk.firstBatch);
+            gradientFunctionsKernel->setArg(1, chunk.lastBatch);
+            gradientFunctionsKernel->setArg(7, phiBase);
+            executeGridStride(gradientFunctionsKernel, FUNCTION_GRADIENT_SLICES * (layout.batchFunctionStart[chunk.lastBatch] -
+                                                                                layout.batchFunctionStart[chunk.firstBatch]));
+        }
+        gradientSlicesKernel->execute(3 * (int) layout.batchFunctions.size());
+        // The partition-weight derivatives need f = rho eps_xc per point, which the chunks' density kernels wrote.
+        if (gridResponse && partitionOnDevice()) {
+            cc.clearBuffer(*partitionCounter);
+            partitionKernel->execute(min(partitionColumns, cc.getNumThreadBlocks()) * PARTITION_GROUP, PARTITION_GROUP);
+            partitionSumKernel->execute(3 * geometry.atoms.size());
+        }
+    }
+    return unique_ptr<QM::XCGradientInFlight>(new GradientInFlight(*this, gridResponse, now() - start));
+}
 
 } // namespace
 
@@ -576,6 +726,11 @@ CommonXCBackendFactory::CommonXCBackendFactory(ComputeContext& cc, DeviceSymmetr
     if (inverse != nullptr)
         deviceInverse = inverse(cc);
     products.reset(new CommonMatrixProducts(cc));
+}
+
+CommonXCBackendFactory::~CommonXCBackendFactory() {
+    ContextSelector selector(cc);  // the queue is the device's object
+    xcQueue.reset();
 }
 
 unique_ptr<QM::DensityFittingContractions> CommonXCBackendFactory::densityFittingContractions() const {
@@ -605,7 +760,14 @@ ComputeProgram CommonXCBackendFactory::programFor(int index) const {
 
 unique_ptr<QM::XCBackend> CommonXCBackendFactory::create(const QM::XCGeometry& geometry) const {
     const int index = geometry.settings.functional == QM::Functional::SVWN5 ? 0 : 1;
-    return unique_ptr<QM::XCBackend>(new CommonXCBackend(cc, programFor(index), geometry, arrayPool));
+    // Temporary (EnvironmentSwitch.h), for a lease's A/B: the XC work on the default queue, in order with the Coulomb
+    // builds and the density fitting's and point charges' gradients instead of beside them.
+    static const bool ownQueue = QM::environmentCount("OPENMMDFT_XC_ON_DEFAULT_QUEUE", 0) == 0;
+    if (ownQueue && !xcQueue) {
+        ContextSelector selector(cc);
+        xcQueue = cc.createQueue();
+    }
+    return unique_ptr<QM::XCBackend>(new CommonXCBackend(cc, programFor(index), geometry, arrayPool, xcQueue));
 }
 
 void CommonXCBackendFactory::weights(const vector<QM::QMAtom>& atoms, const QM::GridSettings& settings,

@@ -48,6 +48,7 @@ class CommonXCBackendFactory : public QM::XCBackendFactory, public QM::Partition
 public:
     /** deviceInverse: the platform's maker of inverses for the density fitting's metric (null: the host inverts). */
     explicit CommonXCBackendFactory(OpenMM::ComputeContext& cc, DeviceSymmetricInverse deviceInverse = nullptr);
+    ~CommonXCBackendFactory() override;
     std::unique_ptr<QM::XCBackend> create(const QM::XCGeometry& geometry) const override;
     const QM::PartitionWeightEvaluator* partitionWeights() const override {
         return this;
@@ -93,6 +94,10 @@ private:
     OpenMM::ComputeContext& cc;
     mutable OpenMM::ComputeProgram program[2];
     mutable std::map<std::tuple<int, int, bool>, OpenMM::ComputeProgram> threeCentrePrograms;
+    /// The XC back ends' queue of their own (made on first use), so that the device runs the SCF's XC matrices beside
+    /// the Coulomb builds and the XC gradients beside the density fitting's and the point charges' gradients, whose
+    /// kernels leave much of it idle.
+    mutable OpenMM::ComputeQueue xcQueue;
     std::unique_ptr<QM::PointChargeEvaluator> charges;
     std::unique_ptr<CommonMatrixProducts> products;
     SymmetricInverse deviceInverse;  ///< empty unless in use

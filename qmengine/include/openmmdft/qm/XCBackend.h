@@ -21,15 +21,43 @@
 namespace OpenMMDFT {
 namespace QM {
 
+class XCBackend;
+
+/** An XC gradient that XCBackend::startGradient() started, while the caller goes on with other work. */
+class XCGradientInFlight {
+public:
+    /** Waits for the gradient where it has not been taken (a device may still be writing the back end's arrays). */
+    virtual ~XCGradientInFlight() = default;
+    /** d E_xc / d R_A (numAtoms x 3), once done: call at most once. */
+    virtual Eigen::MatrixXd finish() = 0;
+};
+
+/** An XC energy and matrix that XCBackend::startCompute() started, while the caller goes on with other work. */
+class XCComputeInFlight {
+public:
+    /** Waits for the computation where it has not been taken (a device may still be writing the back end's arrays). */
+    virtual ~XCComputeInFlight() = default;
+    /** What compute() returns, once done: call at most once. */
+    virtual XCContribution finish() = 0;
+};
+
 class XCBackend {
 public:
     virtual ~XCBackend() = default;
     /// E_xc, V_xc and the grid's electron count for a total density matrix. factor, if given, satisfies
     /// density = factor factor^T (occupied orbitals times sqrt(occupation)), which some groups use for rho.
     virtual XCContribution compute(const Eigen::MatrixXd& density, const Eigen::MatrixXd* factor) = 0;
+    /// compute(), started: a back end whose device has a queue of its own runs it there beside the work the caller
+    /// queues meanwhile (the SCF's Coulomb build); by default it is computed in finish(). The back end must outlive the
+    /// returned object, and no other call may come in between.
+    virtual std::unique_ptr<XCComputeInFlight> startCompute(const Eigen::MatrixXd& density, const Eigen::MatrixXd* factor);
     /// d E_xc / d R_A (numAtoms x 3). gridResponse: the exact derivative of the quadrature on the grid
     /// that moves with the atoms (partition-weight derivatives included); otherwise the grid held fixed.
     virtual Eigen::MatrixXd gradient(const Eigen::MatrixXd& density, bool gridResponse) = 0;
+    /// gradient(), started: a back end whose device has a queue of its own for it runs it there beside the work the
+    /// caller queues meanwhile (the density fitting's and point charges' gradients); by default it is computed in
+    /// finish(). The back end must outlive the returned object, and no other call may come in between.
+    virtual std::unique_ptr<XCGradientInFlight> startGradient(const Eigen::MatrixXd& density, bool gridResponse);
     /// Bytes of basis values kept between SCF iterations (Precompute), wherever the back end keeps them.
     virtual size_t storedBytes() const = 0;
     /// Where the work runs, for reports: "host" or "device".
