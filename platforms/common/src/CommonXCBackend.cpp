@@ -137,49 +137,93 @@ struct PartitionArrays {
     }
 };
 
+/**
+ * Queues a back end's work on its own queue, if it has one, while this lives, marked at its end by the done event,
+ * which the finishing downloads wait for. afterDefaultQueue: the work waits for everything queued so far on the
+ * default queue (the set-up's kernels, the density fitting's, the SCF's before); a back end's set-up need not (its
+ * arrays' earlier users all ran on this queue, in order, or were waited for), so that it runs beside the fitting
+ * tensor. Nothing queued on the default queue meanwhile touches the back end's arrays. If the queueing throws, it
+ * waits for what it queued, and the default queue is current again either way.
+ */
+class OnOwnQueue {
+public:
+    /** used: set where the done event is queued (an OpenCL event cannot be waited for before). */
+    OnOwnQueue(ComputeContext& cc, ComputeQueue& queue, ComputeEvent& queued, ComputeEvent& done, bool afterDefaultQueue, bool& used)
+        : cc(cc), queue(queue), done(done), exceptions(uncaught_exceptions()) {
+        if (queue) {
+            used = true;
+            if (afterDefaultQueue) {
+                queued->enqueue();
+                queued->queueWait(queue);
+            }
+            cc.setCurrentQueue(queue);
+        }
+    }
+    ~OnOwnQueue() {
+        if (!queue)
+            return;
+        done->enqueue();
+        cc.restoreDefaultQueue();
+        if (uncaught_exceptions() > exceptions)
+            done->wait();
+    }
+    /** Whether uploads may return before they are done (ordered on the back end's queue, from buffers kept till then). */
+    bool nonBlocking() const {
+        return (bool) queue;
+    }
+private:
+    ComputeContext& cc;
+    ComputeQueue& queue;
+    ComputeEvent& done;
+    int exceptions;
+};
+
 class CommonXCBackend : public QM::XCBackend {
 public:
-    /** ownQueue: where the SCF's XC and the gradient's kernels run (null: the default queue, in order with the rest). */
+    /** xcQueue: where the set-up's, the SCF's and the gradient's work runs (null: the default queue, in order with the rest). */
     CommonXCBackend(ComputeContext& cc, ComputeProgram program, const QM::XCGeometry& geometry,
-                    shared_ptr<DeviceArrayPool> arrays, ComputeQueue ownQueue)
-        : cc(cc), geometry(geometry), layout(geometry.basis, geometry.grid), pool(std::move(arrays)),
-          ownQueue(std::move(ownQueue)) {
+                    shared_ptr<DeviceArrayPool> arrays, ComputeQueue xcQueue)
+        : cc(cc), geometry(geometry), layout(geometry.basis, geometry.grid), shellTables(geometry.basis), pool(std::move(arrays)),
+          ownQueue(std::move(xcQueue)) {
         ContextSelector selector(cc);
-        if (this->ownQueue) {
+        if (ownQueue) {
             queued = cc.createEvent();
             ownQueueDone = cc.createEvent();
         }
         const int nbf = geometry.basis.size();
-        // The shell tables of the shared shell evaluation (qmengine/src/shared/shellValues.cc), as the host builds them.
-        const QM::ShellTables shells(geometry.basis);
-        pointX.upload(pool, cc, layout.x, "qmXCPointX");
-        pointY.upload(pool, cc, layout.y, "qmXCPointY");
-        pointZ.upload(pool, cc, layout.z, "qmXCPointZ");
-        pointW.upload(pool, cc, layout.w, "qmXCPointW");
-        pointBatch.upload(pool, cc, layout.pointBatch, "qmXCPointBatch");
-        batchPointStart.upload(pool, cc, layout.batchPointStart, "qmXCBatchPointStart");
-        batchNumPoints.upload(pool, cc, layout.batchNumPoints, "qmXCBatchNumPoints");
-        batchNumFunctions.upload(pool, cc, layout.batchNumFunctions, "qmXCBatchNumFunctions");
-        batchFunctionStart.upload(pool, cc, layout.batchFunctionStart, "qmXCBatchFunctionStart");
-        batchFunctions.upload(pool, cc, layout.batchFunctions, "qmXCBatchFunctions");
-        batchShellStart.upload(pool, cc, layout.batchShellStart, "qmXCBatchShellStart");
-        batchNumShells.upload(pool, cc, layout.batchNumShells, "qmXCBatchNumShells");
-        batchShells.upload(pool, cc, layout.batchShells, "qmXCBatchShells");
-        batchShellColumn.upload(pool, cc, layout.batchShellColumn, "qmXCBatchShellColumn");
-        batchPhiStart.upload(pool, cc, layout.batchPhiStart, "qmXCBatchPhiStart");
-        blockBatch.upload(pool, cc, layout.blockBatch, "qmXCBlockBatch");
-        blockFirstPoint.upload(pool, cc, layout.blockFirstPoint, "qmXCBlockFirstPoint");
-        tileBatch.upload(pool, cc, layout.tileBatch, "qmXCTileBatch");
-        tileRow.upload(pool, cc, layout.tileRow, "qmXCTileRow");
-        tileColumn.upload(pool, cc, layout.tileColumn, "qmXCTileColumn");
-        shellCenter.upload(pool, cc, shells.center, "qmXCShellCenter");
-        shellL.upload(pool, cc, shells.l, "qmXCShellL");
-        shellPure.upload(pool, cc, shells.pure, "qmXCShellPure");
-        shellPrimStart.upload(pool, cc, shells.primStart, "qmXCShellPrimStart");
-        shellNumPrim.upload(pool, cc, shells.numPrim, "qmXCShellNumPrim");
-        primExponent.upload(pool, cc, shells.exponent, "qmXCPrimExponent");
-        primCoefficient.upload(pool, cc, shells.coefficient, "qmXCPrimCoefficient");
-        pureMatrixArray.upload(pool, cc, shells.pureMatrix, "qmXCPureMatrix");
+        // The set-up's uploads and basis values on the back end's own queue, beside the fitting tensor's kernels on the
+        // default one (uploads there would wait for them), from host tables kept until the queue has read them.
+        OnOwnQueue queue(cc, ownQueue, queued, ownQueueDone, false, ownQueueUsed);
+        const bool blocking = !queue.nonBlocking();
+        const QM::ShellTables& shells = shellTables;
+        pointX.upload(pool, cc, layout.x, "qmXCPointX", blocking);
+        pointY.upload(pool, cc, layout.y, "qmXCPointY", blocking);
+        pointZ.upload(pool, cc, layout.z, "qmXCPointZ", blocking);
+        pointW.upload(pool, cc, layout.w, "qmXCPointW", blocking);
+        pointBatch.upload(pool, cc, layout.pointBatch, "qmXCPointBatch", blocking);
+        batchPointStart.upload(pool, cc, layout.batchPointStart, "qmXCBatchPointStart", blocking);
+        batchNumPoints.upload(pool, cc, layout.batchNumPoints, "qmXCBatchNumPoints", blocking);
+        batchNumFunctions.upload(pool, cc, layout.batchNumFunctions, "qmXCBatchNumFunctions", blocking);
+        batchFunctionStart.upload(pool, cc, layout.batchFunctionStart, "qmXCBatchFunctionStart", blocking);
+        batchFunctions.upload(pool, cc, layout.batchFunctions, "qmXCBatchFunctions", blocking);
+        batchShellStart.upload(pool, cc, layout.batchShellStart, "qmXCBatchShellStart", blocking);
+        batchNumShells.upload(pool, cc, layout.batchNumShells, "qmXCBatchNumShells", blocking);
+        batchShells.upload(pool, cc, layout.batchShells, "qmXCBatchShells", blocking);
+        batchShellColumn.upload(pool, cc, layout.batchShellColumn, "qmXCBatchShellColumn", blocking);
+        batchPhiStart.upload(pool, cc, layout.batchPhiStart, "qmXCBatchPhiStart", blocking);
+        blockBatch.upload(pool, cc, layout.blockBatch, "qmXCBlockBatch", blocking);
+        blockFirstPoint.upload(pool, cc, layout.blockFirstPoint, "qmXCBlockFirstPoint", blocking);
+        tileBatch.upload(pool, cc, layout.tileBatch, "qmXCTileBatch", blocking);
+        tileRow.upload(pool, cc, layout.tileRow, "qmXCTileRow", blocking);
+        tileColumn.upload(pool, cc, layout.tileColumn, "qmXCTileColumn", blocking);
+        shellCenter.upload(pool, cc, shells.center, "qmXCShellCenter", blocking);
+        shellL.upload(pool, cc, shells.l, "qmXCShellL", blocking);
+        shellPure.upload(pool, cc, shells.pure, "qmXCShellPure", blocking);
+        shellPrimStart.upload(pool, cc, shells.primStart, "qmXCShellPrimStart", blocking);
+        shellNumPrim.upload(pool, cc, shells.numPrim, "qmXCShellNumPrim", blocking);
+        primExponent.upload(pool, cc, shells.exponent, "qmXCPrimExponent", blocking);
+        primCoefficient.upload(pool, cc, shells.coefficient, "qmXCPrimCoefficient", blocking);
+        pureMatrixArray.upload(pool, cc, shells.pureMatrix, "qmXCPureMatrix", blocking);
         const size_t numPoints = max<size_t>(layout.w.size(), 1);
         wv.take(pool, cc, "qmXCWeightedPotential", numPoints);
         pointEnergy.take(pool, cc, "qmXCPointEnergy", numPoints);
@@ -198,6 +242,7 @@ public:
 
     ~CommonXCBackend() override {
         ContextSelector selector(cc);  // the events are the device's objects
+        waitForOwnQueue();  // the arrays go back to the pool: nothing of this back end's may still be using them
         queued.reset();
         ownQueueDone.reset();
     }
@@ -229,7 +274,7 @@ public:
 
     /** Waits for the work on the back end's own queue (without one, the default queue's downloads wait for it). */
     void waitForOwnQueue() {
-        if (ownQueue) {
+        if (ownQueueUsed) {
             ContextSelector selector(cc);
             ownQueueDone->wait();
         }
@@ -518,6 +563,7 @@ private:
     ComputeContext& cc;
     QM::XCGeometry geometry;
     XCLayout layout;
+    QM::ShellTables shellTables;  // of the shared shell evaluation (qmengine/src/shared/shellValues.cc), as the host's
     vector<Chunk> chunks;
     size_t largestChunk = 0;
     bool keepBasisValues = false;
@@ -543,6 +589,7 @@ private:
     // when the queue comes to them).
     ComputeQueue ownQueue;
     ComputeEvent queued, ownQueueDone;
+    bool ownQueueUsed = false;  // whether ownQueueDone has been queued (an OpenCL event cannot be waited for before)
     vector<double> uploadedDensity, uploadedOrbitals;
     PooledArray pointF, pointGradient, functionGradient, functionGradientSlices;
     ComputeKernel gradientBasisKernel, gradientDensityKernel, gradientPointsKernel, gradientFunctionsKernel, gradientSlicesKernel;
@@ -580,41 +627,6 @@ private:
     double launchSeconds;
 };
 
-/**
- * Queues a back end's work on its own queue, if it has one, while this lives: after everything queued so far on the
- * default queue (the set-up's and the SCF's kernels wrote the arrays it overwrites), and marked at its end by the done
- * event, which the finishing downloads wait for. Nothing queued on the default queue meanwhile touches the back end's
- * arrays. If the queueing throws, it waits for what it queued, and the default queue is current again either way.
- */
-class OnOwnQueue {
-public:
-    OnOwnQueue(ComputeContext& cc, ComputeQueue& queue, ComputeEvent& queued, ComputeEvent& done)
-        : cc(cc), queue(queue), done(done), exceptions(uncaught_exceptions()) {
-        if (queue) {
-            queued->enqueue();
-            queued->queueWait(queue);
-            cc.setCurrentQueue(queue);
-        }
-    }
-    ~OnOwnQueue() {
-        if (!queue)
-            return;
-        done->enqueue();
-        cc.restoreDefaultQueue();
-        if (uncaught_exceptions() > exceptions)
-            done->wait();
-    }
-    /** Whether uploads may return before they are done (ordered on the back end's queue, from buffers kept till then). */
-    bool nonBlocking() const {
-        return (bool) queue;
-    }
-private:
-    ComputeContext& cc;
-    ComputeQueue& queue;
-    ComputeEvent& done;
-    int exceptions;
-};
-
 /** The device's XC matrix in flight: finish() waits for its kernels and takes what they leave. */
 class ComputeInFlight : public QM::XCComputeInFlight {
 public:
@@ -647,7 +659,7 @@ unique_ptr<QM::XCComputeInFlight> CommonXCBackend::startCompute(const Eigen::Mat
         Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> >(uploadedOrbitals.data(), nbf, numOccupied) =
             *factor;
     }
-    OnOwnQueue queue(cc, ownQueue, queued, ownQueueDone);
+    OnOwnQueue queue(cc, ownQueue, queued, ownQueueDone, true, ownQueueUsed);
     (*density).uploadSubArray(uploadedDensity.data(), 0, (int) uploadedDensity.size(), !queue.nonBlocking());
     if (numOccupied > 0)
         (*occupied).uploadSubArray(uploadedOrbitals.data(), 0, (int) uploadedOrbitals.size(), !queue.nonBlocking());
@@ -683,7 +695,7 @@ unique_ptr<QM::XCGradientInFlight> CommonXCBackend::startGradient(const Eigen::M
         preparePartitionGradient();
     uploadedDensity.assign(D.data(), D.data() + (size_t) nbf * nbf);  // symmetric: either layout
     {
-        OnOwnQueue queue(cc, ownQueue, queued, ownQueueDone);
+        OnOwnQueue queue(cc, ownQueue, queued, ownQueueDone, true, ownQueueUsed);
         (*density).uploadSubArray(uploadedDensity.data(), 0, (int) uploadedDensity.size(), !queue.nonBlocking());
         for (const Chunk& chunk : gradientChunks) {
             const int firstPoint = layout.batchPointStart[chunk.firstBatch];

@@ -128,13 +128,14 @@ public:
         pool = std::move(from);
         array = pool->take(cc, name, elementSize, size);
     }
-    /** Takes an array for data (as take, with room for at least one element) and uploads data to its first elements. */
+    /** Takes an array for data (as take, with room for at least one element) and uploads data to its first elements
+     *  (blocking = false: queued on the current queue, data kept unchanged by the caller until that queue has read it). */
     template <class T>
     void upload(std::shared_ptr<DeviceArrayPool> from, OpenMM::ComputeContext& cc, const std::vector<T>& data,
-                const std::string& name) {
+                const std::string& name, bool blocking = true) {
         take(std::move(from), cc, name, std::max<size_t>(data.size(), 1), sizeof(T));
         if (!data.empty())
-            array->uploadSubArray(data.data(), 0, (int) data.size());
+            array->uploadSubArray(data.data(), 0, (int) data.size(), blocking);
     }
     /** Keeps the array held (its contents too) where it has room for size elements of elementSize bytes, else takes
      * one that has (contents lost): for tables that a holder fills more than once. */
