@@ -38,7 +38,27 @@ private:
     bool haveFactor_;
 };
 
+/** A point-charge matrix computed when it was started, handed on. */
+class ComputedPointChargeMatrix : public PointChargeMatrixInFlight {
+public:
+    explicit ComputedPointChargeMatrix(Eigen::MatrixXd matrix) : matrix_(std::move(matrix)) {
+    }
+    void finish(Eigen::MatrixXd& cartesianMatrix) override {
+        cartesianMatrix = std::move(matrix_);
+    }
+private:
+    Eigen::MatrixXd matrix_;
+};
+
 } // namespace
+
+std::unique_ptr<PointChargeMatrixInFlight> PointChargeEvaluator::startMatrix(const ThreeCentreTask& task,
+                                                                             const std::vector<double>& weights) const {
+    Eigen::MatrixXd cartesian;
+    if (!matrix(task, weights, cartesian))
+        return nullptr;
+    return std::unique_ptr<PointChargeMatrixInFlight>(new ComputedPointChargeMatrix(std::move(cartesian)));
+}
 
 std::unique_ptr<XCComputeInFlight> XCBackend::startCompute(const Eigen::MatrixXd& density, const Eigen::MatrixXd* factor) {
     return std::unique_ptr<XCComputeInFlight>(new DeferredXCCompute(*this, density, factor));

@@ -136,6 +136,49 @@ struct KohnShamLDA::System {
                 screened = std::async(std::launch::async, screenFittingPairs, std::cref(basis), std::cref(aux), s.integralThreshold,
                                       s.threads).share();
         }
+        // The grid's partition weights where a device computes the fitting tensor (and the weights, on GPU platforms):
+        // started first (the factory runs them on a queue of their own, beside the point charges' integrals and the
+        // tensor queued next) and taken where the grid's grouping needs them, while the device computes the tensor.
+        // Queued after the tensor on one queue, their kernel would wait for it, and the grouping with it.
+        const double weightsStart = seconds();
+        std::unique_ptr<AtomicGridWeightsInFlight> gridWeightsStarted;
+        if (besideTheDevice)
+            gridWeightsStarted.reset(new AtomicGridWeightsInFlight(
+                startAtomicGridWeights(atoms, s.grid, s.threads, xcFactory.partitionWeights())));
+        double gridSeconds = seconds() - weightsStart;
+        // The point charges' potentials where the back end's factory computes them (a GPU platform), else on the host:
+        // started here (on the device's XC queue, beside the host's one-electron integrals and the fitting tensor) and
+        // taken at the end of the set-up where a device computes the tensor, else at once.
+        double part = seconds();
+        std::vector<PointCharge> nuclei;
+        for (const QMAtom& at : atoms)
+            nuclei.push_back({{at.xyz[0], at.xyz[1], at.xyz[2]}, (double) at.Z});
+        const PointChargeEvaluator* deviceCharges = xcFactory.pointCharges();
+        auto startChargeMatrix = [&](const std::vector<PointCharge>& charges, double threshold) {
+            return deviceCharges != nullptr && !charges.empty()
+                       ? deviceCharges->startMatrix(makePointChargeTask(basis, charges, threshold), potentialWeights(charges))
+                       : std::unique_ptr<PointChargeMatrixInFlight>();
+        };
+        auto chargeMatrix = [&](std::unique_ptr<PointChargeMatrixInFlight>& started, const std::vector<PointCharge>& charges,
+                                double threshold) -> Eigen::MatrixXd {
+            if (started) {
+                Eigen::MatrixXd cartesian;
+                started->finish(cartesian);
+                started.reset();
+                return fromCartesianBasis(basis, cartesian);
+            }
+            return pointChargeMatrix(basis, charges, threshold, s.threads);
+        };
+        std::unique_ptr<PointChargeMatrixInFlight> nucleiStarted = startChargeMatrix(nuclei, 0.0);
+        std::unique_ptr<PointChargeMatrixInFlight> mmStarted = startChargeMatrix(mm, s.integralThreshold);
+        double chargeSeconds = seconds() - part;
+        auto takeChargeMatrices = [&] {
+            const double start = seconds();
+            Vmm = chargeMatrix(mmStarted, mm, s.integralThreshold);
+            Hcore = chargeMatrix(nucleiStarted, nuclei, 0.0);  // the kinetic energy is added below
+            timings["setup.integrals.pointCharges"] = chargeSeconds + seconds() - start;
+        };
+        t = seconds();
         atomOfFunction.resize(basis.size());
         for (int sh = 0; sh < basis.numShells(); sh++) {
             const int end = sh + 1 < basis.numShells() ? basis.offset(sh + 1) : basis.size();
@@ -145,23 +188,8 @@ struct KohnShamLDA::System {
         S = overlapMatrix(basis, s.threads);
         const Eigen::MatrixXd kinetic = kineticMatrix(basis, s.threads);
         timings["setup.integrals.overlapAndKinetic"] = seconds() - t;
-        double part = seconds();
-        std::vector<PointCharge> nuclei;
-        for (const QMAtom& at : atoms)
-            nuclei.push_back({{at.xyz[0], at.xyz[1], at.xyz[2]}, (double) at.Z});
-        // The point charges' potentials where the back end's factory computes them (a GPU platform), else on the host.
-        auto chargeMatrix = [&](const std::vector<PointCharge>& charges, double threshold) -> Eigen::MatrixXd {
-            const PointChargeEvaluator* device = xcFactory.pointCharges();
-            if (device != nullptr && !charges.empty()) {
-                Eigen::MatrixXd cartesian;
-                if (device->matrix(makePointChargeTask(basis, charges, threshold), potentialWeights(charges), cartesian))
-                    return fromCartesianBasis(basis, cartesian);
-            }
-            return pointChargeMatrix(basis, charges, threshold, s.threads);
-        };
-        Hcore = kinetic + chargeMatrix(nuclei, 0.0);
-        Vmm = chargeMatrix(mm, s.integralThreshold);
-        timings["setup.integrals.pointCharges"] = seconds() - part;
+        if (!besideTheDevice)
+            takeChargeMatrices();
         for (size_t i = 0; i < atoms.size(); i++) {
             for (size_t j = 0; j < i; j++)
                 nuclearRepulsion += atoms[i].Z * atoms[j].Z / dist(atoms[i].xyz, atoms[j].xyz);
@@ -195,21 +223,14 @@ struct KohnShamLDA::System {
         std::future<void> orthogonalized = std::async(besideTheDevice ? std::launch::async : std::launch::deferred, orthogonalize);
         if (!besideTheDevice)
             orthogonalized.get();
-        // The grid's partition weights first where a device computes the fitting tensor (and the weights, on GPU
-        // platforms): queued after the tensor, their kernel would wait for it, and the host's grouping of the points
-        // with it; before it, the grouping runs while the device computes the tensor.
-        double gridSeconds = 0;
-        std::unique_ptr<AtomicGridWeights> gridWeights;
-        if (besideTheDevice) {
-            const double start = seconds();
-            gridWeights.reset(new AtomicGridWeights(atomicGridWeights(atoms, s.grid, s.threads, xcFactory.partitionWeights())));
-            gridSeconds = seconds() - start;
-        }
         // The grid and the XC back end; with density fitting, while another thread factors the fitting metric.
         auto gridAndXC = [&] {
             double start = seconds();
-            if (gridWeights)
-                grid.reset(new MolecularGrid(atoms, basis, s.grid, s.threads, std::move(*gridWeights)));
+            if (gridWeightsStarted) {
+                AtomicGridWeights weights = gridWeightsStarted->finish();
+                timings["setup.gridWeightsWait"] = seconds() - start;
+                grid.reset(new MolecularGrid(atoms, basis, s.grid, s.threads, std::move(weights)));
+            }
             else
                 grid.reset(new MolecularGrid(atoms, basis, s.grid, s.threads, xcFactory.partitionWeights()));
             timings["setup.grid"] = gridSeconds + seconds() - start;
@@ -250,6 +271,9 @@ struct KohnShamLDA::System {
             timings["setup.integrals.orthogonalizationWait"] = seconds() - start;
         }
         timings["setup.integrals.orthogonalization"] = orthogonalizationSeconds;
+        if (besideTheDevice)
+            takeChargeMatrices();
+        Hcore += kinetic;
     }
     static double dist(const double a[3], const double b[3]) {
         return std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));

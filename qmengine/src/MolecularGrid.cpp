@@ -518,8 +518,52 @@ double partitionWeight(const std::vector<QMAtom>& atoms, int A, const double r[3
     return weightOf(atoms, pd, A, r, settings, dist);
 }
 
+namespace {
+/** The evaluator's weights computed where they are taken, from copies of its inputs. */
+class DeferredPartitionWeights : public PartitionWeightsInFlight {
+public:
+    DeferredPartitionWeights(const PartitionWeightEvaluator& evaluator, const std::vector<QMAtom>& atoms, const GridSettings& settings,
+                             const std::vector<RadialGrid>& radial, const std::vector<std::vector<int>>& angularSizes)
+        : evaluator_(evaluator), atoms_(atoms), settings_(settings), radial_(radial), angularSizes_(angularSizes) {
+    }
+    void finish(std::vector<double>& partition) override {
+        evaluator_.weights(atoms_, settings_, radial_, angularSizes_, partition);
+    }
+private:
+    const PartitionWeightEvaluator& evaluator_;
+    std::vector<QMAtom> atoms_;
+    GridSettings settings_;
+    std::vector<RadialGrid> radial_;
+    std::vector<std::vector<int>> angularSizes_;
+};
+} // namespace
+
+std::unique_ptr<PartitionWeightsInFlight> PartitionWeightEvaluator::startWeights(const std::vector<QMAtom>& atoms,
+                                                                                 const GridSettings& settings,
+                                                                                 const std::vector<RadialGrid>& radial,
+                                                                                 const std::vector<std::vector<int>>& angularSizes) const {
+    return std::unique_ptr<PartitionWeightsInFlight>(new DeferredPartitionWeights(*this, atoms, settings, radial, angularSizes));
+}
+
+AtomicGridWeightsInFlight::AtomicGridWeightsInFlight(AtomicGridWeights shells, std::unique_ptr<PartitionWeightsInFlight> started)
+    : shells_(std::move(shells)), started_(std::move(started)) {
+}
+
+AtomicGridWeights AtomicGridWeightsInFlight::finish() {
+    if (started_) {
+        started_->finish(shells_.partition);
+        started_.reset();
+    }
+    return std::move(shells_);
+}
+
 AtomicGridWeights atomicGridWeights(const std::vector<QMAtom>& atoms, const GridSettings& s, int threads,
                                     const PartitionWeightEvaluator* evaluator) {
+    return startAtomicGridWeights(atoms, s, threads, evaluator).finish();
+}
+
+AtomicGridWeightsInFlight startAtomicGridWeights(const std::vector<QMAtom>& atoms, const GridSettings& s, int threads,
+                                                 const PartitionWeightEvaluator* evaluator) {
     const int natoms = (int) atoms.size();
     // Partition weights of every atom's radial shells, in parallel (the O(atoms^2) part). Each shell has its own
     // Lebedev grid when the angular grids are pruned; the weights of shell (A, i) start at shellStart[A nr + i].
@@ -541,8 +585,10 @@ AtomicGridWeights atomicGridWeights(const std::vector<QMAtom>& atoms, const Grid
     std::vector<double>& partition = out.partition;
     partition.resize(shellStart.back());
     threads = std::max(1, resolveThreads(threads));
-    if (evaluator != nullptr)
-        evaluator->weights(atoms, s, radial, angularSizes, partition);
+    if (evaluator != nullptr) {
+        std::unique_ptr<PartitionWeightsInFlight> started = evaluator->startWeights(atoms, s, radial, angularSizes);  // before out moves
+        return AtomicGridWeightsInFlight(std::move(out), std::move(started));
+    }
     else {
         const PartitionData pd(atoms, s);
         std::vector<std::vector<double>> scratch(threads, std::vector<double>(natoms));
@@ -557,7 +603,7 @@ AtomicGridWeights atomicGridWeights(const std::vector<QMAtom>& atoms, const Grid
             }
         });
     }
-    return out;
+    return AtomicGridWeightsInFlight(std::move(out), nullptr);
 }
 
 MolecularGrid::MolecularGrid(const std::vector<QMAtom>& atoms, const BasisSet& basis, const GridSettings& s,

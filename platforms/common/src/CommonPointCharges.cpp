@@ -3,6 +3,7 @@
 #include "DeviceShellTables.h"
 #include "ThreeCentreProgram.h"
 #include "openmm/common/ContextSelector.h"
+#include "openmm/common/ComputeEvent.h"
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -52,82 +53,160 @@ std::vector<int> groupStarts(int numCharges, int perGroup) {
 } // namespace
 
 CommonPointCharges::CommonPointCharges(ComputeContext& cc, ThreeCentreProgramSource integralProgram,
-                                       shared_ptr<DeviceArrayPool> pool)
-    : cc(cc), integralProgram(integralProgram), pool(std::move(pool)) {
+                                       shared_ptr<DeviceArrayPool> pool, function<ComputeQueue()> matrixQueue)
+    : cc(cc), integralProgram(integralProgram), pool(std::move(pool)), matrixQueue(std::move(matrixQueue)) {
 }
 
+namespace {
+
+/**
+ * A point-charge matrix in flight: its arrays (from the pool, given back when this goes), what the assembly of the
+ * cartesian matrix needs, and the events of the queue it runs on (null queue: the default one, waited for by the
+ * download). Its uploads block and precede the queue's wait for the default queue, which then covers them.
+ */
+class DevicePointChargeMatrix : public QM::PointChargeMatrixInFlight {
+public:
+    DevicePointChargeMatrix(ComputeContext& cc, ComputeQueue queue) : cc(cc), queue(std::move(queue)) {
+        if (this->queue) {
+            queued = cc.createEvent();
+            done = cc.createEvent();
+        }
+    }
+    ~DevicePointChargeMatrix() override {
+        ContextSelector selector(cc);
+        waitForQueue();  // the arrays go back to the pool: the kernels must be done with them
+        queued.reset();
+        done.reset();
+    }
+    /** Makes the current queue this one's (after the default queue's work, the uploads included) until endQueue(). */
+    void beginQueue() {
+        if (queue) {
+            queued->enqueue();
+            queued->queueWait(queue);
+            cc.setCurrentQueue(queue);
+        }
+    }
+    void endQueue() {
+        if (queue) {
+            done->enqueue();
+            doneQueued = true;
+            cc.restoreDefaultQueue();
+        }
+    }
+    void finish(Eigen::MatrixXd& cartesianMatrix) override {
+        ContextSelector selector(cc);
+        waitForQueue();  // the download goes through the default queue
+        const vector<double> blocks = total.downloadFirst<double>(elements);
+        // The pairs' blocks (i, j) i-major into the symmetric matrix.
+        cartesianMatrix = Eigen::MatrixXd::Zero(size, size);
+        for (size_t k = 0; k < first.size(); k++) {
+            const int s1 = first[k], s2 = second[k];
+            const int o1 = cartesianOffset[s1], o2 = cartesianOffset[s2];
+            const int na = cartesianCount(l[s1]), nb = cartesianCount(l[s2]);
+            for (int i = 0; i < na; i++)
+                for (int j = 0; j < nb; j++) {
+                    const double value = blocks[blockStart[k] + i * nb + j];
+                    cartesianMatrix(o1 + i, o2 + j) = value;
+                    cartesianMatrix(o2 + j, o1 + i) = value;
+                }
+        }
+    }
+    ComputeContext& cc;
+    int size = 0, elements = 0;
+    vector<int> first, second, blockStart, cartesianOffset, l;
+    DeviceShells basis;
+    PooledArray pairFirst, pairSecond, blockStartArray, groupStartArray, centers, weightArray, boysTable, partial, total, counter;
+private:
+    void waitForQueue() {
+        if (doneQueued) {
+            done->wait();
+            doneQueued = false;
+        }
+    }
+    ComputeQueue queue;
+    ComputeEvent queued, done;
+    bool doneQueued = false;
+};
+
+} // namespace
+
 bool CommonPointCharges::matrix(const QM::ThreeCentreTask& task, const vector<double>& weights, Eigen::MatrixXd& cartesianMatrix) const {
+    unique_ptr<QM::PointChargeMatrixInFlight> started = startMatrix(task, weights);
+    if (!started)
+        return false;
+    started->finish(cartesianMatrix);
+    return true;
+}
+
+unique_ptr<QM::PointChargeMatrixInFlight> CommonPointCharges::startMatrix(const QM::ThreeCentreTask& task,
+                                                                          const vector<double>& weights) const {
     const int numCharges = (int) task.aux.l.size(), numPairs = (int) task.pairFirst.size();
     if (task.basis.maxL > MAX_BASIS_L || numCharges == 0 || numPairs == 0)
-        return false;
-    int size = 0;
+        return nullptr;
+    ContextSelector selector(cc);
+    unique_ptr<DevicePointChargeMatrix> m(new DevicePointChargeMatrix(cc, matrixQueue ? matrixQueue() : ComputeQueue()));
     for (size_t s = 0; s < task.basis.l.size(); s++)
-        size = max(size, task.basis.cartesianOffset[s] + cartesianCount(task.basis.l[s]));
+        m->size = max(m->size, task.basis.cartesianOffset[s] + cartesianCount(task.basis.l[s]));
+    m->cartesianOffset = task.basis.cartesianOffset;
+    m->l = task.basis.l;
     // The pairs sorted by class (the class kernels), each with its block of the partial sums.
     const PairClasses classes = PairClasses::of(task.pairFirst, task.pairSecond, task.basis.l, task.basis.numPrim);
-    const vector<int> first = classes.sorted(task.pairFirst), second = classes.sorted(task.pairSecond);
-    vector<int> blockStart(numPairs);
+    m->first = classes.sorted(task.pairFirst);
+    m->second = classes.sorted(task.pairSecond);
+    m->blockStart.resize(numPairs);
     int elements = 0;
     for (int k = 0; k < numPairs; k++) {
-        blockStart[k] = elements;
-        elements += cartesianCount(task.basis.l[first[k]]) * cartesianCount(task.basis.l[second[k]]);
+        m->blockStart[k] = elements;
+        elements += cartesianCount(task.basis.l[m->first[k]]) * cartesianCount(task.basis.l[m->second[k]]);
     }
+    m->elements = elements;
     const vector<int> groupStart =
         groupStarts(numCharges, chargesPerGroup(numCharges, numPairs, TARGET_MATRIX_ITEMS, MAX_PARTIAL_ELEMENTS / elements,
                                                     MAX_MATRIX_CHARGES_PER_GROUP));
     const int numGroups = (int) groupStart.size() - 1;
-    ContextSelector selector(cc);
     ComputeProgram program = integralProgram(task.basis.maxL, 0, true);
     // The arrays from the pool (kept from one call to the next, at least as long as asked; the kernels take the counts).
-    DeviceShells basis;
-    basis.upload(pool, cc, task.basis, 0);
-    PooledArray pairFirst, pairSecond, blockStartArray, groupStartArray, centers, weightArray, boysTable, partial, total;
-    pairFirst.upload(pool, cc, first, "qmChargeMatrixPairFirst");
-    pairSecond.upload(pool, cc, second, "qmChargeMatrixPairSecond");
-    blockStartArray.upload(pool, cc, blockStart, "qmChargeMatrixBlockStart");
-    groupStartArray.upload(pool, cc, groupStart, "qmChargeMatrixGroupStart");
-    centers.upload(pool, cc, task.aux.center, "qmChargeMatrixCenters");
-    weightArray.upload(pool, cc, weights, "qmChargeMatrixWeights");
-    boysTable.upload(pool, cc, task.boysTable, "qmChargeMatrixBoysTable");
-    partial.take(pool, cc, "qmChargeMatrixPartial", (size_t) numGroups * elements);  // every element is written
-    total.take(pool, cc, "qmChargeMatrixTotal", elements);
+    m->basis.upload(pool, cc, task.basis, 0);
+    m->pairFirst.upload(pool, cc, m->first, "qmChargeMatrixPairFirst");
+    m->pairSecond.upload(pool, cc, m->second, "qmChargeMatrixPairSecond");
+    m->blockStartArray.upload(pool, cc, m->blockStart, "qmChargeMatrixBlockStart");
+    m->groupStartArray.upload(pool, cc, groupStart, "qmChargeMatrixGroupStart");
+    m->centers.upload(pool, cc, task.aux.center, "qmChargeMatrixCenters");
+    m->weightArray.upload(pool, cc, weights, "qmChargeMatrixWeights");
+    m->boysTable.upload(pool, cc, task.boysTable, "qmChargeMatrixBoysTable");
+    m->partial.take(pool, cc, "qmChargeMatrixPartial", (size_t) numGroups * elements);  // every element is written
+    m->total.take(pool, cc, "qmChargeMatrixTotal", elements);
     const BoysParameters boys = BoysParameters::of(task);
-    PooledArray counter;
-    launchClassKernels(program, "pointChargeMatrix", classes.ranges, numGroups, [&](ComputeKernel& kernel) {
-        kernel->addArg(numGroups);
-        kernel->addArg(elements);
-        for (ComputeArray* a : {pairFirst.get(), pairSecond.get(), blockStartArray.get(), basis.l.get(),
-                                basis.primStart.get(), basis.numPrim.get(), basis.center.get(), basis.exponent.get(),
-                                basis.coefficient.get(), groupStartArray.get(), centers.get(), weightArray.get(),
-                                boysTable.get()})
-            kernel->addArg(*a);
-        kernel->addArg(boys.step);
-        kernel->addArg(boys.end);
-        kernel->addArg(boys.orders);
-        kernel->addArg(boys.taylorTerms);
-        kernel->addArg(*partial);
-    }, cc, pool, counter);
-    ComputeKernel sum = program->createKernel("sumChargeGroups");
-    sum->addArg(elements);
-    sum->addArg(numGroups);
-    sum->addArg(*partial);
-    sum->addArg(*total);
-    sum->execute(elements, 64);
-    const vector<double> blocks = total.downloadFirst<double>(elements);
-    // The pairs' blocks (i, j) i-major into the symmetric matrix.
-    cartesianMatrix = Eigen::MatrixXd::Zero(size, size);
-    for (int k = 0; k < numPairs; k++) {
-        const int s1 = first[k], s2 = second[k];
-        const int o1 = task.basis.cartesianOffset[s1], o2 = task.basis.cartesianOffset[s2];
-        const int na = cartesianCount(task.basis.l[s1]), nb = cartesianCount(task.basis.l[s2]);
-        for (int i = 0; i < na; i++)
-            for (int j = 0; j < nb; j++) {
-                const double value = blocks[blockStart[k] + i * nb + j];
-                cartesianMatrix(o1 + i, o2 + j) = value;
-                cartesianMatrix(o2 + j, o1 + i) = value;
-            }
+    m->beginQueue();
+    try {
+        DevicePointChargeMatrix& d = *m;
+        launchClassKernels(program, "pointChargeMatrix", classes.ranges, numGroups, [&](ComputeKernel& kernel) {
+            kernel->addArg(numGroups);
+            kernel->addArg(elements);
+            for (ComputeArray* a : {d.pairFirst.get(), d.pairSecond.get(), d.blockStartArray.get(), d.basis.l.get(),
+                                    d.basis.primStart.get(), d.basis.numPrim.get(), d.basis.center.get(), d.basis.exponent.get(),
+                                    d.basis.coefficient.get(), d.groupStartArray.get(), d.centers.get(), d.weightArray.get(),
+                                    d.boysTable.get()})
+                kernel->addArg(*a);
+            kernel->addArg(boys.step);
+            kernel->addArg(boys.end);
+            kernel->addArg(boys.orders);
+            kernel->addArg(boys.taylorTerms);
+            kernel->addArg(*d.partial);
+        }, cc, pool, d.counter);
+        ComputeKernel sum = program->createKernel("sumChargeGroups");
+        sum->addArg(elements);
+        sum->addArg(numGroups);
+        sum->addArg(*d.partial);
+        sum->addArg(*d.total);
+        sum->execute(elements, 64);
     }
-    return true;
+    catch (...) {
+        m->endQueue();  // m's destructor waits for what was queued
+        throw;
+    }
+    m->endQueue();
+    return unique_ptr<QM::PointChargeMatrixInFlight>(m.release());
 }
 
 namespace {

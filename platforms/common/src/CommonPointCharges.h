@@ -20,16 +20,20 @@ namespace OpenMMDFT {
  */
 class CommonPointCharges : public QM::PointChargeEvaluator {
 public:
-    /** pool: where the per-call arrays (shell tables, pair lists, charges) come from, kept from one call to the next. */
+    /** pool: where the per-call arrays (shell tables, pair lists, charges) come from, kept from one call to the next.
+     *  matrixQueue: the queue the matrices' kernels run on (beside the default queue's work; empty or null: the default). */
     CommonPointCharges(OpenMM::ComputeContext& cc, ThreeCentreProgramSource integralProgram,
-                       std::shared_ptr<DeviceArrayPool> pool);
+                       std::shared_ptr<DeviceArrayPool> pool, std::function<OpenMM::ComputeQueue()> matrixQueue = nullptr);
     bool matrix(const QM::ThreeCentreTask& task, const std::vector<double>& weights, Eigen::MatrixXd& cartesianMatrix) const override;
+    std::unique_ptr<QM::PointChargeMatrixInFlight> startMatrix(const QM::ThreeCentreTask& task,
+                                                               const std::vector<double>& weights) const override;
     std::unique_ptr<QM::PointChargeGradientInFlight> startGradient(const QM::ThreeCentreTask& task, const std::vector<double>& weights,
                                                                    const Eigen::MatrixXd& cartesianDensity, int numAtoms) const override;
 private:
     OpenMM::ComputeContext& cc;
     ThreeCentreProgramSource integralProgram;
     std::shared_ptr<DeviceArrayPool> pool;
+    std::function<OpenMM::ComputeQueue()> matrixQueue;
 };
 
 } // namespace OpenMMDFT

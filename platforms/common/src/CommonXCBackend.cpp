@@ -120,21 +120,24 @@ struct XCLayout {
  * atom's neighbours nearest first (the order of the cell screening's products). */
 struct PartitionArrays {
     PooledArray atoms, invR, sizeAdjustment, nearest, order;
+    /** blocking = false: uploads queued on the current queue, from the host tables kept here. */
     void upload(const shared_ptr<DeviceArrayPool>& pool, ComputeContext& cc, const vector<QM::QMAtom>& qmAtoms,
-                const QM::GridSettings& settings) {
-        vector<double> xyz, inverse, adjustment, neighbour;
-        vector<int> neighbourOrder;
+                const QM::GridSettings& settings, bool blocking = true) {
+        xyz.clear();
         for (const QM::QMAtom& atom : qmAtoms)
             xyz.insert(xyz.end(), atom.xyz, atom.xyz + 3);
         QM::partitionPairData(qmAtoms, settings, inverse, adjustment, neighbour, neighbourOrder);
-        order.upload(pool, cc, neighbourOrder, "qmPartitionNeighbourOrder");
+        order.upload(pool, cc, neighbourOrder, "qmPartitionNeighbourOrder", blocking);
         for (double& d : neighbour)
             d = min(d, 1e300);  // one atom: no neighbour (the kernels never read it then)
-        atoms.upload(pool, cc, xyz, "qmPartitionAtoms");
-        invR.upload(pool, cc, inverse, "qmPartitionPairInverseDistance");
-        sizeAdjustment.upload(pool, cc, adjustment, "qmPartitionPairSizeAdjustment");
-        nearest.upload(pool, cc, neighbour, "qmPartitionNearestNeighbour");
+        atoms.upload(pool, cc, xyz, "qmPartitionAtoms", blocking);
+        invR.upload(pool, cc, inverse, "qmPartitionPairInverseDistance", blocking);
+        sizeAdjustment.upload(pool, cc, adjustment, "qmPartitionPairSizeAdjustment", blocking);
+        nearest.upload(pool, cc, neighbour, "qmPartitionNearestNeighbour", blocking);
     }
+private:
+    vector<double> xyz, inverse, adjustment, neighbour;
+    vector<int> neighbourOrder;
 };
 
 /**
@@ -734,7 +737,7 @@ unique_ptr<QM::XCGradientInFlight> CommonXCBackend::startGradient(const Eigen::M
 } // namespace
 
 CommonXCBackendFactory::CommonXCBackendFactory(ComputeContext& cc, DeviceSymmetricInverse inverse) : cc(cc) {
-    charges.reset(new CommonPointCharges(cc, threeCentreSource(), arrayPool));
+    charges.reset(new CommonPointCharges(cc, threeCentreSource(), arrayPool, [this] { return ownQueue(); }));
     if (inverse != nullptr)
         deviceInverse = inverse(cc);
     products.reset(new CommonMatrixProducts(cc));
@@ -743,6 +746,17 @@ CommonXCBackendFactory::CommonXCBackendFactory(ComputeContext& cc, DeviceSymmetr
 CommonXCBackendFactory::~CommonXCBackendFactory() {
     ContextSelector selector(cc);  // the queue is the device's object
     xcQueue.reset();
+}
+
+ComputeQueue CommonXCBackendFactory::ownQueue() const {
+    // Temporary (EnvironmentSwitch.h), for a lease's A/B: the XC work on the default queue, in order with the point
+    // charges, the fitting tensor, the Coulomb builds and the density fitting's gradients instead of beside them.
+    static const bool separate = QM::environmentCount("OPENMMDFT_XC_ON_DEFAULT_QUEUE", 0) == 0;
+    if (separate && !xcQueue) {
+        ContextSelector selector(cc);
+        xcQueue = cc.createQueue();
+    }
+    return xcQueue;
 }
 
 unique_ptr<QM::DensityFittingContractions> CommonXCBackendFactory::densityFittingContractions() const {
@@ -772,61 +786,106 @@ ComputeProgram CommonXCBackendFactory::programFor(int index) const {
 
 unique_ptr<QM::XCBackend> CommonXCBackendFactory::create(const QM::XCGeometry& geometry) const {
     const int index = geometry.settings.functional == QM::Functional::SVWN5 ? 0 : 1;
-    // Temporary (EnvironmentSwitch.h), for a lease's A/B: the XC work on the default queue, in order with the Coulomb
-    // builds and the density fitting's and point charges' gradients instead of beside them.
-    static const bool ownQueue = QM::environmentCount("OPENMMDFT_XC_ON_DEFAULT_QUEUE", 0) == 0;
-    if (ownQueue && !xcQueue) {
-        ContextSelector selector(cc);
-        xcQueue = cc.createQueue();
-    }
-    return unique_ptr<QM::XCBackend>(new CommonXCBackend(cc, programFor(index), geometry, arrayPool, xcQueue));
+    return unique_ptr<QM::XCBackend>(new CommonXCBackend(cc, programFor(index), geometry, arrayPool, ownQueue()));
 }
 
 void CommonXCBackendFactory::weights(const vector<QM::QMAtom>& atoms, const QM::GridSettings& settings,
                                      const vector<QM::RadialGrid>& radial, const vector<vector<int>>& angularSizes,
                                      vector<double>& partition) const {
-    ContextSelector selector(cc);
-    const int numAtoms = atoms.size(), numRadial = settings.radialPoints;
-    // Per radial shell: its radius, where its Lebedev grid starts among the distinct grids uploaded, its size and
-    // where its weights go.
+    startWeights(atoms, settings, radial, angularSizes)->finish(partition);
+}
+
+namespace {
+/**
+ * The raw grid's partition weights in flight on the device: the shells' radii and Lebedev grids, the atoms' pair data,
+ * the kernel and its arrays (from the pool, given back when this goes), the host tables they are uploaded from (kept
+ * until the queue has read them), and the events of the XC queue's work.
+ */
+class DevicePartitionWeights : public QM::PartitionWeightsInFlight {
+public:
+    DevicePartitionWeights(ComputeContext& cc, ComputeProgram program, const shared_ptr<DeviceArrayPool>& pool, ComputeQueue queue,
+                           const vector<QM::QMAtom>& atoms, const QM::GridSettings& settings, const vector<QM::RadialGrid>& radial,
+                           const vector<vector<int>>& angularSizes)
+        : cc(cc), queue(std::move(queue)) {
+        ContextSelector selector(cc);
+        const int numAtoms = atoms.size(), numRadial = settings.radialPoints;
+        // Per radial shell: its radius, where its Lebedev grid starts among the distinct grids uploaded, its size and
+        // where its weights go.
+        map<int, int> gridStart;  // Lebedev size -> first row in angularXYZ
+        int maxAngular = 1;
+        for (int a = 0; a < numAtoms; a++)
+            for (int i = 0; i < numRadial; i++) {
+                const int size = angularSizes[a][i];
+                if (gridStart.find(size) == gridStart.end()) {
+                    gridStart[size] = angularXYZ.size()/3;
+                    for (const auto& u : QM::lebedevGrid(size).xyz)
+                        angularXYZ.insert(angularXYZ.end(), u.begin(), u.end());
+                }
+                shellRadius.push_back(radial[a].r[i]);
+                shellAngularStart.push_back(gridStart[size]);
+                shellAngularCount.push_back(size);
+                shellFirstPoint.push_back(numPoints);
+                numPoints += size;
+                maxAngular = max(maxAngular, size);
+            }
+        if (this->queue) {
+            queued = cc.createEvent();
+            done = cc.createEvent();
+        }
+        // On the XC queue (after what the default queue held: nothing, at the start of a geometry's set-up), beside the
+        // point charges' integrals and the fitting tensor that the default queue gets next.
+        OnOwnQueue onQueue(cc, this->queue, queued, done, true, doneQueued);
+        const bool blocking = !onQueue.nonBlocking();
+        pairs.upload(pool, cc, atoms, settings, blocking);
+        radiusArray.upload(pool, cc, shellRadius, "qmGridShellRadius", blocking);
+        startArray.upload(pool, cc, shellAngularStart, "qmGridShellAngularStart", blocking);
+        countArray.upload(pool, cc, shellAngularCount, "qmGridShellAngularCount", blocking);
+        firstArray.upload(pool, cc, shellFirstPoint, "qmGridShellFirstPoint", blocking);
+        angularArray.upload(pool, cc, angularXYZ, "qmGridAngular", blocking);
+        weightArray.take(pool, cc, "qmGridPartitionWeights", max(numPoints, 1));
+        kernel = program->createKernel("partitionWeights");
+        for (int value : {numAtoms, numRadial, maxAngular, settings.partition == QM::AtomicPartition::StratmannScuseriaFrisch ? 1 : 0})
+            kernel->addArg(value);
+        kernel->addArg(QM::ssfHalfWidth());
+        kernel->addArg(QM::partitionRelativeCellCutoff());
+        for (ComputeArray* a : {radiusArray.get(), startArray.get(), countArray.get(), firstArray.get(), angularArray.get(),
+                                pairs.atoms.get(), pairs.invR.get(), pairs.sizeAdjustment.get(), pairs.nearest.get(),
+                                pairs.order.get(), weightArray.get()})
+            kernel->addArg(*a);
+        executeGridStride(kernel, numAtoms*numRadial*maxAngular);
+    }
+    ~DevicePartitionWeights() override {
+        ContextSelector selector(cc);
+        if (doneQueued)
+            done->wait();  // the arrays go back to the pool: the kernel must be done with them
+        kernel = ComputeKernel();
+        queued.reset();
+        done.reset();
+    }
+    void finish(vector<double>& partition) override {
+        ContextSelector selector(cc);
+        if (doneQueued)
+            done->wait();  // the download goes through the default queue, which does not know of the XC queue's work
+        partition = weightArray.downloadFirst<double>(numPoints);
+    }
+private:
+    ComputeContext& cc;
+    ComputeQueue queue;
+    ComputeEvent queued, done;
+    bool doneQueued = false;
+    int numPoints = 0;
     vector<double> shellRadius, angularXYZ;
     vector<int> shellAngularStart, shellAngularCount, shellFirstPoint;
-    map<int, int> gridStart;  // Lebedev size -> first row in angularXYZ
-    int maxAngular = 1, numPoints = 0;
-    for (int a = 0; a < numAtoms; a++)
-        for (int i = 0; i < numRadial; i++) {
-            const int size = angularSizes[a][i];
-            if (gridStart.find(size) == gridStart.end()) {
-                gridStart[size] = angularXYZ.size()/3;
-                for (const auto& u : QM::lebedevGrid(size).xyz)
-                    angularXYZ.insert(angularXYZ.end(), u.begin(), u.end());
-            }
-            shellRadius.push_back(radial[a].r[i]);
-            shellAngularStart.push_back(gridStart[size]);
-            shellAngularCount.push_back(size);
-            shellFirstPoint.push_back(numPoints);
-            numPoints += size;
-            maxAngular = max(maxAngular, size);
-        }
-    // The arrays from the pool, given back when this returns (the download waits for the kernel).
     PartitionArrays pairs;
-    pairs.upload(arrayPool, cc, atoms, settings);
     PooledArray radiusArray, startArray, countArray, firstArray, angularArray, weightArray;
-    radiusArray.upload(arrayPool, cc, shellRadius, "qmGridShellRadius");
-    startArray.upload(arrayPool, cc, shellAngularStart, "qmGridShellAngularStart");
-    countArray.upload(arrayPool, cc, shellAngularCount, "qmGridShellAngularCount");
-    firstArray.upload(arrayPool, cc, shellFirstPoint, "qmGridShellFirstPoint");
-    angularArray.upload(arrayPool, cc, angularXYZ, "qmGridAngular");
-    weightArray.take(arrayPool, cc, "qmGridPartitionWeights", max(numPoints, 1));
-    ComputeKernel kernel = programFor(0)->createKernel("partitionWeights");
-    for (int value : {numAtoms, numRadial, maxAngular, settings.partition == QM::AtomicPartition::StratmannScuseriaFrisch ? 1 : 0})
-        kernel->addArg(value);
-    kernel->addArg(QM::ssfHalfWidth());
-    kernel->addArg(QM::partitionRelativeCellCutoff());
-    for (ComputeArray* a : {radiusArray.get(), startArray.get(), countArray.get(), firstArray.get(), angularArray.get(),
-                            pairs.atoms.get(), pairs.invR.get(), pairs.sizeAdjustment.get(), pairs.nearest.get(),
-                            pairs.order.get(), weightArray.get()})
-        kernel->addArg(*a);
-    executeGridStride(kernel, numAtoms*numRadial*maxAngular);
-    partition = weightArray.downloadFirst<double>(numPoints);
+    ComputeKernel kernel;
+};
+} // namespace
+
+unique_ptr<QM::PartitionWeightsInFlight> CommonXCBackendFactory::startWeights(const vector<QM::QMAtom>& atoms,
+                                                                              const QM::GridSettings& settings,
+                                                                              const vector<QM::RadialGrid>& radial,
+                                                                              const vector<vector<int>>& angularSizes) const {
+    return unique_ptr<QM::PartitionWeightsInFlight>(
+        new DevicePartitionWeights(cc, programFor(0), arrayPool, ownQueue(), atoms, settings, radial, angularSizes));
 }

@@ -55,6 +55,10 @@ public:
     }
     void weights(const std::vector<QM::QMAtom>& atoms, const QM::GridSettings& settings, const std::vector<QM::RadialGrid>& radial,
                  const std::vector<std::vector<int>>& angularSizes, std::vector<double>& partition) const override;
+    /** The weights on the XC queue, beside what the caller queues next on the default one. */
+    std::unique_ptr<QM::PartitionWeightsInFlight> startWeights(const std::vector<QM::QMAtom>& atoms, const QM::GridSettings& settings,
+                                                               const std::vector<QM::RadialGrid>& radial,
+                                                               const std::vector<std::vector<int>>& angularSizes) const override;
     /** The point-charge gradients (nuclei, MM charges) on the device. */
     const QM::PointChargeEvaluator* pointCharges() const override {
         return charges.get();
@@ -83,6 +87,8 @@ public:
         return *arrayPool;
     }
 private:
+    /** The XC queue (made on first use), or null where everything runs on the default queue (the A/B switch). */
+    OpenMM::ComputeQueue ownQueue() const;
     /** The kernels of kernels/qmXC.cc for one functional (0: SVWN5, 1: SVWN_RPA), compiled on first use. */
     OpenMM::ComputeProgram programFor(int index) const;
     /** The kernels of kernels/qmThreeCentre.cc for bases up to these l, compiled once (each MD step's geometry reuses them). */

@@ -57,11 +57,27 @@ struct GridBatch {
  * atom A, radial point i (radial[A].r) and point j of the Lebedev grid with angularSizes[A][i] points, in that
  * order, with the same cell screening as the host's.
  */
+/** Partition weights that PartitionWeightEvaluator::startWeights() started, while the caller goes on. */
+class PartitionWeightsInFlight {
+public:
+    /** Waits for them where they have not been taken (a device may still be using the evaluator's arrays). */
+    virtual ~PartitionWeightsInFlight() = default;
+    /** Once done, writes them into partition (its size set by the caller, as for weights()): call at most once. */
+    virtual void finish(std::vector<double>& partition) = 0;
+};
+
 class PartitionWeightEvaluator {
 public:
     virtual ~PartitionWeightEvaluator() = default;
     virtual void weights(const std::vector<QMAtom>& atoms, const GridSettings& settings, const std::vector<RadialGrid>& radial,
                          const std::vector<std::vector<int>>& angularSizes, std::vector<double>& partition) const = 0;
+    /**
+     * weights(), started: an evaluator whose device has a queue of its own for it runs it there, beside the work the
+     * caller queues meanwhile (the fitting tensor); by default it is computed in finish(). The arguments are copied.
+     */
+    virtual std::unique_ptr<PartitionWeightsInFlight> startWeights(const std::vector<QMAtom>& atoms, const GridSettings& settings,
+                                                                   const std::vector<RadialGrid>& radial,
+                                                                   const std::vector<std::vector<int>>& angularSizes) const;
 };
 
 /**
@@ -77,6 +93,20 @@ struct AtomicGridWeights {
 };
 AtomicGridWeights atomicGridWeights(const std::vector<QMAtom>& atoms, const GridSettings& settings, int threads = 1,
                                     const PartitionWeightEvaluator* evaluator = nullptr);
+
+/** atomicGridWeights, started: the evaluator's weights in flight (PartitionWeightEvaluator::startWeights) while the
+ *  caller goes on; without an evaluator the host computes them in startAtomicGridWeights. */
+class AtomicGridWeightsInFlight {
+public:
+    AtomicGridWeightsInFlight(AtomicGridWeights shells, std::unique_ptr<PartitionWeightsInFlight> started);
+    /** The weights, once done: call at most once. */
+    AtomicGridWeights finish();
+private:
+    AtomicGridWeights shells_;
+    std::unique_ptr<PartitionWeightsInFlight> started_;
+};
+AtomicGridWeightsInFlight startAtomicGridWeights(const std::vector<QMAtom>& atoms, const GridSettings& settings, int threads = 1,
+                                                 const PartitionWeightEvaluator* evaluator = nullptr);
 
 class MolecularGrid {
 public:

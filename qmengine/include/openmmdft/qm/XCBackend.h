@@ -88,6 +88,15 @@ public:
     virtual void addTo(Eigen::MatrixXd& atomGradient, Eigen::MatrixXd& chargeGradient) = 0;
 };
 
+/** A point-charge matrix that PointChargeEvaluator::startMatrix() started, while the host goes on. */
+class PointChargeMatrixInFlight {
+public:
+    /** Waits for it where it has not been taken (a device may still be using the evaluator's arrays). */
+    virtual ~PointChargeMatrixInFlight() = default;
+    /** Once done, the cartesian matrix that matrix() gives: call at most once. */
+    virtual void finish(Eigen::MatrixXd& cartesianMatrix) = 0;
+};
+
 /// Where the potential matrices of point charges (the nuclei and the MM charges) and their gradients run, when not
 /// on the host.
 class PointChargeEvaluator {
@@ -99,6 +108,11 @@ public:
      * task leaves out are zero). False if it does not run here (the host computes it).
      */
     virtual bool matrix(const ThreeCentreTask& task, const std::vector<double>& weights, Eigen::MatrixXd& cartesianMatrix) const = 0;
+    /**
+     * matrix(), started: an evaluator whose device has a queue of its own for it runs it there, beside what the caller
+     * queues next (the fitting tensor); null if it does not run here. By default computed here and handed on.
+     */
+    virtual std::unique_ptr<PointChargeMatrixInFlight> startMatrix(const ThreeCentreTask& task, const std::vector<double>& weights) const;
     /**
      * d/dR and d/dC of sum_uv D_uv sum_C w_C <u|1/|r-C||v> for the task of makePointChargeTask, the cartesian density D,
      * the weights w (-q_C for pointChargeGradient's V) and numAtoms atoms, started and not waited for (a device queue
