@@ -19,7 +19,7 @@
 #   steps first, default 4); BLAS_CORETYPE_AB="Haswell SkylakeX" times the metric inverse and an n = 24 CUDA step with
 #   OpenBLAS's own kernels and then with each forced kernel set; GRID_AB="ssf nwchem ssf+nwchem" times an n = 24 CUDA step on
 #   SSF's partition and on NWChem's pruned grids; PROFILE_TIMELINE=24 runs Nsight Systems, where present, over n = 24 steps
-#   (kernel, API and copy totals); PLUGIN_AB=1 times an n = 24 CUDA step (AB_SIZES) with the
+#   (kernel, API and copy totals, and per stream with their overlap: tools/nsys-overlap.py); PLUGIN_AB=1 times an n = 24 CUDA step (AB_SIZES) with the
 #   bundle's base plugin (device-bundle.sh's BASE_PLUGIN: an earlier commit's build) and with its own, in that order)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -195,6 +195,10 @@ if [ -n "${PROFILE_TIMELINE:-}" ]; then
         for report in "$out"/nsys_*.csv; do
             [ -f "$report" ] && { echo "$(basename "$report"):"; head -15 "$report"; } | tee -a "$out/summary.txt"
         done
+        # Every kernel's start, duration and stream: how much the XC queue's kernels overlapped the default queue's.
+        timeout 120 "$nsys" stats --report cuda_gpu_trace --format csv --output "$work/nsys" "$work/timeline.nsys-rep" \
+            >> "$out/nsys-stats.log" 2>&1 || status=1
+        [ -f "$work/nsys_cuda_gpu_trace.csv" ] && python3 tools/nsys-overlap.py "$work/nsys_cuda_gpu_trace.csv" 2>&1 | tee -a "$out/summary.txt"
     else
         echo "run-gpu-checks.sh: PROFILE_TIMELINE: nsys not found on this machine" | tee -a "$out/summary.txt"
     fi
