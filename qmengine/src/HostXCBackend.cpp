@@ -4,68 +4,22 @@
 namespace OpenMMDFT {
 namespace QM {
 
-namespace {
-
-/** The gradient computed where it is taken: the host's cores have no other work to overlap it with. */
-class DeferredXCGradient : public XCGradientInFlight {
-public:
-    DeferredXCGradient(XCBackend& backend, const Eigen::MatrixXd& density, bool gridResponse)
-        : backend_(backend), density_(density), gridResponse_(gridResponse) {
-    }
-    Eigen::MatrixXd finish() override {
-        return backend_.gradient(density_, gridResponse_);
-    }
-private:
-    XCBackend& backend_;
-    Eigen::MatrixXd density_;
-    bool gridResponse_;
-};
-
-/** The XC matrix computed where it is taken, from copies of the density and its factor. */
-class DeferredXCCompute : public XCComputeInFlight {
-public:
-    DeferredXCCompute(XCBackend& backend, const Eigen::MatrixXd& density, const Eigen::MatrixXd* factor)
-        : backend_(backend), density_(density), haveFactor_(factor != nullptr) {
-        if (factor != nullptr)
-            factor_ = *factor;
-    }
-    XCContribution finish() override {
-        return backend_.compute(density_, haveFactor_ ? &factor_ : nullptr);
-    }
-private:
-    XCBackend& backend_;
-    Eigen::MatrixXd density_, factor_;
-    bool haveFactor_;
-};
-
-/** A point-charge matrix computed when it was started, handed on. */
-class ComputedPointChargeMatrix : public PointChargeMatrixInFlight {
-public:
-    explicit ComputedPointChargeMatrix(Eigen::MatrixXd matrix) : matrix_(std::move(matrix)) {
-    }
-    void finish(Eigen::MatrixXd& cartesianMatrix) override {
-        cartesianMatrix = std::move(matrix_);
-    }
-private:
-    Eigen::MatrixXd matrix_;
-};
-
-} // namespace
-
 std::unique_ptr<PointChargeMatrixInFlight> PointChargeEvaluator::startMatrix(const ThreeCentreTask& task,
                                                                              const std::vector<double>& weights) const {
     Eigen::MatrixXd cartesian;
     if (!matrix(task, weights, cartesian))
         return nullptr;
-    return std::unique_ptr<PointChargeMatrixInFlight>(new ComputedPointChargeMatrix(std::move(cartesian)));
+    return deferredWork<Eigen::MatrixXd>([cartesian] { return cartesian; });  // computed already, handed on
 }
 
 std::unique_ptr<XCComputeInFlight> XCBackend::startCompute(const Eigen::MatrixXd& density, const Eigen::MatrixXd* factor) {
-    return std::unique_ptr<XCComputeInFlight>(new DeferredXCCompute(*this, density, factor));
+    if (factor == nullptr)
+        return deferredWork<XCContribution>([this, density] { return compute(density, nullptr); });
+    return deferredWork<XCContribution>([this, density, orbitals = *factor] { return compute(density, &orbitals); });
 }
 
 std::unique_ptr<XCGradientInFlight> XCBackend::startGradient(const Eigen::MatrixXd& density, bool gridResponse) {
-    return std::unique_ptr<XCGradientInFlight>(new DeferredXCGradient(*this, density, gridResponse));
+    return deferredWork<Eigen::MatrixXd>([this, density, gridResponse] { return gradient(density, gridResponse); });
 }
 
 namespace {

@@ -162,8 +162,7 @@ struct KohnShamLDA::System {
         auto chargeMatrix = [&](std::unique_ptr<PointChargeMatrixInFlight>& started, const std::vector<PointCharge>& charges,
                                 double threshold) -> Eigen::MatrixXd {
             if (started) {
-                Eigen::MatrixXd cartesian;
-                started->finish(cartesian);
+                const Eigen::MatrixXd cartesian = started->finish();
                 started.reset();
                 return fromCartesianBasis(basis, cartesian);
             }

@@ -518,31 +518,19 @@ double partitionWeight(const std::vector<QMAtom>& atoms, int A, const double r[3
     return weightOf(atoms, pd, A, r, settings, dist);
 }
 
-namespace {
-/** The evaluator's weights computed where they are taken, from copies of its inputs. */
-class DeferredPartitionWeights : public PartitionWeightsInFlight {
-public:
-    DeferredPartitionWeights(const PartitionWeightEvaluator& evaluator, const std::vector<QMAtom>& atoms, const GridSettings& settings,
-                             const std::vector<RadialGrid>& radial, const std::vector<std::vector<int>>& angularSizes)
-        : evaluator_(evaluator), atoms_(atoms), settings_(settings), radial_(radial), angularSizes_(angularSizes) {
-    }
-    void finish(std::vector<double>& partition) override {
-        evaluator_.weights(atoms_, settings_, radial_, angularSizes_, partition);
-    }
-private:
-    const PartitionWeightEvaluator& evaluator_;
-    std::vector<QMAtom> atoms_;
-    GridSettings settings_;
-    std::vector<RadialGrid> radial_;
-    std::vector<std::vector<int>> angularSizes_;
-};
-} // namespace
-
 std::unique_ptr<PartitionWeightsInFlight> PartitionWeightEvaluator::startWeights(const std::vector<QMAtom>& atoms,
                                                                                  const GridSettings& settings,
                                                                                  const std::vector<RadialGrid>& radial,
                                                                                  const std::vector<std::vector<int>>& angularSizes) const {
-    return std::unique_ptr<PartitionWeightsInFlight>(new DeferredPartitionWeights(*this, atoms, settings, radial, angularSizes));
+    return deferredWork<std::vector<double>>([this, atoms, settings, radial, angularSizes] {
+        size_t points = 0;
+        for (const std::vector<int>& sizes : angularSizes)
+            for (int size : sizes)
+                points += size;
+        std::vector<double> partition(points);
+        weights(atoms, settings, radial, angularSizes, partition);
+        return partition;
+    });
 }
 
 AtomicGridWeightsInFlight::AtomicGridWeightsInFlight(AtomicGridWeights shells, std::unique_ptr<PartitionWeightsInFlight> started)
@@ -551,7 +539,7 @@ AtomicGridWeightsInFlight::AtomicGridWeightsInFlight(AtomicGridWeights shells, s
 
 AtomicGridWeights AtomicGridWeightsInFlight::finish() {
     if (started_) {
-        started_->finish(shells_.partition);
+        shells_.partition = started_->finish();
         started_.reset();
     }
     return std::move(shells_);

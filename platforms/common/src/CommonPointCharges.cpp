@@ -1,9 +1,9 @@
 // The point-charge gradient on the GPU platforms (CommonPointCharges.h).
 #include "CommonPointCharges.h"
 #include "DeviceShellTables.h"
+#include "SideQueueWork.h"
 #include "ThreeCentreProgram.h"
 #include "openmm/common/ContextSelector.h"
-#include "openmm/common/ComputeEvent.h"
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -61,44 +61,19 @@ namespace {
 
 /**
  * A point-charge matrix in flight: its arrays (from the pool, given back when this goes), what the assembly of the
- * cartesian matrix needs, and the events of the queue it runs on (null queue: the default one, waited for by the
+ * cartesian matrix needs, and the work on the queue it runs on (null queue: the default one, waited for by the
  * download). Its uploads block and precede the queue's wait for the default queue, which then covers them.
  */
 class DevicePointChargeMatrix : public QM::PointChargeMatrixInFlight {
 public:
-    DevicePointChargeMatrix(ComputeContext& cc, ComputeQueue queue) : cc(cc), queue(std::move(queue)) {
-        if (this->queue) {
-            queued = cc.createEvent();
-            done = cc.createEvent();
-        }
+    DevicePointChargeMatrix(ComputeContext& cc, ComputeQueue queue) : cc(cc), work(cc, std::move(queue)) {
     }
-    ~DevicePointChargeMatrix() override {
+    Eigen::MatrixXd finish() override {
         ContextSelector selector(cc);
-        waitForQueue();  // the arrays go back to the pool: the kernels must be done with them
-        queued.reset();
-        done.reset();
-    }
-    /** Makes the current queue this one's (after the default queue's work, the uploads included) until endQueue(). */
-    void beginQueue() {
-        if (queue) {
-            queued->enqueue();
-            queued->queueWait(queue);
-            cc.setCurrentQueue(queue);
-        }
-    }
-    void endQueue() {
-        if (queue) {
-            done->enqueue();
-            doneQueued = true;
-            cc.restoreDefaultQueue();
-        }
-    }
-    void finish(Eigen::MatrixXd& cartesianMatrix) override {
-        ContextSelector selector(cc);
-        waitForQueue();  // the download goes through the default queue
+        work.wait();  // the download goes through the default queue
         const vector<double> blocks = total.downloadFirst<double>(elements);
         // The pairs' blocks (i, j) i-major into the symmetric matrix.
-        cartesianMatrix = Eigen::MatrixXd::Zero(size, size);
+        Eigen::MatrixXd cartesianMatrix = Eigen::MatrixXd::Zero(size, size);
         for (size_t k = 0; k < first.size(); k++) {
             const int s1 = first[k], s2 = second[k];
             const int o1 = cartesianOffset[s1], o2 = cartesianOffset[s2];
@@ -110,22 +85,14 @@ public:
                     cartesianMatrix(o2 + j, o1 + i) = value;
                 }
         }
+        return cartesianMatrix;
     }
     ComputeContext& cc;
     int size = 0, elements = 0;
     vector<int> first, second, blockStart, cartesianOffset, l;
     DeviceShells basis;
     PooledArray pairFirst, pairSecond, blockStartArray, groupStartArray, centers, weightArray, boysTable, partial, total, counter;
-private:
-    void waitForQueue() {
-        if (doneQueued) {
-            done->wait();
-            doneQueued = false;
-        }
-    }
-    ComputeQueue queue;
-    ComputeEvent queued, done;
-    bool doneQueued = false;
+    SideQueueWork work;  // last: it waits before the arrays go back to the pool
 };
 
 } // namespace
@@ -134,7 +101,7 @@ bool CommonPointCharges::matrix(const QM::ThreeCentreTask& task, const vector<do
     unique_ptr<QM::PointChargeMatrixInFlight> started = startMatrix(task, weights);
     if (!started)
         return false;
-    started->finish(cartesianMatrix);
+    cartesianMatrix = started->finish();
     return true;
 }
 
@@ -177,8 +144,8 @@ unique_ptr<QM::PointChargeMatrixInFlight> CommonPointCharges::startMatrix(const 
     m->partial.take(pool, cc, "qmChargeMatrixPartial", (size_t) numGroups * elements);  // every element is written
     m->total.take(pool, cc, "qmChargeMatrixTotal", elements);
     const BoysParameters boys = BoysParameters::of(task);
-    m->beginQueue();
-    try {
+    {
+        SideQueueWork::Scope queue(m->work, true);
         DevicePointChargeMatrix& d = *m;
         launchClassKernels(program, "pointChargeMatrix", classes.ranges, numGroups, [&](ComputeKernel& kernel) {
             kernel->addArg(numGroups);
@@ -201,11 +168,6 @@ unique_ptr<QM::PointChargeMatrixInFlight> CommonPointCharges::startMatrix(const 
         sum->addArg(*d.total);
         sum->execute(elements, 64);
     }
-    catch (...) {
-        m->endQueue();  // m's destructor waits for what was queued
-        throw;
-    }
-    m->endQueue();
     return unique_ptr<QM::PointChargeMatrixInFlight>(m.release());
 }
 

@@ -1,5 +1,6 @@
 #include "CommonXCBackend.h"
 #include "XCProgram.h"
+#include "SideQueueWork.h"
 #include "CommonDensityFitting.h"
 #include "CommonPointCharges.h"
 #include "ThreeCentreProgram.h"
@@ -9,12 +10,12 @@
 #include "openmmdft/qm/EnvironmentSwitch.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ComputeArray.h"
-#include "openmm/common/ComputeEvent.h"
 #include "openmm/common/ComputeKernel.h"
 #include "openmm/common/ContextSelector.h"
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -140,63 +141,18 @@ private:
     vector<int> neighbourOrder;
 };
 
-/**
- * Queues a back end's work on its own queue, if it has one, while this lives, marked at its end by the done event,
- * which the finishing downloads wait for. afterDefaultQueue: the work waits for everything queued so far on the
- * default queue (the set-up's kernels, the density fitting's, the SCF's before); a back end's set-up need not (its
- * arrays' earlier users all ran on this queue, in order, or were waited for), so that it runs beside the fitting
- * tensor. Nothing queued on the default queue meanwhile touches the back end's arrays. If the queueing throws, it
- * waits for what it queued, and the default queue is current again either way.
- */
-class OnOwnQueue {
-public:
-    /** used: set where the done event is queued (an OpenCL event cannot be waited for before). */
-    OnOwnQueue(ComputeContext& cc, ComputeQueue& queue, ComputeEvent& queued, ComputeEvent& done, bool afterDefaultQueue, bool& used)
-        : cc(cc), queue(queue), done(done), exceptions(uncaught_exceptions()) {
-        if (queue) {
-            used = true;
-            if (afterDefaultQueue) {
-                queued->enqueue();
-                queued->queueWait(queue);
-            }
-            cc.setCurrentQueue(queue);
-        }
-    }
-    ~OnOwnQueue() {
-        if (!queue)
-            return;
-        done->enqueue();
-        cc.restoreDefaultQueue();
-        if (uncaught_exceptions() > exceptions)
-            done->wait();
-    }
-    /** Whether uploads may return before they are done (ordered on the back end's queue, from buffers kept till then). */
-    bool nonBlocking() const {
-        return (bool) queue;
-    }
-private:
-    ComputeContext& cc;
-    ComputeQueue& queue;
-    ComputeEvent& done;
-    int exceptions;
-};
-
 class CommonXCBackend : public QM::XCBackend {
 public:
     /** xcQueue: where the set-up's, the SCF's and the gradient's work runs (null: the default queue, in order with the rest). */
     CommonXCBackend(ComputeContext& cc, ComputeProgram program, const QM::XCGeometry& geometry,
                     shared_ptr<DeviceArrayPool> arrays, ComputeQueue xcQueue)
         : cc(cc), geometry(geometry), layout(geometry.basis, geometry.grid), shellTables(geometry.basis), pool(std::move(arrays)),
-          ownQueue(std::move(xcQueue)) {
+          sideQueue(cc, std::move(xcQueue)) {
         ContextSelector selector(cc);
-        if (ownQueue) {
-            queued = cc.createEvent();
-            ownQueueDone = cc.createEvent();
-        }
         const int nbf = geometry.basis.size();
         // The set-up's uploads and basis values on the back end's own queue, beside the fitting tensor's kernels on the
         // default one (uploads there would wait for them), from host tables kept until the queue has read them.
-        OnOwnQueue queue(cc, ownQueue, queued, ownQueueDone, false, ownQueueUsed);
+        SideQueueWork::Scope queue(sideQueue, false);
         const bool blocking = !queue.nonBlocking();
         const QM::ShellTables& shells = shellTables;
         pointX.upload(pool, cc, layout.x, "qmXCPointX", blocking);
@@ -243,13 +199,6 @@ public:
             evaluateBasis(chunks[0]);
     }
 
-    ~CommonXCBackend() override {
-        ContextSelector selector(cc);  // the events are the device's objects
-        waitForOwnQueue();  // the arrays go back to the pool: nothing of this back end's may still be using them
-        queued.reset();
-        ownQueueDone.reset();
-    }
-
     QM::XCContribution compute(const Eigen::MatrixXd& D, const Eigen::MatrixXd* factor) override {
         return startCompute(D, factor)->finish();
     }
@@ -277,10 +226,7 @@ public:
 
     /** Waits for the work on the back end's own queue (without one, the default queue's downloads wait for it). */
     void waitForOwnQueue() {
-        if (ownQueueUsed) {
-            ContextSelector selector(cc);
-            ownQueueDone->wait();
-        }
+        sideQueue.wait();
     }
 
     Eigen::MatrixXd gradient(const Eigen::MatrixXd& D, bool gridResponse) override {
@@ -289,7 +235,7 @@ public:
 
     unique_ptr<QM::XCGradientInFlight> startGradient(const Eigen::MatrixXd& D, bool gridResponse) override;
 
-    /** The gradient's sums, once its kernels are done (GradientInFlight::finish). */
+    /** The gradient's sums, once its kernels are done (its work in flight's finish()). */
     Eigen::MatrixXd finishGradient(bool gridResponse, double launchSeconds) {
         ContextSelector selector(cc);
         const int numAtoms = geometry.atoms.size();
@@ -587,12 +533,7 @@ private:
     vector<Chunk> gradientChunks;
     vector<int> atomOf;  // the atom of every basis function
     PooledArray gradientPhi, gradientX, basisGradient[3];
-    // The back end's own queue (null: the default one), the event on the default queue that its work waits for, and
-    // the event that marks the end of its work (OnOwnQueue); the matrices it uploads without blocking (OpenCL reads them
-    // when the queue comes to them).
-    ComputeQueue ownQueue;
-    ComputeEvent queued, ownQueueDone;
-    bool ownQueueUsed = false;  // whether ownQueueDone has been queued (an OpenCL event cannot be waited for before)
+    // The matrices it uploads without blocking (OpenCL reads them when the queue comes to them).
     vector<double> uploadedDensity, uploadedOrbitals;
     PooledArray pointF, pointGradient, functionGradient, functionGradientSlices;
     ComputeKernel gradientBasisKernel, gradientDensityKernel, gradientPointsKernel, gradientFunctionsKernel, gradientSlicesKernel;
@@ -608,51 +549,40 @@ private:
     PooledArray pointParentAtom, partialGradients, partitionGradient, partitionCounter;
     PartitionArrays partition;
     ComputeKernel partitionKernel, partitionSumKernel;
+    // The work on the back end's own queue (null: the default one); last, so that it waits before the arrays go back.
+    SideQueueWork sideQueue;
 };
 
-/** The device's XC gradient in flight: finish() waits for its kernels and sums what they leave. */
-class GradientInFlight : public QM::XCGradientInFlight {
+/**
+ * The back end's work in flight (the XC matrix, the gradient): finish() takes its result once its kernels are done
+ * (take waits for them); given up on, it waits for them all the same, since they may still use the back end's arrays.
+ */
+template <class Result>
+class BackendWorkInFlight : public QM::WorkInFlight<Result> {
 public:
-    GradientInFlight(CommonXCBackend& backend, bool gridResponse, double launchSeconds)
-        : backend(backend), gridResponse(gridResponse), launchSeconds(launchSeconds) {
+    BackendWorkInFlight(CommonXCBackend& backend, function<Result()> take) : backend(backend), take(std::move(take)) {
     }
-    ~GradientInFlight() override {
+    ~BackendWorkInFlight() override {
         if (!finished)
-            backend.waitForOwnQueue();  // given up on: its kernels may still use the back end's arrays
+            backend.waitForOwnQueue();
     }
-    Eigen::MatrixXd finish() override {
+    Result finish() override {
         finished = true;
-        return backend.finishGradient(gridResponse, launchSeconds);
+        return take();
     }
 private:
     CommonXCBackend& backend;
-    bool gridResponse, finished = false;
-    double launchSeconds;
-};
-
-/** The device's XC matrix in flight: finish() waits for its kernels and takes what they leave. */
-class ComputeInFlight : public QM::XCComputeInFlight {
-public:
-    explicit ComputeInFlight(CommonXCBackend& backend) : backend(backend) {
-    }
-    ~ComputeInFlight() override {
-        if (!finished)
-            backend.waitForOwnQueue();  // given up on: its kernels may still use the back end's arrays
-    }
-    QM::XCContribution finish() override {
-        finished = true;
-        return backend.finishCompute();
-    }
-private:
-    CommonXCBackend& backend;
+    function<Result()> take;
     bool finished = false;
 };
+typedef BackendWorkInFlight<QM::XCContribution> ComputeInFlight;
+typedef BackendWorkInFlight<Eigen::MatrixXd> GradientInFlight;
 
 unique_ptr<QM::XCComputeInFlight> CommonXCBackend::startCompute(const Eigen::MatrixXd& D, const Eigen::MatrixXd* factor) {
     ContextSelector selector(cc);
     const int nbf = geometry.basis.size();
     if (layout.numBatches() == 0)
-        return unique_ptr<QM::XCComputeInFlight>(new ComputeInFlight(*this));
+        return unique_ptr<QM::XCComputeInFlight>(new ComputeInFlight(*this, [this] { return finishCompute(); }));
     uploadedDensity.assign(D.data(), D.data() + (size_t) nbf * nbf);  // symmetric: either layout
     // The occupied orbitals too (D = F F^T), row-major: batches with more functions than orbitals form rho
     // from them, as the host's integrator does.
@@ -662,7 +592,7 @@ unique_ptr<QM::XCComputeInFlight> CommonXCBackend::startCompute(const Eigen::Mat
         Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> >(uploadedOrbitals.data(), nbf, numOccupied) =
             *factor;
     }
-    OnOwnQueue queue(cc, ownQueue, queued, ownQueueDone, true, ownQueueUsed);
+    SideQueueWork::Scope queue(sideQueue, true);
     (*density).uploadSubArray(uploadedDensity.data(), 0, (int) uploadedDensity.size(), !queue.nonBlocking());
     if (numOccupied > 0)
         (*occupied).uploadSubArray(uploadedOrbitals.data(), 0, (int) uploadedOrbitals.size(), !queue.nonBlocking());
@@ -684,7 +614,7 @@ unique_ptr<QM::XCComputeInFlight> CommonXCBackend::startCompute(const Eigen::Mat
     }
     fixedToMatrixKernel->execute(nbf * nbf);
     sumsKernel->execute(BATCH_SUM_GROUP * layout.numBatches(), BATCH_SUM_GROUP);
-    return unique_ptr<QM::XCComputeInFlight>(new ComputeInFlight(*this));
+    return unique_ptr<QM::XCComputeInFlight>(new ComputeInFlight(*this, [this] { return finishCompute(); }));
 }
 
 unique_ptr<QM::XCGradientInFlight> CommonXCBackend::startGradient(const Eigen::MatrixXd& D, bool gridResponse) {
@@ -692,13 +622,14 @@ unique_ptr<QM::XCGradientInFlight> CommonXCBackend::startGradient(const Eigen::M
     const double start = now();
     const int nbf = geometry.basis.size();
     if (layout.numBatches() == 0)
-        return unique_ptr<QM::XCGradientInFlight>(new GradientInFlight(*this, gridResponse, 0.0));
+        return unique_ptr<QM::XCGradientInFlight>(
+            new GradientInFlight(*this, [this, gridResponse] { return finishGradient(gridResponse, 0.0); }));
     prepareGradient();
     if (gridResponse && partitionOnDevice())
         preparePartitionGradient();
     uploadedDensity.assign(D.data(), D.data() + (size_t) nbf * nbf);  // symmetric: either layout
     {
-        OnOwnQueue queue(cc, ownQueue, queued, ownQueueDone, true, ownQueueUsed);
+        SideQueueWork::Scope queue(sideQueue, true);
         (*density).uploadSubArray(uploadedDensity.data(), 0, (int) uploadedDensity.size(), !queue.nonBlocking());
         for (const Chunk& chunk : gradientChunks) {
             const int firstPoint = layout.batchPointStart[chunk.firstBatch];
@@ -731,7 +662,9 @@ unique_ptr<QM::XCGradientInFlight> CommonXCBackend::startGradient(const Eigen::M
             partitionSumKernel->execute(3 * geometry.atoms.size());
         }
     }
-    return unique_ptr<QM::XCGradientInFlight>(new GradientInFlight(*this, gridResponse, now() - start));
+    const double launchSeconds = now() - start;
+    return unique_ptr<QM::XCGradientInFlight>(
+        new GradientInFlight(*this, [this, gridResponse, launchSeconds] { return finishGradient(gridResponse, launchSeconds); }));
 }
 
 } // namespace
@@ -792,7 +725,7 @@ unique_ptr<QM::XCBackend> CommonXCBackendFactory::create(const QM::XCGeometry& g
 void CommonXCBackendFactory::weights(const vector<QM::QMAtom>& atoms, const QM::GridSettings& settings,
                                      const vector<QM::RadialGrid>& radial, const vector<vector<int>>& angularSizes,
                                      vector<double>& partition) const {
-    startWeights(atoms, settings, radial, angularSizes)->finish(partition);
+    partition = startWeights(atoms, settings, radial, angularSizes)->finish();
 }
 
 namespace {
@@ -806,7 +739,7 @@ public:
     DevicePartitionWeights(ComputeContext& cc, ComputeProgram program, const shared_ptr<DeviceArrayPool>& pool, ComputeQueue queue,
                            const vector<QM::QMAtom>& atoms, const QM::GridSettings& settings, const vector<QM::RadialGrid>& radial,
                            const vector<vector<int>>& angularSizes)
-        : cc(cc), queue(std::move(queue)) {
+        : cc(cc), work(cc, std::move(queue)) {
         ContextSelector selector(cc);
         const int numAtoms = atoms.size(), numRadial = settings.radialPoints;
         // Per radial shell: its radius, where its Lebedev grid starts among the distinct grids uploaded, its size and
@@ -828,13 +761,9 @@ public:
                 numPoints += size;
                 maxAngular = max(maxAngular, size);
             }
-        if (this->queue) {
-            queued = cc.createEvent();
-            done = cc.createEvent();
-        }
         // On the XC queue (after what the default queue held: nothing, at the start of a geometry's set-up), beside the
         // point charges' integrals and the fitting tensor that the default queue gets next.
-        OnOwnQueue onQueue(cc, this->queue, queued, done, true, doneQueued);
+        SideQueueWork::Scope onQueue(work, true);
         const bool blocking = !onQueue.nonBlocking();
         pairs.upload(pool, cc, atoms, settings, blocking);
         radiusArray.upload(pool, cc, shellRadius, "qmGridShellRadius", blocking);
@@ -856,29 +785,23 @@ public:
     }
     ~DevicePartitionWeights() override {
         ContextSelector selector(cc);
-        if (doneQueued)
-            done->wait();  // the arrays go back to the pool: the kernel must be done with them
+        work.wait();  // before the kernel goes (and, with work's own wait, before the arrays go back to the pool)
         kernel = ComputeKernel();
-        queued.reset();
-        done.reset();
     }
-    void finish(vector<double>& partition) override {
+    vector<double> finish() override {
         ContextSelector selector(cc);
-        if (doneQueued)
-            done->wait();  // the download goes through the default queue, which does not know of the XC queue's work
-        partition = weightArray.downloadFirst<double>(numPoints);
+        work.wait();  // the download goes through the default queue, which does not know of the XC queue's work
+        return weightArray.downloadFirst<double>(numPoints);
     }
 private:
     ComputeContext& cc;
-    ComputeQueue queue;
-    ComputeEvent queued, done;
-    bool doneQueued = false;
     int numPoints = 0;
     vector<double> shellRadius, angularXYZ;
     vector<int> shellAngularStart, shellAngularCount, shellFirstPoint;
     PartitionArrays pairs;
     PooledArray radiusArray, startArray, countArray, firstArray, angularArray, weightArray;
     ComputeKernel kernel;
+    SideQueueWork work;  // last: it waits before the arrays go back to the pool
 };
 } // namespace
 

@@ -6,6 +6,7 @@
 #include "openmmdft/qm/Settings.h"
 #include "openmmdft/qm/Types.h"
 #include <array>
+#include "openmmdft/qm/WorkInFlight.h"
 #include <memory>
 #include <vector>
 
@@ -57,14 +58,9 @@ struct GridBatch {
  * atom A, radial point i (radial[A].r) and point j of the Lebedev grid with angularSizes[A][i] points, in that
  * order, with the same cell screening as the host's.
  */
-/** Partition weights that PartitionWeightEvaluator::startWeights() started, while the caller goes on. */
-class PartitionWeightsInFlight {
-public:
-    /** Waits for them where they have not been taken (a device may still be using the evaluator's arrays). */
-    virtual ~PartitionWeightsInFlight() = default;
-    /** Once done, writes them into partition (its size set by the caller, as for weights()): call at most once. */
-    virtual void finish(std::vector<double>& partition) = 0;
-};
+/** Partition weights that PartitionWeightEvaluator::startWeights() started (all the shells' points, as weights()
+ *  writes them), while the caller goes on. */
+typedef WorkInFlight<std::vector<double>> PartitionWeightsInFlight;
 
 class PartitionWeightEvaluator {
 public:

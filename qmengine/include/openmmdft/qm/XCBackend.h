@@ -10,6 +10,7 @@
 #include "openmmdft/qm/MatrixProducts.h"
 #include "openmmdft/qm/Settings.h"
 #include "openmmdft/qm/Types.h"
+#include "openmmdft/qm/WorkInFlight.h"
 #include "openmmdft/qm/XCIntegrator.h"
 #include <Eigen/Dense>
 #include <cstddef>
@@ -21,25 +22,11 @@
 namespace OpenMMDFT {
 namespace QM {
 
-class XCBackend;
-
-/** An XC gradient that XCBackend::startGradient() started, while the caller goes on with other work. */
-class XCGradientInFlight {
-public:
-    /** Waits for the gradient where it has not been taken (a device may still be writing the back end's arrays). */
-    virtual ~XCGradientInFlight() = default;
-    /** d E_xc / d R_A (numAtoms x 3), once done: call at most once. */
-    virtual Eigen::MatrixXd finish() = 0;
-};
-
-/** An XC energy and matrix that XCBackend::startCompute() started, while the caller goes on with other work. */
-class XCComputeInFlight {
-public:
-    /** Waits for the computation where it has not been taken (a device may still be writing the back end's arrays). */
-    virtual ~XCComputeInFlight() = default;
-    /** What compute() returns, once done: call at most once. */
-    virtual XCContribution finish() = 0;
-};
+/** An XC matrix and energy (XCBackend::startCompute), an XC gradient (startGradient) or a point-charge matrix
+ *  (PointChargeEvaluator::startMatrix) started, while the caller goes on. */
+typedef WorkInFlight<XCContribution> XCComputeInFlight;
+typedef WorkInFlight<Eigen::MatrixXd> XCGradientInFlight;
+typedef WorkInFlight<Eigen::MatrixXd> PointChargeMatrixInFlight;
 
 class XCBackend {
 public:
@@ -86,15 +73,6 @@ public:
     virtual ~PointChargeGradientInFlight() = default;
     /** Wait for it, then add it: to atomGradient (atoms x 3, through the basis functions) and chargeGradient (charges x 3). */
     virtual void addTo(Eigen::MatrixXd& atomGradient, Eigen::MatrixXd& chargeGradient) = 0;
-};
-
-/** A point-charge matrix that PointChargeEvaluator::startMatrix() started, while the host goes on. */
-class PointChargeMatrixInFlight {
-public:
-    /** Waits for it where it has not been taken (a device may still be using the evaluator's arrays). */
-    virtual ~PointChargeMatrixInFlight() = default;
-    /** Once done, the cartesian matrix that matrix() gives: call at most once. */
-    virtual void finish(Eigen::MatrixXd& cartesianMatrix) = 0;
 };
 
 /// Where the potential matrices of point charges (the nuclei and the MM charges) and their gradients run, when not
