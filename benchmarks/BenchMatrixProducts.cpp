@@ -5,9 +5,12 @@
  *   BenchMatrixProducts [--platform CUDA|OpenCL] [--sizes 152/40,456/120] [--repeat 7]
  * The device's products are reached through the plugin's factory hook (openmmdft<Platform>XCBackendFactory), the
  * plugin loaded by file as BenchQMRegion loads it. The OpenBLAS thread count is OpenBLAS's own (OPENBLAS_NUM_THREADS).
+ * Then the orbital updates of an SCF iteration as chains of products (OrbitalUpdateChains.h): on the host, on the device
+ * one product at a time, and on the device with held matrices, with the bytes that cross the bus.
  * On PoCL (OpenCL on the CPU) the device's side runs on the same cores: it shows that the route works, not its speed. */
 #include "../tests/PluginLoading.h"
 #include "BasisOccupiedSizes.h"
+#include "OrbitalUpdateChains.h"
 #include "openmmdft/qm/DenseAlgebra.h"
 #include "openmmdft/qm/MatrixProducts.h"
 #include "openmmdft/qm/XCBackend.h"
@@ -147,6 +150,12 @@ int main(int argc, char** argv) {
         std::printf("| %d | %d | all of the above | | %.3f | %.3f | %.2f | |\n", n, no, 1e3 * hostTotal, 1e3 * deviceTotal,
                     hostTotal / deviceTotal);
     }
+    std::printf("\nThe orbital updates of one SCF iteration (median of %d; MB crossing the bus per update):\n\n", repeat);
+    std::printf("| basis | occupied | products | block diagonalization and rotation (ms) | MB | Coulomb response, 2 steps (ms) | MB |"
+                " largest difference from the host's orbitals |\n");
+    std::printf("|---|---|---|---|---|---|---|---|\n");
+    for (const auto& size : sizes)
+        OrbitalUpdateBench::printOrbitalUpdates(size.first, size.second, *device, repeat, medianSeconds);
     factory.reset();
     return 0;
 }

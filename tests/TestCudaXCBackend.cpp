@@ -74,6 +74,13 @@ TEST(CudaMatrixProducts, DeviceProductsMatchHost) {
     testDeviceMatrixProductsMatchHost(cuda.factory);
 }
 
+TEST(CudaMatrixProducts, HeldMatricesMatchHost) {
+    CudaFactory cuda;
+    if (!cuda.reason.empty())
+        GTEST_SKIP() << cuda.reason;
+    testDeviceHeldMatricesMatchHost(cuda.factory);
+}
+
 TEST(CudaMatrixProducts, SCFWithDeviceProductsMatchesHost) {
     CudaFactory cuda;
     if (!cuda.reason.empty())

@@ -147,6 +147,13 @@ TEST(OpenCLMatrixProducts, DeviceProductsMatchHost) {
     testDeviceMatrixProductsMatchHost(openCL.factory);
 }
 
+TEST(OpenCLMatrixProducts, HeldMatricesMatchHost) {
+    OpenCLFactory openCL;
+    if (!openCL.reason.empty())
+        GTEST_SKIP() << openCL.reason;
+    testDeviceHeldMatricesMatchHost(openCL.factory);
+}
+
 TEST(OpenCLMatrixProducts, SCFWithDeviceProductsMatchesHost) {
     OpenCLFactory openCL;
     if (!openCL.reason.empty())

@@ -16,15 +16,19 @@ CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::Vecto
                                     const std::function<Eigen::MatrixXd(const Eigen::MatrixXd&)>& coulomb, int maxSteps,
                                     double tolerance, const MatrixProducts* products) {
     CoulombResponseStep step;
-    const int nOcc = nOccupied, nVirt = (int) C.cols() - nOccupied;
-    const Eigen::MatrixXd occupied = C.leftCols(nOcc), virtuals = C.rightCols(nVirt);
-    step.occupied = occupied;
+    const int n = (int) C.rows(), nOcc = nOccupied, nVirt = (int) C.cols() - nOccupied;
+    step.occupied = C.leftCols(nOcc);
     step.orbitals = C;
     if (nOcc == 0 || nVirt == 0 || maxSteps <= 0)
         return step;
+    // The orbitals held where the products run, for the whole step: each Coulomb build's density and matrix cross the
+    // bus, the orbitals once.
+    const MatrixProducts& m = chainProducts(products, 2.0 * n * n * nOcc);
+    const Held orbitals = m.hold(C);
+    const Held occupied = m.block(orbitals, 0, 0, n, nOcc), virtuals = m.block(orbitals, 0, nOcc, n, nVirt);
     // The virtual-occupied block of a matrix in the AO basis.
     auto virtualOccupied = [&](const Eigen::MatrixXd& M) {
-        return productOn(products, virtuals, true, productOn(products, M, false, occupied, false), false);
+        return m.fetch(m.multiply(virtuals, true, m.multiply(m.hold(M), false, occupied, false), false));
     };
     const Eigen::MatrixXd g = virtualOccupied(coulombMismatch);
     Eigen::MatrixXd gaps(nVirt, nOcc);
@@ -36,7 +40,7 @@ CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::Vecto
     // The Coulomb term of the response: amplitudes x move the density by dD = 2 sum_ai x_ai (C_a C_i^T + C_i C_a^T).
     // (C_v x) C_o^T: n nv no + n no n operations, against nv no n + n nv n for C_v (x C_o^T).
     auto coulombTerm = [&](const Eigen::MatrixXd& x) {
-        const Eigen::MatrixXd half = productOn(products, productOn(products, virtuals, false, x, false), false, occupied, true);
+        const Eigen::MatrixXd half = m.fetch(m.multiply(m.multiply(virtuals, false, m.hold(x), false), false, occupied, true));
         step.coulombBuilds++;
         return virtualOccupied(coulomb(2 * (half + half.transpose())));
     };
@@ -67,7 +71,7 @@ CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::Vecto
     if (!t.allFinite())
         return step;
     // Rotate and orthonormalize: (C_o + C_v t)(1 + t^T t)^-1/2, which is C'(C'^T S C')^-1/2 for C orthonormal in S.
-    step.orbitals = rotateOccupiedVirtual(C, nOcc, t, products);
+    step.orbitals = rotateHeld(m, orbitals, nOcc, t);
     step.occupied = step.orbitals.leftCols(nOcc);
     return step;
 }

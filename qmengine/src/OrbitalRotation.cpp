@@ -21,13 +21,16 @@ double inverseSqrtRemainder(double l) {
 }
 } // namespace
 
-Eigen::MatrixXd rotateOccupiedVirtual(const Eigen::MatrixXd& C, int nOccupied, const Eigen::MatrixXd& t,
-                                      const MatrixProducts* products) {
-    const int no = nOccupied, nv = (int) C.cols() - nOccupied;
-    const Eigen::MatrixXd occupied = C.leftCols(no), virtuals = C.rightCols(nv);
+/**
+ * rotateOccupiedVirtual on orbitals held where `m` runs its products: C_o, C_v and the intermediates stay there, t and
+ * the occupied x occupied factors go up, the two blocks of the result come down.
+ */
+Eigen::MatrixXd rotateHeld(const MatrixProducts& m, const Held& C, int nOccupied, const Eigen::MatrixXd& t) {
+    const int n = C->rows(), no = nOccupied, nv = C->cols() - nOccupied;
+    const Held occupied = m.block(C, 0, 0, n, no), virtuals = m.block(C, 0, no, n, nv), amplitudes = m.hold(t);
     Eigen::VectorXd lambda;
     Eigen::MatrixXd V;
-    symmetricEigensystem(productOn(products, t, true, t, false), lambda, V);
+    symmetricEigensystem(m.fetch(m.multiply(amplitudes, true, amplitudes, false)), lambda, V);
     Eigen::VectorXd inverseSqrt(no), remainder(no);
     for (int k = 0; k < no; k++) {
         inverseSqrt[k] = 1.0 / std::sqrt(1.0 + std::max(lambda[k], 0.0));
@@ -35,12 +38,21 @@ Eigen::MatrixXd rotateOccupiedVirtual(const Eigen::MatrixXd& C, int nOccupied, c
     }
     const Eigen::MatrixXd occupiedMetric = V * inverseSqrt.asDiagonal() * V.transpose();  // (1 + t^T t)^-1/2
     const Eigen::MatrixXd K = V * remainder.asDiagonal() * V.transpose();
-    Eigen::MatrixXd rotated(C.rows(), C.cols());
-    rotated.leftCols(no) = productOn(products, occupied + productOn(products, virtuals, false, t, false), false, occupiedMetric, false);
-    const Eigen::MatrixXd turned = virtuals - productOn(products, occupied, false, t, true);
-    rotated.rightCols(nv) = turned + productOn(products, productOn(products, turned, false, t, false), false,
-                                               productOn(products, K, false, t, true), false);
+    Eigen::MatrixXd rotated(n, C->cols());
+    // (C_o + C_v t)(1 + t^T t)^-1/2
+    rotated.leftCols(no) = m.fetch(m.multiply(m.multiply(virtuals, false, amplitudes, false, occupied), false, m.hold(occupiedMetric), false));
+    // C_v - C_o t^T, then plus (C_v - C_o t^T) t (K t^T)
+    const Held turned = m.multiply(occupied, false, amplitudes, true, virtuals, true);
+    const Held KtT = m.multiply(m.hold(K), false, amplitudes, true);
+    rotated.rightCols(nv) = m.fetch(m.multiply(m.multiply(turned, false, amplitudes, false), false, KtT, false, turned));
     return rotated;
+}
+
+Eigen::MatrixXd rotateOccupiedVirtual(const Eigen::MatrixXd& C, int nOccupied, const Eigen::MatrixXd& t,
+                                      const MatrixProducts* products) {
+    const double largest = 2.0 * C.rows() * (C.cols() - nOccupied) * nOccupied;
+    const MatrixProducts& m = chainProducts(products, largest);
+    return rotateHeld(m, m.hold(C), nOccupied, t);
 }
 
 bool blockDiagonalize(const Eigen::MatrixXd& F, const Eigen::MatrixXd& C, int nOccupied, double tolerance, double maxRotation,
@@ -48,9 +60,14 @@ bool blockDiagonalize(const Eigen::MatrixXd& F, const Eigen::MatrixXd& C, int nO
     const int no = nOccupied, nv = (int) C.cols() - nOccupied;
     if (no <= 0 || nv <= 0)
         return false;
-    const Eigen::MatrixXd G = congruenceOn(products, F, C);
-    const Eigen::MatrixXd Goo = G.topLeftCorner(no, no), Gvv = G.bottomRightCorner(nv, nv), Gvo = G.bottomLeftCorner(nv, no);
-    const Eigen::VectorXd eo = Goo.diagonal(), ev = Gvv.diagonal();
+    // G = C^T F C, held where the products run: its blocks are the Riccati steps' operands there.
+    const MatrixProducts& m = chainProducts(products, 2.0 * F.size() * C.cols());
+    const Held orbitals = m.hold(C);
+    const Held held = m.multiply(orbitals, true, m.multiply(m.hold(F), false, orbitals, false), false);
+    const Eigen::MatrixXd G = m.fetch(held);
+    const Held heldGoo = m.block(held, 0, 0, no, no), heldGvv = m.block(held, no, no, nv, nv), heldGvo = m.block(held, no, 0, nv, no);
+    const Eigen::MatrixXd Gvo = G.bottomLeftCorner(nv, no);
+    const Eigen::VectorXd eo = G.topLeftCorner(no, no).diagonal(), ev = G.bottomRightCorner(nv, nv).diagonal();
     if (!(ev.minCoeff() > eo.maxCoeff()))
         return false;
     Eigen::MatrixXd gaps(nv, no);
@@ -60,11 +77,14 @@ bool blockDiagonalize(const Eigen::MatrixXd& F, const Eigen::MatrixXd& C, int nO
     double previous = std::numeric_limits<double>::infinity();
     int steps = 0;
     for (;; steps++) {
-        // The occupied-virtual block of F in the orbitals C_o + C_v t and C_v - C_o t^T (before orthonormalizing).
+        // The occupied-virtual block of F in the orbitals C_o + C_v t and C_v - C_o t^T (before orthonormalizing):
+        // (G_vo + G_vv t) - t (G_oo + G_vo^T t).
         Eigen::MatrixXd residual = Gvo;
-        if (steps > 0)
-            residual += productOn(products, Gvv, false, t, false) -
-                        productOn(products, t, false, Goo + productOn(products, Gvo, true, t, false), false);
+        if (steps > 0) {
+            const Held amplitudes = m.hold(t);
+            const Held occupiedBlock = m.multiply(heldGvo, true, amplitudes, false, heldGoo);
+            residual = m.fetch(m.multiply(amplitudes, false, occupiedBlock, false, m.multiply(heldGvv, false, amplitudes, false, heldGvo), true));
+        }
         const double largest = residual.cwiseAbs().maxCoeff();
         if (!std::isfinite(largest))
             return false;
@@ -77,7 +97,7 @@ bool blockDiagonalize(const Eigen::MatrixXd& F, const Eigen::MatrixXd& C, int nO
         if (!(t.cwiseAbs().maxCoeff() <= maxRotation))
             return false;
     }
-    out.orbitals = rotateOccupiedVirtual(C, no, t, products);
+    out.orbitals = rotateHeld(m, orbitals, no, t);
     out.energies.resize(no + nv);
     out.energies << eo, ev;
     out.steps = steps;

@@ -26,6 +26,9 @@ namespace QM {
 Eigen::MatrixXd rotateOccupiedVirtual(const Eigen::MatrixXd& C, int nOccupied, const Eigen::MatrixXd& t,
                                       const MatrixProducts* products = nullptr);
 
+/** rotateOccupiedVirtual of orbitals C held where `m` runs its products (t goes up, the result comes down). */
+Eigen::MatrixXd rotateHeld(const MatrixProducts& m, const Held& C, int nOccupied, const Eigen::MatrixXd& t);
+
 struct BlockDiagonalization {
     Eigen::MatrixXd orbitals;   ///< C' (n_bf x n_mo), occupied first, orthonormal in the overlap metric
     Eigen::VectorXd energies;   ///< the diagonal of C^T F C in the orbitals before the rotation (the rotation

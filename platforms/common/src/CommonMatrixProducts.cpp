@@ -1,4 +1,5 @@
 #include "CommonMatrixProducts.h"
+#include "CommonQMMMKernelSources.h"
 #include "LeastSquaresProgram.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ContextSelector.h"
@@ -12,6 +13,22 @@ namespace OpenMMDFT {
 namespace {
 /** The least-squares kernels' tile: 64 x 64 outputs per work group of 256 work items (lsqGemm.cc). */
 const int TILE = 64, GROUP = 256;
+
+/** A matrix held in (a block of) a device array: element (i, j) at offset + i + j ld. */
+class DeviceHeld : public QM::HeldMatrix {
+public:
+    DeviceHeld(int rows, int cols, shared_ptr<ComputeArray> array, int offset, int ld)
+        : HeldMatrix(rows, cols), array(std::move(array)), offset(offset), ld(ld) {}
+    const shared_ptr<ComputeArray> array;
+    const int offset, ld;
+};
+
+const DeviceHeld& deviceHeld(const QM::Held& A) {
+    const DeviceHeld* held = dynamic_cast<const DeviceHeld*>(A.get());
+    if (held == nullptr)
+        throw OpenMMException("QM: a matrix held by one MatrixProducts given to another (internal error)");
+    return *held;
+}
 } // namespace
 
 CommonMatrixProducts::CommonMatrixProducts(ComputeContext& cc, double minimumFlops) : cc(cc), smallest(minimumFlops) {
@@ -21,9 +38,14 @@ void CommonMatrixProducts::compile() const {
     if (kernel)
         return;
     // The least-squares program's tiled product alone, with double inputs and accumulation.
-    kernel = cc.compileProgram(matrixProductProgramSource(), leastSquaresProgramDefines(true, true))->createKernel("matrixProduct");
+    ComputeProgram program = cc.compileProgram(matrixProductProgramSource() + CommonQMMMKernelSources::qmMatrixBlocks,
+                                               leastSquaresProgramDefines(true, true));
+    kernel = program->createKernel("matrixProduct");
     for (int i = 0; i < 17; i++)
         kernel->addArg();
+    copyKernel = program->createKernel("copyMatrixBlock");
+    for (int i = 0; i < 8; i++)
+        copyKernel->addArg();
 }
 
 template <class T>
@@ -57,20 +79,20 @@ ComputeArray& CommonMatrixProducts::resultArray(size_t elements) const {
     return array;
 }
 
-void CommonMatrixProducts::multiply(int m, int n, int k, ComputeArray& A, int lda, bool transposeA, ComputeArray& B, int ldb,
-                                    bool transposeB, ComputeArray& C) const {
-    // C(i, j) = sum_k op(A)(i, k) op(B)(k, j): neither subtracted nor accumulated, every tile computed.
+void CommonMatrixProducts::multiply(int m, int n, int k, ComputeArray& A, int aOffset, int lda, bool transposeA, ComputeArray& B,
+                                    int bOffset, int ldb, bool transposeB, ComputeArray& C, bool accumulate, bool subtract) const {
+    // C(i, j) = [C(i, j) +-] sum_k op(A)(i, k) op(B)(k, j), every tile computed.
     kernel->setArg(0, m);
     kernel->setArg(1, n);
     kernel->setArg(2, k);
-    kernel->setArg(3, 0);
-    kernel->setArg(4, 0);
+    kernel->setArg(3, (int) subtract);
+    kernel->setArg(4, (int) accumulate);
     kernel->setArg(5, A);
-    kernel->setArg(6, 0);
+    kernel->setArg(6, aOffset);
     kernel->setArg(7, lda);
     kernel->setArg(8, (int) transposeA);
     kernel->setArg(9, B);
-    kernel->setArg(10, 0);
+    kernel->setArg(10, bOffset);
     kernel->setArg(11, ldb);
     kernel->setArg(12, (int) transposeB);
     kernel->setArg(13, C);
@@ -124,7 +146,105 @@ size_t CommonMatrixProducts::storedBytes() const {
             bytes += array->getSize() * sizeof(double);
     for (const auto& result : results)
         bytes += result.second.getSize() * sizeof(double);
+    for (const auto& array : spare)
+        bytes += array.first * sizeof(double);
     return bytes;
+}
+
+shared_ptr<ComputeArray> CommonMatrixProducts::heldArray(size_t elements) const {
+    elements = max<size_t>(elements, 1);
+    unique_ptr<ComputeArray> array;
+    auto found = spare.find(elements);
+    if (found != spare.end()) {
+        array = std::move(found->second);
+        spare.erase(found);
+    }
+    else {
+        array.reset(new ComputeArray());
+        array->initialize<double>(cc, elements, "qmHeldMatrix");
+    }
+    // Back to the spare ones when the last held matrix on it goes (while this object lives: see HeldMatrix).
+    return shared_ptr<ComputeArray>(array.release(), [this](ComputeArray* released) {
+        unique_ptr<ComputeArray> owned(released);
+        if ((int) spare.size() < MAX_SPARE_ARRAYS)
+            spare.emplace(owned->getSize(), std::move(owned));
+        else {
+            ContextSelector selector(cc);
+            owned.reset();
+        }
+    });
+}
+
+void CommonMatrixProducts::copyBlock(int rows, int cols, ComputeArray& src, int srcOffset, int srcLd, ComputeArray& dst, int dstOffset,
+                                     int dstLd) const {
+    copyKernel->setArg(0, rows);
+    copyKernel->setArg(1, cols);
+    copyKernel->setArg(2, src);
+    copyKernel->setArg(3, srcOffset);
+    copyKernel->setArg(4, srcLd);
+    copyKernel->setArg(5, dst);
+    copyKernel->setArg(6, dstOffset);
+    copyKernel->setArg(7, dstLd);
+    copyKernel->execute(rows * cols);
+}
+
+QM::Held CommonMatrixProducts::hold(const Eigen::MatrixXd& A) const {
+    ContextSelector selector(cc);
+    compile();
+    shared_ptr<ComputeArray> array = heldArray(A.size());
+    if (A.size() > 0)
+        array->uploadSubArray(A.data(), 0, (int) A.size());
+    return make_shared<DeviceHeld>((int) A.rows(), (int) A.cols(), array, 0, max(1, (int) A.rows()));
+}
+
+QM::Held CommonMatrixProducts::block(const QM::Held& A, int row, int col, int rows, int cols) const {
+    const DeviceHeld& held = deviceHeld(A);
+    if (row < 0 || col < 0 || rows < 0 || cols < 0 || row + rows > A->rows() || col + cols > A->cols())
+        throw OpenMMException("QM: a block outside its held matrix (internal error)");
+    return make_shared<DeviceHeld>(rows, cols, held.array, held.offset + row + col * held.ld, held.ld);
+}
+
+QM::Held CommonMatrixProducts::multiply(const QM::Held& A, bool transposeA, const QM::Held& B, bool transposeB, const QM::Held& added,
+                                        bool subtract) const {
+    const DeviceHeld &a = deviceHeld(A), &b = deviceHeld(B);
+    const int m = transposeA ? A->cols() : A->rows(), k = transposeA ? A->rows() : A->cols();
+    const int n = transposeB ? B->rows() : B->cols();
+    if (k != (transposeB ? B->cols() : B->rows()))
+        throw OpenMMException("QM: product of held matrices with mismatched inner dimensions (internal error)");
+    if (added && (added->rows() != m || added->cols() != n))
+        throw OpenMMException("QM: a held product and its added matrix differ in shape (internal error)");
+    ContextSelector selector(cc);
+    compile();
+    shared_ptr<ComputeArray> out = heldArray((size_t) m * n);
+    if (m > 0 && n > 0) {
+        if (added) {
+            const DeviceHeld& first = deviceHeld(added);
+            copyBlock(m, n, *first.array, first.offset, first.ld, *out, 0, m);
+        }
+        else if (k == 0)
+            cc.clearBuffer(*out);
+        if (k > 0)
+            multiply(m, n, k, *a.array, a.offset, a.ld, transposeA, *b.array, b.offset, b.ld, transposeB, *out, (bool) added, subtract);
+    }
+    return make_shared<DeviceHeld>(m, n, out, 0, max(1, m));
+}
+
+Eigen::MatrixXd CommonMatrixProducts::fetch(const QM::Held& A) const {
+    const DeviceHeld& held = deviceHeld(A);
+    Eigen::MatrixXd out(A->rows(), A->cols());
+    if (out.size() == 0)
+        return out;
+    ContextSelector selector(cc);
+    if (held.offset == 0 && held.ld == A->rows() && held.array->getSize() == (size_t) out.size())
+        held.array->download(out.data());
+    else {
+        // A block: made whole first (a download takes a whole array).
+        compile();
+        shared_ptr<ComputeArray> whole = heldArray(out.size());
+        copyBlock(A->rows(), A->cols(), *held.array, held.offset, held.ld, *whole, 0, A->rows());
+        whole->download(out.data());
+    }
+    return out;
 }
 
 } // namespace OpenMMDFT

@@ -6,6 +6,7 @@
 #include "openmm/common/ComputeContext.h"
 #include "openmm/common/ComputeKernel.h"
 #include <map>
+#include <memory>
 
 namespace OpenMMDFT {
 
@@ -17,6 +18,9 @@ namespace OpenMMDFT {
  * MAX_RESULT_SIZES sizes (then they are released and made again): an SCF uses a handful (n x n, n x n_occ, ...).
  * The recycled DIIS pairs stay on the host: kept in device memory from step to step, their products there took
  * 0.065-0.14 s per MD step of 24 QM waters on an H200 against 0.020 s on its host's 16 cores (docs/PERFORMANCE.md).
+ * Held matrices (QM::HeldMatrix) live in arrays of their exact size, taken from spare ones of that size and given
+ * back when the last held matrix on them goes (at most MAX_SPARE_ARRAYS kept), so that an SCF's chains allocate
+ * nothing after its first iterations; blocks are views of their matrix's array (offset and leading dimension).
  * Used from the SCF's thread only (the device queue is not shared between threads).
  */
 class CommonMatrixProducts : public QM::MatrixProducts {
@@ -35,6 +39,11 @@ public:
     const char* name() const override {
         return "device";
     }
+    QM::Held hold(const Eigen::MatrixXd& A) const override;
+    QM::Held block(const QM::Held& A, int row, int col, int rows, int cols) const override;
+    QM::Held multiply(const QM::Held& A, bool transposeA, const QM::Held& B, bool transposeB, const QM::Held& added = nullptr,
+                      bool subtract = false) const override;
+    Eigen::MatrixXd fetch(const QM::Held& A) const override;
     /**
      * Below a 2 x 128^3 product (4 MFLOP) the host wins: on a GPU machine's host such a product takes about 0.1-0.2 ms
      * (20-45 GFLOPS, the lease host's OpenBLAS on 16 threads), the device's launch, three transfers and the wait about
@@ -42,7 +51,13 @@ public:
      */
     static constexpr double DEFAULT_MINIMUM_FLOPS = 4.2e6;
     static constexpr int MAX_RESULT_SIZES = 16;
+    static constexpr int MAX_SPARE_ARRAYS = 64;
 private:
+    /** An array of exactly this many doubles for a held matrix, from the spare ones where one fits. */
+    std::shared_ptr<OpenMM::ComputeArray> heldArray(size_t elements) const;
+    /** dst block = src block (rows x cols; offsets and leading dimensions of column-major storage). */
+    void copyBlock(int rows, int cols, OpenMM::ComputeArray& src, int srcOffset, int srcLd, OpenMM::ComputeArray& dst, int dstOffset,
+                   int dstLd) const;
     /** The product kernel, compiled on first use. */
     void compile() const;
     /** array holds at least elements of T (grown, contents lost, where it holds fewer). */
@@ -54,10 +69,16 @@ private:
     OpenMM::ComputeArray& resultArray(size_t elements) const;
     /** C (m x n, column-major, leading dimension m) = op(A) op(B) for column-major A and B with leading dimensions lda, ldb. */
     void multiply(int m, int n, int k, OpenMM::ComputeArray& A, int lda, bool transposeA, OpenMM::ComputeArray& B, int ldb,
-                  bool transposeB, OpenMM::ComputeArray& C) const;
+                  bool transposeB, OpenMM::ComputeArray& C) const {
+        multiply(m, n, k, A, 0, lda, transposeA, B, 0, ldb, transposeB, C, false, false);
+    }
+    /** The same with offsets into A and B; accumulate: C += op(A) op(B) (C -= where subtract) instead of C =. */
+    void multiply(int m, int n, int k, OpenMM::ComputeArray& A, int aOffset, int lda, bool transposeA, OpenMM::ComputeArray& B,
+                  int bOffset, int ldb, bool transposeB, OpenMM::ComputeArray& C, bool accumulate, bool subtract) const;
     OpenMM::ComputeContext& cc;
     const double smallest;
-    mutable OpenMM::ComputeKernel kernel;
+    mutable OpenMM::ComputeKernel kernel, copyKernel;
+    mutable std::multimap<size_t, std::unique_ptr<OpenMM::ComputeArray>> spare;  // held matrices' arrays not in use
     mutable OpenMM::ComputeArray left, right, middle;
     mutable std::map<size_t, OpenMM::ComputeArray> results;
     mutable long long run = 0;

@@ -40,6 +40,18 @@ public:
     const char* name() const override {
         return there.name();
     }
+    Held hold(const Eigen::MatrixXd& A) const override {
+        return there.hold(A);
+    }
+    Held block(const Held& A, int row, int col, int rows, int cols) const override {
+        return there.block(A, row, col, rows, cols);
+    }
+    Held multiply(const Held& A, bool tA, const Held& B, bool tB, const Held& added, bool subtract) const override {
+        return there.multiply(A, tA, B, tB, added, subtract);
+    }
+    Eigen::MatrixXd fetch(const Held& A) const override {
+        return there.fetch(A);
+    }
 private:
     const MatrixProducts& there;
 };
@@ -116,6 +128,58 @@ inline void testDeviceMatrixProductsMatchHost(const std::shared_ptr<const XCBack
     // Memory: the inputs' and the intermediate's arrays at most the largest operand each, one array per result size.
     EXPECT_GT(products->storedBytes(), 0u);
     EXPECT_LE(products->storedBytes(), (3 + 16) * sizeof(double) * std::max(largest, (size_t) big.size()));
+}
+
+/**
+ * Chains of products on matrices held on the device against the host's: blocks of a held matrix (views, offsets and
+ * leading dimensions) in every transposition, sums and differences with an added matrix (itself a block), a product
+ * of products, blocks fetched, empty inner dimensions; the held matrices' arrays reused once given back; a held matrix
+ * of another MatrixProducts refused.
+ */
+inline void testDeviceHeldMatricesMatchHost(const std::shared_ptr<const XCBackendFactory>& factory) {
+    const MatrixProducts* products = factory->matrixProducts();
+    ASSERT_TRUE(products != nullptr);
+    const MatrixProducts& host = hostMatrixProducts();
+    EXPECT_STREQ(host.name(), "host");
+    std::srand(11);
+    const Eigen::MatrixXd C = Eigen::MatrixXd::Random(97, 83), T = Eigen::MatrixXd::Random(53, 30);
+    const Held c = products->hold(C), t = products->hold(T);
+    const Held hc = host.hold(C), ht = host.hold(T);
+    EXPECT_EQ(products->fetch(c), C);
+    // Blocks: C_o = C[:, 0:30], C_v = C[:, 30:83], and an inner block fetched (made whole on the device first).
+    const Held occupied = products->block(c, 0, 0, 97, 30), virtuals = products->block(c, 0, 30, 97, 53);
+    const Held hostOccupied = host.block(hc, 0, 0, 97, 30), hostVirtuals = host.block(hc, 0, 30, 97, 53);
+    EXPECT_EQ(products->fetch(products->block(c, 5, 7, 40, 20)), C.block(5, 7, 40, 20));
+    auto near = [](const Eigen::MatrixXd& a, const Eigen::MatrixXd& b, double bound) {
+        return a.rows() == b.rows() && a.cols() == b.cols() && (a - b).cwiseAbs().maxCoeff() <= bound;
+    };
+    // C_o + C_v t, C_v - C_o t^T: every transposition of a block operand.
+    EXPECT_TRUE(near(products->fetch(products->multiply(virtuals, false, t, false, occupied)),
+                     host.fetch(host.multiply(hostVirtuals, false, ht, false, hostOccupied)), 1e-13 * 53));
+    EXPECT_TRUE(near(products->fetch(products->multiply(occupied, false, t, true, virtuals, true)),
+                     host.fetch(host.multiply(hostOccupied, false, ht, true, hostVirtuals, true)), 1e-13 * 30));
+    EXPECT_TRUE(near(products->fetch(products->multiply(virtuals, true, occupied, false)),
+                     host.fetch(host.multiply(hostVirtuals, true, hostOccupied, false)), 1e-13 * 97));
+    EXPECT_TRUE(near(products->fetch(products->multiply(t, true, virtuals, true)), host.fetch(host.multiply(ht, true, hostVirtuals, true)),
+                     1e-13 * 53));
+    // A product of products with a block of one as the added matrix: G_vv t + G_vo for G = C^T C.
+    const Held G = products->multiply(c, true, c, false), hostG = host.multiply(hc, true, hc, false);
+    const Held vv = products->block(G, 30, 30, 53, 53), vo = products->block(G, 30, 0, 53, 30);
+    const Eigen::MatrixXd expected = host.fetch(host.multiply(host.block(hostG, 30, 30, 53, 53), false, ht, false,
+                                                              host.block(hostG, 30, 0, 53, 30)));
+    EXPECT_TRUE(near(products->fetch(products->multiply(vv, false, t, false, vo)), expected, 1e-12 * 97 * 53));
+    // An empty inner dimension: the added matrix alone, or zeros.
+    const Held empty = products->hold(Eigen::MatrixXd(4, 0)), emptyRight = products->hold(Eigen::MatrixXd(0, 5));
+    EXPECT_EQ(products->fetch(products->multiply(empty, false, emptyRight, false)), Eigen::MatrixXd::Zero(4, 5));
+    const Eigen::MatrixXd A = Eigen::MatrixXd::Random(4, 5);
+    EXPECT_EQ(products->fetch(products->multiply(empty, false, emptyRight, false, products->hold(A), true)), A);
+    // Arrays given back are taken again: a second chain of the same shapes adds no memory.
+    const size_t before = products->storedBytes();
+    products->fetch(products->multiply(virtuals, false, t, false, occupied));
+    EXPECT_EQ(products->storedBytes(), before);
+    EXPECT_THROW(products->multiply(hc, false, t, false), OpenMM::OpenMMException);
+    EXPECT_THROW(host.fetch(c), OpenMM::OpenMMException);
+    EXPECT_THROW(products->block(c, 90, 0, 10, 5), OpenMM::OpenMMException);
 }
 
 /** An SCF of methanol with every product of basis-sized matrices on the device against the same with none there. */

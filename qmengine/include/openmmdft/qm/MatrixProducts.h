@@ -9,9 +9,32 @@
 #include "openmmdft/qm/DenseAlgebra.h"
 #include <Eigen/Dense>
 #include <cstddef>
+#include <memory>
 
 namespace OpenMMDFT {
 namespace QM {
+
+/**
+ * A matrix held where a MatrixProducts runs its products, so that a chain of products keeps its intermediates there:
+ * only the operands that change and the results the host needs cross the bus. (Each product of basis-sized matrices
+ * sent to a GPU on its own took 0.14-0.5 ms on an H200 lease, mostly its matrices crossing the bus; an SCF iteration
+ * of 24 waters in DZVP makes about 40 of them, about 90 MB up and down.) Made by MatrixProducts::hold, block and
+ * multiply, read by fetch; it must not outlive the MatrixProducts that made it.
+ */
+class HeldMatrix {
+public:
+    HeldMatrix(int rows, int cols) : rows_(rows), cols_(cols) {}
+    virtual ~HeldMatrix() = default;
+    int rows() const {
+        return rows_;
+    }
+    int cols() const {
+        return cols_;
+    }
+private:
+    int rows_, cols_;
+};
+using Held = std::shared_ptr<const HeldMatrix>;
 
 class MatrixProducts {
 public:
@@ -29,7 +52,28 @@ public:
     virtual long long productsRun() const = 0;
     /** Where the products run, for reports: "host" or "device". */
     virtual const char* name() const = 0;
+    /* Chains of products on held matrices. Every product of a chain runs here, whatever its size (its operands are
+     * here already). The defaults hold the matrices on the host and multiply them with its BLAS, as product() does. */
+    /** A copy of A held here. */
+    virtual Held hold(const Eigen::MatrixXd& A) const;
+    /** Rows [row, row + rows) and columns [col, col + cols) of A (a view of A's storage where that is possible). */
+    virtual Held block(const Held& A, int row, int col, int rows, int cols) const;
+    /** op(A) op(B), with `added` plus it (minus it where subtract) where given: added +- op(A) op(B), rounded as the
+     *  host's added + product(...) is. */
+    virtual Held multiply(const Held& A, bool transposeA, const Held& B, bool transposeB, const Held& added = nullptr,
+                          bool subtract = false) const;
+    /** A on the host. */
+    virtual Eigen::MatrixXd fetch(const Held& A) const;
 };
+
+/** The host's products (BLAS) as a MatrixProducts, for chains that are too small to be worth a device. */
+const MatrixProducts& hostMatrixProducts();
+
+/** Where a chain of products runs: where `products` runs them if it is given and the chain's largest product
+ *  (largestFlops, 2 m n k) is worth it there, else on the host. */
+inline const MatrixProducts& chainProducts(const MatrixProducts* products, double largestFlops) {
+    return products != nullptr && largestFlops >= products->minimumFlops() ? *products : hostMatrixProducts();
+}
 
 /** op(A) op(B) where `products` runs them if it is given and the product is large enough for it, else on the host (BLAS). */
 inline Eigen::MatrixXd productOn(const MatrixProducts* products, const Eigen::MatrixXd& A, bool transposeA, const Eigen::MatrixXd& B,

@@ -1,0 +1,135 @@
+/* BenchMatrixProducts's second table: the SCF's orbital updates (OrbitalRotation.h's block diagonalization with its
+ * rotation, CoulombResponse.h's response step) with their products on the host, on the device one product at a time
+ * (each product's matrices up and its result down: the route before held matrices), and on the device as chains of
+ * held matrices (the orbitals up once, intermediates kept there), with the bytes that cross between host and device
+ * per update and the largest difference from the host's orbitals. The Fock matrix is synthetic (orbital energies from
+ * -20 to 5 Eh, a gap of 0.3 Eh, the next iteration's F 1e-3 Eh away), the Coulomb operator a scaling of the density
+ * (linear, symmetric, positive: all the response needs, at no cost of its own). */
+#pragma once
+#include "../qmengine/src/CoulombResponse.h"
+#include "../qmengine/src/OrbitalRotation.h"
+#include "openmmdft/qm/DenseAlgebra.h"
+#include "openmmdft/qm/MatrixProducts.h"
+#include <cstdio>
+#include <functional>
+#include <random>
+
+namespace OrbitalUpdateBench {
+
+using namespace OpenMMDFT::QM;
+
+/** Another MatrixProducts's products, every chain there (no lower size limit), counting the bytes that cross. With
+ *  oneAtATime, each held product is that MatrixProducts's product() of host matrices (up, multiply, down). */
+class CountingProducts : public MatrixProducts {
+public:
+    CountingProducts(const MatrixProducts& there, bool oneAtATime) : there(there), oneAtATime(oneAtATime) {}
+    mutable double bytes = 0;
+    Eigen::MatrixXd product(const Eigen::MatrixXd& A, bool tA, const Eigen::MatrixXd& B, bool tB) const override {
+        Eigen::MatrixXd C = there.product(A, tA, B, tB);
+        bytes += 8.0 * (A.size() + B.size() + C.size());
+        return C;
+    }
+    Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) const override {
+        Eigen::MatrixXd C = there.congruence(A, B);
+        bytes += 8.0 * (A.size() + B.size() + C.size());
+        return C;
+    }
+    double minimumFlops() const override {
+        return 0;
+    }
+    size_t storedBytes() const override {
+        return there.storedBytes();
+    }
+    long long productsRun() const override {
+        return there.productsRun();
+    }
+    const char* name() const override {
+        return there.name();
+    }
+    Held hold(const Eigen::MatrixXd& A) const override {
+        if (oneAtATime)
+            return MatrixProducts::hold(A);
+        bytes += 8.0 * A.size();
+        return there.hold(A);
+    }
+    Held block(const Held& A, int row, int col, int rows, int cols) const override {
+        return oneAtATime ? MatrixProducts::block(A, row, col, rows, cols) : there.block(A, row, col, rows, cols);
+    }
+    Held multiply(const Held& A, bool tA, const Held& B, bool tB, const Held& added, bool subtract) const override {
+        if (!oneAtATime)
+            return there.multiply(A, tA, B, tB, added, subtract);
+        Eigen::MatrixXd C = product(MatrixProducts::fetch(A), tA, MatrixProducts::fetch(B), tB);
+        if (added)
+            C = subtract ? Eigen::MatrixXd(MatrixProducts::fetch(added) - C) : Eigen::MatrixXd(MatrixProducts::fetch(added) + C);
+        return MatrixProducts::hold(C);
+    }
+    Eigen::MatrixXd fetch(const Held& A) const override {
+        if (oneAtATime)
+            return MatrixProducts::fetch(A);
+        Eigen::MatrixXd value = there.fetch(A);
+        bytes += 8.0 * value.size();
+        return value;
+    }
+private:
+    const MatrixProducts& there;
+    const bool oneAtATime;
+};
+
+/** Orthonormal orbitals C (n x n) of a Fock matrix F with a gap at no, and the next iteration's F. */
+struct OrbitalProblem {
+    Eigen::MatrixXd C, F, next;
+    Eigen::VectorXd eps;
+    OrbitalProblem(int n, int no) {
+        std::mt19937 rng(3);
+        std::normal_distribution<double> normal;
+        Eigen::MatrixXd a(n, n);
+        for (int i = 0; i < a.size(); i++)
+            a.data()[i] = normal(rng);
+        C = Eigen::HouseholderQR<Eigen::MatrixXd>(a).householderQ();
+        eps.resize(n);
+        for (int i = 0; i < n; i++)
+            eps[i] = i < no ? -20.0 + 19.7 * i / std::max(1, no - 1) : 0.0 + 5.0 * (i - no) / std::max(1, n - no - 1);
+        F = C * eps.asDiagonal() * C.transpose();
+        Eigen::MatrixXd change(n, n);
+        for (int i = 0; i < change.size(); i++)
+            change.data()[i] = normal(rng);
+        next = F + 1e-3 / std::sqrt((double) n) * (change + change.transpose());
+    }
+};
+
+/** Prints the table's rows for one size: median seconds of `repeat` runs by `median` (which runs the work once more,
+ *  untimed, first). */
+inline void printOrbitalUpdates(int n, int no, const MatrixProducts& device, int repeat,
+                                double (*median)(const std::function<void()>&, int)) {
+    const OrbitalProblem p(n, no);
+    auto coulomb = [](const Eigen::MatrixXd& D) { return Eigen::MatrixXd(0.1 * D); };
+    const Eigen::MatrixXd mismatch = 1e-3 * (p.next - p.F);
+    const CountingProducts one(device, true), held(device, false);
+    struct Route {
+        const char* name;
+        const MatrixProducts* products;
+        const CountingProducts* counted;
+    };
+    const Route routes[] = {{"host", nullptr, nullptr}, {"device, one product at a time", &one, &one}, {"device, held chains", &held, &held}};
+    Eigen::MatrixXd hostRotated, hostResponse;
+    for (const Route& r : routes) {
+        BlockDiagonalization out;
+        CoulombResponseStep step;
+        const double rotation = median([&] { blockDiagonalize(p.next, p.C, no, 1e-11, 0.2, out, r.products); }, repeat);
+        const double rotationBytes = r.counted ? r.counted->bytes : 0;
+        const double response = median([&] { step = coulombResponse(p.C, p.eps, no, mismatch, coulomb, 2, 0.05, r.products); }, repeat);
+        const double responseBytes = r.counted ? r.counted->bytes - rotationBytes : 0;
+        if (r.counted)
+            r.counted->bytes = 0;
+        if (r.products == nullptr) {
+            hostRotated = out.orbitals;
+            hostResponse = step.orbitals;
+        }
+        const double runs = repeat + 1;  // median() ran each update this often: the bytes are per update
+        std::printf("| %d | %d | %s | %.3f | %.1f | %.3f | %.1f | %.1e |\n", n, no, r.name, 1e3 * rotation, rotationBytes / runs / 1e6,
+                    1e3 * response, responseBytes / runs / 1e6,
+                    std::max((out.orbitals - hostRotated).cwiseAbs().maxCoeff(), (step.orbitals - hostResponse).cwiseAbs().maxCoeff()));
+    }
+}
+
+} // namespace OrbitalUpdateBench
