@@ -35,9 +35,16 @@ Eigen::MatrixXd orbitalGradient(const Eigen::MatrixXd& F, const Eigen::MatrixXd&
         const Eigen::MatrixXd FDS = productOn(products, F, false, productOn(products, D, false, S, false), false);
         return congruenceOn(products, FDS - FDS.transpose(), X);
     }
+    const MatrixProducts& m = chainProducts(products, 2.0 * F.size() * factor->cols());
+    return orbitalGradient(m, F, m.hold(X), m.hold(XS), *factor);
+}
+
+Eigen::MatrixXd orbitalGradient(const MatrixProducts& m, const Eigen::MatrixXd& F, const Held& X, const Held& XS,
+                                const Eigen::MatrixXd& factor) {
     // X^T F D S X = (X^T F Y)(X^T S Y)^T for D = Y Y^T.
-    const Eigen::MatrixXd left = productOn(products, X, true, productOn(products, F, false, *factor, false), false);
-    const Eigen::MatrixXd outer = productOn(products, left, false, productOn(products, XS, false, *factor, false), true);
+    const Held Y = m.hold(factor);
+    const Held left = m.multiply(X, true, m.multiply(m.hold(F), false, Y, false), false);
+    const Eigen::MatrixXd outer = m.fetch(m.multiply(left, false, m.multiply(XS, false, Y, false), true));
     return outer - outer.transpose();
 }
 
@@ -126,6 +133,8 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         return productOn(products, factor, false, factor, true);
     };
     const Eigen::MatrixXd XS = productOn(products, X, true, S, false);
+    Held heldX, heldXS;  // X and XS where the error's products run (heldBasisChangeWhere), made on first use
+    const MatrixProducts* heldBasisChangeWhere = nullptr;
     Eigen::VectorXd eps;
     Eigen::MatrixXd C;
     // Closed shells with integer occupations: the first nElectrons / 2 orbitals of C hold two electrons each, so that
@@ -223,7 +232,19 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
         r.qmmm = r.qmmmElectronic + r.qmmmNuclear;
         r.total = r.oneElectron + r.coulomb + r.xc + r.nuclearRepulsion + r.qmmm + r.longRange;
         const double tCommutator = seconds();
-        const Eigen::MatrixXd err = orbitalGradient(F, D, S, X, XS, haveFactor ? &factor : nullptr, products);
+        Eigen::MatrixXd err;
+        if (haveFactor) {
+            // X and XS held where the error's products run, once for the SCF.
+            const MatrixProducts& m = chainProducts(products, 2.0 * F.size() * factor.cols());
+            if (&m != heldBasisChangeWhere) {
+                heldX = m.hold(X);
+                heldXS = m.hold(XS);
+                heldBasisChangeWhere = &m;
+            }
+            err = orbitalGradient(m, F, heldX, heldXS, factor);
+        }
+        else
+            err = orbitalGradient(F, D, S, X, XS, nullptr, products);
         r.timings["scf.fockAndDIIS.commutator"] += seconds() - tCommutator;
         const double errMax = err.cwiseAbs().maxCoeff();
         if (recycling) {

@@ -64,6 +64,11 @@ Eigen::VectorXd occupations(const Eigen::VectorXd& eps, double electrons, bool f
 Eigen::MatrixXd orbitalGradient(const Eigen::MatrixXd& F, const Eigen::MatrixXd& D, const Eigen::MatrixXd& S, const Eigen::MatrixXd& X,
                                 const Eigen::MatrixXd& XS, const Eigen::MatrixXd* factor, const MatrixProducts* products = nullptr);
 
+/// The same from the factor, with X and XS held where `m` runs its products (held once for an SCF's iterations): F and
+/// the factor go up, the error comes down.
+Eigen::MatrixXd orbitalGradient(const MatrixProducts& m, const Eigen::MatrixXd& F, const Held& X, const Held& XS,
+                                const Eigen::MatrixXd& factor);
+
 /// Iterate from density D (or from the core Hamiltonian when haveDensity is false).
 SCFOutcome runSCF(const QMSettings& settings, const SCFProblem& problem, Eigen::MatrixXd D, bool haveDensity,
                   const SCFStrategy& strategy = SCFStrategy());
