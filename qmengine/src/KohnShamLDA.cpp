@@ -29,11 +29,16 @@ namespace {
  * them (the SCF's device, where there is one; null: the host).
  */
 Eigen::MatrixXd purifiedDensity(const Eigen::MatrixXd& D, const Eigen::MatrixXd& S, const MatrixProducts* products) {
+    // S held where the products run for all passes; per pass P goes up, PSP and PS PSP come down.
+    const MatrixProducts& m = chainProducts(products, 2.0 * S.size() * S.cols());
+    const Held overlap = m.hold(S);
     Eigen::MatrixXd P = 0.5 * D;
     for (int k = 0; k < 4; k++) {
-        const Eigen::MatrixXd PS = productOn(products, P, false, S, false);
-        const Eigen::MatrixXd PSP = productOn(products, PS, false, P, false);
-        const Eigen::MatrixXd next = 3 * PSP - 2 * productOn(products, PS, false, PSP, false);
+        const Held heldP = m.hold(P);
+        const Held PS = m.multiply(heldP, false, overlap, false);
+        const Held heldPSP = m.multiply(PS, false, heldP, false);
+        const Eigen::MatrixXd PSP = m.fetch(heldPSP);
+        const Eigen::MatrixXd next = 3 * PSP - 2 * m.fetch(m.multiply(PS, false, heldPSP, false));
         const double change = (next - P).cwiseAbs().maxCoeff();
         P = next;
         // McWeeny's iteration converges quadratically: the next pass would change P by about 16 change^2 (an MD

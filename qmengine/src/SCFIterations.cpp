@@ -58,6 +58,13 @@ void diagonalizeIn(const Eigen::MatrixXd& F, const Eigen::MatrixXd& X, const Mat
     C = productOn(where, X, false, vectors, false);
 }
 
+/// D = Y Y^T, the factor going up once where the products run.
+Eigen::MatrixXd densityOfFactor(const MatrixProducts* products, const Eigen::MatrixXd& Y) {
+    const MatrixProducts& m = chainProducts(products, 2.0 * Y.rows() * Y.size());
+    const Held factor = m.hold(Y);
+    return m.fetch(m.multiply(factor, false, factor, true));
+}
+
 /// Iterations without halving the error after which the level shift comes in.
 constexpr int STALL_ITERATIONS = 12;
 /// The Coulomb-response step stops at a residual of this fraction of its first: the step only has to take the
@@ -130,7 +137,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
             k++;
         factor = C.leftCols(k) * occ.head(k).cwiseSqrt().asDiagonal();
         haveFactor = true;
-        return productOn(products, factor, false, factor, true);
+        return densityOfFactor(products, factor);
     };
     const Eigen::MatrixXd XS = productOn(products, X, true, S, false);
     Held heldX, heldXS;  // X and XS where the error's products run (heldBasisChangeWhere), made on first use
@@ -339,7 +346,7 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
                                                              s.coulombResponseSteps, RESPONSE_TOLERANCE, products);
             factor = step.occupied * std::sqrt(2.0);
             C = step.orbitals;
-            D = productOn(products, factor, false, factor, true);
+            D = densityOfFactor(products, factor);
             r.coulombResponseBuilds += 1 + step.coulombBuilds;
             r.timings["scf.coulombResponse"] += seconds() - t;
         }
