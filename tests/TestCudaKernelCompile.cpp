@@ -13,6 +13,7 @@
  */
 #include "LeastSquaresProgram.h"
 #include "NvrtcCompile.h"
+#include "CommonMatrixProducts.h"
 #include "CommonQMMMKernelSources.h"
 #include "ThreeCentreProgram.h"
 #include "XCProgram.h"
@@ -46,7 +47,7 @@ TEST_P(CudaKernelCompile, LeastSquares) {
 }
 
 TEST(CudaKernelCompileDouble, MatrixProducts) {
-    string log = compile(matrixProductProgramSource(), leastSquaresProgramDefines(true, true));
+    string log = compile(matrixProductsProgramSource(), leastSquaresProgramDefines(true, true));
     EXPECT_EQ("", log) << log;
 }
 

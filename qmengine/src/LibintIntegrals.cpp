@@ -262,8 +262,10 @@ struct DensityFittedCoulomb::Impl {
     /** Hand the contractions over (B is where they run), with the metric's inverse if they can keep it. */
     void useContractions(std::unique_ptr<DensityFittingContractions> c) {
         contractions = std::move(c);
+        const double start = seconds();
         const Eigen::MatrixXd* inverse = solver->inverse();
         deviceSolve = inverse != nullptr && contractions->storeMetric(metric, *inverse);
+        timings["storeMetric"] = seconds() - start;
     }
 };
 

@@ -1,5 +1,4 @@
 #include "CommonMatrixProducts.h"
-#include "CommonQMMMKernelSources.h"
 #include "LeastSquaresProgram.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ContextSelector.h"
@@ -38,8 +37,7 @@ void CommonMatrixProducts::compile() const {
     if (kernel)
         return;
     // The least-squares program's tiled product alone, with double inputs and accumulation.
-    ComputeProgram program = cc.compileProgram(matrixProductProgramSource() + CommonQMMMKernelSources::qmMatrixBlocks,
-                                               leastSquaresProgramDefines(true, true));
+    ComputeProgram program = cc.compileProgram(matrixProductsProgramSource(), leastSquaresProgramDefines(true, true));
     kernel = program->createKernel("matrixProduct");
     for (int i = 0; i < 17; i++)
         kernel->addArg();

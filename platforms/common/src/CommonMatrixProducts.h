@@ -2,13 +2,21 @@
 #define OPENMMDFT_COMMONMATRIXPRODUCTS_H_
 
 #include "openmmdft/qm/MatrixProducts.h"
+#include "CommonQMMMKernelSources.h"
+#include "LeastSquaresProgram.h"
 #include "openmm/common/ComputeArray.h"
 #include "openmm/common/ComputeContext.h"
 #include "openmm/common/ComputeKernel.h"
 #include <map>
 #include <memory>
+#include <string>
 
 namespace OpenMMDFT {
+
+/** The products' program: the least-squares kernels' tiled product (double) and the held matrices' block copy. */
+inline std::string matrixProductsProgramSource() {
+    return matrixProductProgramSource() + CommonQMMMKernelSources::qmMatrixBlocks;
+}
 
 /**
  * The SCF's products of basis-sized matrices on the device (QM::MatrixProducts), with the tiled product of the

@@ -143,7 +143,7 @@ public:
     /// Seconds spent in the parts of the set-up ("metric", "metricSolver": the factorization or inverse on its own
     /// thread, "metricSolverWait": the wait for it after the rest, "screening": Schwarz bounds and the pair list,
     /// "screeningWait": the wait for a screening given to the constructor,
-    /// "tensor"), in the Coulomb builds so far ("builds.contractions": B d, the fit and B^T c where they run,
+    /// "tensor", and within it "storeMetric": the metric and its inverse handed to the contractions), in the Coulomb builds so far ("builds.contractions": B d, the fit and B^T c where they run,
     /// with their transfers; "builds.host": the pair gathering and angular transformations around them) and in the
     /// last gradient ("gradient.metric", "gradient.threeCentre").
     const std::map<std::string, double>& timings() const;
