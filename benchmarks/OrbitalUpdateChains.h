@@ -24,31 +24,17 @@ using namespace OpenMMDFT::QM;
 
 /** Another MatrixProducts's products, every chain there (no lower size limit), counting the bytes that cross. With
  *  oneAtATime, each held product is that MatrixProducts's product() of host matrices (up, multiply, down). */
-class CountingProducts : public MatrixProducts {
+class CountingProducts : public ForwardedMatrixProducts {
 public:
-    CountingProducts(const MatrixProducts& there, bool oneAtATime) : there(there), oneAtATime(oneAtATime) {}
+    CountingProducts(const MatrixProducts& there, bool oneAtATime) : ForwardedMatrixProducts(there), oneAtATime(oneAtATime) {}
     mutable double bytes = 0;
     Eigen::MatrixXd product(const Eigen::MatrixXd& A, bool tA, const Eigen::MatrixXd& B, bool tB) const override {
         Eigen::MatrixXd C = there.product(A, tA, B, tB);
         bytes += 8.0 * (A.size() + B.size() + C.size());
         return C;
     }
-    Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) const override {
-        Eigen::MatrixXd C = there.congruence(A, B);
-        bytes += 8.0 * (A.size() + B.size() + C.size());
-        return C;
-    }
     double minimumFlops() const override {
         return 0;
-    }
-    size_t storedBytes() const override {
-        return there.storedBytes();
-    }
-    long long productsRun() const override {
-        return there.productsRun();
-    }
-    const char* name() const override {
-        return there.name();
     }
     Held hold(const Eigen::MatrixXd& A) const override {
         if (oneAtATime)
@@ -75,7 +61,6 @@ public:
         return value;
     }
 private:
-    const MatrixProducts& there;
     const bool oneAtATime;
 };
 

@@ -19,41 +19,12 @@
 namespace GpuXCTest {
 
 /** The products of another MatrixProducts with no lower size limit: every product of the SCF runs there. */
-class EveryProductThere : public MatrixProducts {
+class EveryProductThere : public ForwardedMatrixProducts {
 public:
-    explicit EveryProductThere(const MatrixProducts& there) : there(there) {}
-    Eigen::MatrixXd product(const Eigen::MatrixXd& A, bool tA, const Eigen::MatrixXd& B, bool tB) const override {
-        return there.product(A, tA, B, tB);
-    }
-    Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) const override {
-        return there.congruence(A, B);
-    }
+    explicit EveryProductThere(const MatrixProducts& there) : ForwardedMatrixProducts(there) {}
     double minimumFlops() const override {
         return 0;
     }
-    size_t storedBytes() const override {
-        return there.storedBytes();
-    }
-    long long productsRun() const override {
-        return there.productsRun();
-    }
-    const char* name() const override {
-        return there.name();
-    }
-    Held hold(const Eigen::MatrixXd& A) const override {
-        return there.hold(A);
-    }
-    Held block(const Held& A, int row, int col, int rows, int cols) const override {
-        return there.block(A, row, col, rows, cols);
-    }
-    Held multiply(const Held& A, bool tA, const Held& B, bool tB, const Held& added, bool subtract) const override {
-        return there.multiply(A, tA, B, tB, added, subtract);
-    }
-    Eigen::MatrixXd fetch(const Held& A) const override {
-        return there.fetch(A);
-    }
-private:
-    const MatrixProducts& there;
 };
 
 /** A device factory with its matrix products replaced: every one on the device (products given) or none (null). */

@@ -66,6 +66,46 @@ public:
     virtual Eigen::MatrixXd fetch(const Held& A) const;
 };
 
+/** Every call forwarded to another MatrixProducts: a base for wrappers that change a part of it (the tests' and
+ *  benchmarks' routes). */
+class ForwardedMatrixProducts : public MatrixProducts {
+public:
+    explicit ForwardedMatrixProducts(const MatrixProducts& there) : there(there) {}
+    Eigen::MatrixXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::MatrixXd& B, bool transposeB) const override {
+        return there.product(A, transposeA, B, transposeB);
+    }
+    Eigen::MatrixXd congruence(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) const override {
+        return there.congruence(A, B);
+    }
+    double minimumFlops() const override {
+        return there.minimumFlops();
+    }
+    size_t storedBytes() const override {
+        return there.storedBytes();
+    }
+    long long productsRun() const override {
+        return there.productsRun();
+    }
+    const char* name() const override {
+        return there.name();
+    }
+    Held hold(const Eigen::MatrixXd& A) const override {
+        return there.hold(A);
+    }
+    Held block(const Held& A, int row, int col, int rows, int cols) const override {
+        return there.block(A, row, col, rows, cols);
+    }
+    Held multiply(const Held& A, bool transposeA, const Held& B, bool transposeB, const Held& added = nullptr,
+                  bool subtract = false) const override {
+        return there.multiply(A, transposeA, B, transposeB, added, subtract);
+    }
+    Eigen::MatrixXd fetch(const Held& A) const override {
+        return there.fetch(A);
+    }
+protected:
+    const MatrixProducts& there;
+};
+
 /** The host's products (BLAS) as a MatrixProducts, for chains that are too small to be worth a device. */
 const MatrixProducts& hostMatrixProducts();
 
