@@ -75,8 +75,10 @@ Eigen::MatrixXd schwarz(const std::vector<libint2::Shell>& shells, int threads) 
     std::vector<libint2::Engine> engines(threads, prototype);
     Eigen::MatrixXd Q = Eigen::MatrixXd::Zero(ns, ns);
     // Row s1 (and its mirror column) belongs to one thread: (ab|ab) over every shell pair is a four-centre integral
-    // each, a visible share of the set-up for a few hundred shells when it ran on one core.
-    parallelFor(ns, threads, [&](int s1, int t) {
+    // each, a visible share of the set-up for a few hundred shells when it ran on one core. Row s1 holds s1 + 1 of
+    // them: the rows are handed out longest first, so that the last ones to finish are short.
+    parallelFor(ns, threads, [&](int item, int t) {
+        const int s1 = ns - 1 - item;
         libint2::Engine& engine = engines[t];
         const auto& buf = engine.results();
         for (int s2 = 0; s2 <= s1; s2++) {
