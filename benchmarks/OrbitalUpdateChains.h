@@ -96,40 +96,39 @@ inline void printOrbitalUpdates(int n, int no, const MatrixProducts& device, int
     const CountingProducts one(device, true), held(device, false);
     struct Route {
         const char* name;
-        const MatrixProducts* products;
-        const CountingProducts* counted;
+        const CountingProducts* products;  // null: the host
     };
-    const Route routes[] = {{"host", nullptr, nullptr}, {"device, one product at a time", &one, &one}, {"device, held chains", &held, &held}};
+    const Route routes[] = {{"host", nullptr}, {"device, one product at a time", &one}, {"device, held chains", &held}};
     Eigen::MatrixXd hostRotated, hostResponse, hostError;
     // A non-orthogonal basis change X and X^T S of the same sizes as an SCF's (their values do not matter here).
     const Eigen::MatrixXd X = p.C + 0.01 * p.F, XS = X.transpose() * (X * X.transpose());
     const Eigen::MatrixXd factor = std::sqrt(2.0) * p.C.leftCols(no);
     for (const Route& r : routes) {
+        // Median seconds of an update and the MB that crossed per run of it (median() runs it repeat + 1 times).
+        auto measured = [&](const std::function<void()>& update, double& megabytes) {
+            if (r.products)
+                r.products->bytes = 0;
+            const double seconds = median(update, repeat);
+            megabytes = r.products ? r.products->bytes / (repeat + 1) / 1e6 : 0.0;
+            return seconds;
+        };
         const MatrixProducts& m = r.products ? *r.products : hostMatrixProducts();
-        const Held heldX = m.hold(X), heldXS = m.hold(XS);
-        if (r.counted)
-            r.counted->bytes = 0;  // held once per SCF: not counted per iteration
+        const Held heldX = m.hold(X), heldXS = m.hold(XS);  // once per SCF: not counted per iteration
         Eigen::MatrixXd error;
-        const double errorSeconds = median([&] { error = orbitalGradient(m, p.next, heldX, heldXS, factor); }, repeat);
-        const double errorBytes = r.counted ? r.counted->bytes : 0;
-        if (r.counted)
-            r.counted->bytes = 0;
         BlockDiagonalization out;
         CoulombResponseStep step;
-        const double rotation = median([&] { blockDiagonalize(p.next, p.C, no, 1e-11, 0.2, out, r.products); }, repeat);
-        const double rotationBytes = r.counted ? r.counted->bytes : 0;
-        const double response = median([&] { step = coulombResponse(p.C, p.eps, no, mismatch, coulomb, 2, 0.05, r.products); }, repeat);
-        const double responseBytes = r.counted ? r.counted->bytes - rotationBytes : 0;
-        if (r.counted)
-            r.counted->bytes = 0;
+        double errorMB, rotationMB, responseMB;
+        const double errorSeconds = measured([&] { error = orbitalGradient(m, p.next, heldX, heldXS, factor); }, errorMB);
+        const double rotation = measured([&] { blockDiagonalize(p.next, p.C, no, 1e-11, 0.2, out, r.products); }, rotationMB);
+        const double response =
+            measured([&] { step = coulombResponse(p.C, p.eps, no, mismatch, coulomb, 2, 0.05, r.products); }, responseMB);
         if (r.products == nullptr) {
             hostRotated = out.orbitals;
             hostResponse = step.orbitals;
             hostError = error;
         }
-        const double runs = repeat + 1;  // median() ran each update this often: the bytes are per update
-        std::printf("| %d | %d | %s | %.3f | %.1f | %.3f | %.1f | %.3f | %.1f | %.1e |\n", n, no, r.name, 1e3 * errorSeconds,
-                    errorBytes / runs / 1e6, 1e3 * rotation, rotationBytes / runs / 1e6, 1e3 * response, responseBytes / runs / 1e6,
+        std::printf("| %d | %d | %s | %.3f | %.1f | %.3f | %.1f | %.3f | %.1f | %.1e |\n", n, no, r.name, 1e3 * errorSeconds, errorMB,
+                    1e3 * rotation, rotationMB, 1e3 * response, responseMB,
                     std::max({(out.orbitals - hostRotated).cwiseAbs().maxCoeff(), (step.orbitals - hostResponse).cwiseAbs().maxCoeff(),
                               (error - hostError).cwiseAbs().maxCoeff() / hostError.cwiseAbs().maxCoeff()}));
     }

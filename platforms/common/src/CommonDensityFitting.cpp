@@ -236,15 +236,16 @@ public:
         }
         // Symmetric: column-major is row-major, so the projection kernel applies them (symmetrized to the last bit
         // where they are not so already: the engine's metric and the inverses of LAPACK and cuSOLVER are mirrored).
-        for (const auto& matrix : {std::make_pair(&metric, &metricArray), std::make_pair(&inverse, &inverseArray)}) {
-            const Eigen::MatrixXd& given = *matrix.first;
+        auto uploadSymmetric = [](const Eigen::MatrixXd& given, PooledArray& array) {
             if (exactlySymmetric(given))
-                (**matrix.second).uploadSubArray(given.data(), 0, (int) given.size());
+                (*array).uploadSubArray(given.data(), 0, (int) given.size());  // no copy
             else {
                 const Eigen::MatrixXd symmetrized = 0.5 * (given + given.transpose());
-                (**matrix.second).uploadSubArray(symmetrized.data(), 0, (int) symmetrized.size());
+                (*array).uploadSubArray(symmetrized.data(), 0, (int) symmetrized.size());
             }
-        }
+        };
+        uploadSymmetric(metric, metricArray);
+        uploadSymmetric(inverse, inverseArray);
         firstFit.take(pool, cc, "qmDensityFittingFirstFit", rows);
         fitResidual.take(pool, cc, "qmDensityFittingFitResidual", rows);
         fitCorrection.take(pool, cc, "qmDensityFittingFitCorrection", rows);
