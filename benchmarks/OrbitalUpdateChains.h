@@ -5,7 +5,8 @@
  * held matrices (the orbitals up once, intermediates kept there), with the bytes that cross between host and device
  * per update and the largest difference from the host's orbitals. The Fock matrix is synthetic (orbital energies from
  * -20 to 5 Eh, a gap of 0.3 Eh, the next iteration's F 1e-3 Eh away), the Coulomb operator a scaling of the density
- * (linear, symmetric, positive: all the response needs, at no cost of its own). */
+ * (linear, symmetric, positive: all the response needs, at no cost of its own on the host; on held densities two
+ * products with a held identity, as a device's Coulomb build beside the held density would take them). */
 #pragma once
 #include "../qmengine/src/CoulombResponse.h"
 #include "../qmengine/src/OrbitalRotation.h"
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <random>
 
 namespace OrbitalUpdateBench {
@@ -60,6 +62,10 @@ public:
         bytes += 8.0 * value.size();
         return value;
     }
+    /** Where the products run, uncounted. */
+    const MatrixProducts& uncounted() const {
+        return there;
+    }
 private:
     const bool oneAtATime;
 };
@@ -97,8 +103,21 @@ inline void printOrbitalUpdates(int n, int no, const MatrixProducts& device, int
     struct Route {
         const char* name;
         const CountingProducts* products;  // null: the host
+        bool heldBuilds;                   // the response's Coulomb builds from its held densities
     };
-    const Route routes[] = {{"host", nullptr}, {"device, one product at a time", &one}, {"device, held chains", &held}};
+    const Route routes[] = {{"host", nullptr, false},
+                            {"device, one product at a time", &one, false},
+                            {"device, held chains", &held, false},
+                            {"device, held chains and Coulomb builds", &held, true}};
+    // The same Coulomb model on held densities, as a device's build beside them: 0.1 scale (H + H^T) / 2 as two products
+    // with a held multiple of the identity (held once per scale, not counted: a device build's tables are its own).
+    std::map<double, Held> identities;
+    auto heldModel = [&](const MatrixProducts& m, const Held& H, double scale) {
+        Held& I = identities[scale];
+        if (!I)
+            I = held.uncounted().hold(0.05 * scale * Eigen::MatrixXd::Identity(H->rows(), H->rows()));
+        return m.multiply(H, true, I, false, m.multiply(H, false, I, false));
+    };
     Eigen::MatrixXd hostRotated, hostResponse, hostError;
     // A non-orthogonal basis change X and X^T S of the same sizes as an SCF's (their values do not matter here).
     const Eigen::MatrixXd X = p.C + 0.01 * p.F, XS = X.transpose() * (X * X.transpose());
@@ -121,7 +140,8 @@ inline void printOrbitalUpdates(int n, int no, const MatrixProducts& device, int
         const double errorSeconds = measured([&] { error = orbitalGradient(m, p.next, heldX, heldXS, factor); }, errorMB);
         const double rotation = measured([&] { blockDiagonalize(p.next, p.C, no, 1e-11, 0.2, out, r.products); }, rotationMB);
         const double response =
-            measured([&] { step = coulombResponse(p.C, p.eps, no, mismatch, coulomb, 2, 0.05, r.products); }, responseMB);
+            measured([&] { step = coulombResponse(p.C, p.eps, no, mismatch, coulomb, 2, 0.05, r.products,
+                                                  r.heldBuilds ? HeldCoulomb(heldModel) : HeldCoulomb()); }, responseMB);
         if (r.products == nullptr) {
             hostRotated = out.orbitals;
             hostResponse = step.orbitals;

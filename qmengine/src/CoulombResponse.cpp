@@ -14,7 +14,8 @@ double dot(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
 CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::VectorXd& eps, int nOccupied,
                                     const Eigen::MatrixXd& coulombMismatch,
                                     const std::function<Eigen::MatrixXd(const Eigen::MatrixXd&)>& coulomb, int maxSteps,
-                                    double tolerance, const MatrixProducts* products) {
+                                    double tolerance, const MatrixProducts* products,
+                                    const HeldCoulomb& heldCoulomb) {
     CoulombResponseStep step;
     const int n = (int) C.rows(), nOcc = nOccupied, nVirt = (int) C.cols() - nOccupied;
     step.occupied = C.leftCols(nOcc);
@@ -27,8 +28,11 @@ CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::Vecto
     const Held orbitals = m.hold(C);
     const Held occupied = m.block(orbitals, 0, 0, n, nOcc), virtuals = m.block(orbitals, 0, nOcc, n, nVirt);
     // The virtual-occupied block of a matrix in the AO basis.
+    auto virtualOccupiedOfHeld = [&](const Held& M) {
+        return m.fetch(m.multiply(virtuals, true, m.multiply(M, false, occupied, false), false));
+    };
     auto virtualOccupied = [&](const Eigen::MatrixXd& M) {
-        return m.fetch(m.multiply(virtuals, true, m.multiply(m.hold(M), false, occupied, false), false));
+        return virtualOccupiedOfHeld(m.hold(M));
     };
     const Eigen::MatrixXd g = virtualOccupied(coulombMismatch);
     Eigen::MatrixXd gaps(nVirt, nOcc);
@@ -38,11 +42,15 @@ CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::Vecto
     if (!(gaps.minCoeff() > 0))
         return step;  // no gap at the Fermi level: the response is not defined, the Roothaan step stands
     // The Coulomb term of the response: amplitudes x move the density by dD = 2 sum_ai x_ai (C_a C_i^T + C_i C_a^T).
-    // (C_v x) C_o^T: n nv no + n no n operations, against nv no n + n nv n for C_v (x C_o^T).
+    // (C_v x) C_o^T: n nv no + n no n operations, against nv no n + n nv n for C_v (x C_o^T). dD = 4 (H + H^T) / 2 for
+    // H = C_v x C_o^T: built where H is held, where that is offered (the density and J then stay there).
     auto coulombTerm = [&](const Eigen::MatrixXd& x) {
-        const Eigen::MatrixXd half = m.fetch(m.multiply(m.multiply(virtuals, false, m.hold(x), false), false, occupied, true));
+        const Held half = m.multiply(m.multiply(virtuals, false, m.hold(x), false), false, occupied, true);
         step.coulombBuilds++;
-        return virtualOccupied(coulomb(2 * (half + half.transpose())));
+        if (heldCoulomb)
+            return virtualOccupiedOfHeld(heldCoulomb(m, half, 4.0));
+        const Eigen::MatrixXd h = m.fetch(half);
+        return virtualOccupied(coulomb(2 * (h + h.transpose())));
     };
     // Preconditioned conjugate gradients on (gaps + W) t = -g, from t = 0.
     Eigen::MatrixXd t = Eigen::MatrixXd::Zero(nVirt, nOcc);

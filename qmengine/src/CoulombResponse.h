@@ -17,6 +17,9 @@
 namespace OpenMMDFT {
 namespace QM {
 
+/// J[scale (D + D^T) / 2] of a matrix D held by the MatrixProducts given, held there too (DensityFittedCoulomb::compute).
+using HeldCoulomb = std::function<Held(const MatrixProducts&, const Held&, double)>;
+
 struct CoulombResponseStep {
     Eigen::MatrixXd occupied;  ///< corrected occupied orbitals (n_bf x n_occ), orthonormal in the overlap metric
     Eigen::MatrixXd orbitals;  ///< all orbitals turned by the same rotation (occupied first), orthonormal
@@ -33,12 +36,14 @@ struct CoulombResponseStep {
  * at most maxSteps steps (one Coulomb build each), stopping at a residual below tolerance times the first one. The
  * orbitals C_i + sum_a t_ai C_a are then orthonormalized (Loewdin), which keeps the density idempotent, and the
  * virtual ones turned with them (rotateOccupiedVirtual, OrbitalRotation.h; C must be orthonormal in S). The products of
- * basis-sized matrices run where `products` runs them (null: the host).
+ * basis-sized matrices run where `products` runs them (null: the host); heldCoulomb, where given, builds the
+ * conjugate-gradient steps' Coulomb matrices from their held densities (else they are fetched for coulomb()).
  */
 CoulombResponseStep coulombResponse(const Eigen::MatrixXd& C, const Eigen::VectorXd& eps, int nOccupied,
                                     const Eigen::MatrixXd& coulombMismatch,
                                     const std::function<Eigen::MatrixXd(const Eigen::MatrixXd&)>& coulomb, int maxSteps,
-                                    double tolerance, const MatrixProducts* products = nullptr);
+                                    double tolerance, const MatrixProducts* products = nullptr,
+                                    const HeldCoulomb& heldCoulomb = nullptr);
 
 } // namespace QM
 } // namespace OpenMMDFT

@@ -574,6 +574,8 @@ QMResult KohnShamLDA::compute(const std::vector<QMAtom>& atoms, int charge, cons
                        [&](const Eigen::MatrixXd& Dm) { return sys.coulomb(Dm); }, *sys.xc, (double) nElectrons, false};
     problem.symmetricOrthogonalization = sys.symmetricX;
     problem.products = xcFactory_->matrixProducts();
+    if (sys.fitted)
+        problem.heldCoulomb = [&sys](const MatrixProducts& m, const Held& H, double scale) { return sys.fitted->compute(m, H, scale); };
     // The final orbitals beside the gradient where a device computes it (the host is then mostly idle); on the host
     // platforms the gradient's loops take every core.
     problem.deferFinalOrbitals = deferOrbitals && xcFactory_->pointCharges() != nullptr;

@@ -498,6 +498,26 @@ Eigen::MatrixXd DensityFittedCoulomb::compute(const Eigen::MatrixXd& density) co
     return pureJ;
 }
 
+Held DensityFittedCoulomb::compute(const MatrixProducts& products, const Held& density, double scale) const {
+    const Impl& d = *impl_;
+    if (density->rows() != d.basis.size() || density->cols() != d.basis.size())
+        throw OpenMM::OpenMMException("QM: DensityFittedCoulomb::compute() of a held matrix of the wrong size (internal error)");
+    if (d.deviceSolve) {
+        const double t = seconds();
+        Held J = d.contractions->coulombMatrix(*d.pairMap, density, scale);
+        if (J) {
+            d.timings["builds.held"] += seconds() - t;
+            return J;
+        }
+    }
+    // Where D is not held beside the contractions: through the host, as the SCF's own builds go.
+    const Eigen::MatrixXd D = products.fetch(density);
+    const Eigen::VectorXd coefficients = d.coefficients;
+    const Eigen::MatrixXd J = compute((0.5 * scale) * (D + D.transpose()));
+    d.coefficients = coefficients;
+    return products.hold(J);
+}
+
 const Eigen::VectorXd& DensityFittedCoulomb::fitCoefficients() const {
     return impl_->coefficients;
 }

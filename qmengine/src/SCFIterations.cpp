@@ -343,7 +343,8 @@ SCFOutcome runSCF(const QMSettings& s, const SCFProblem& problem, Eigen::MatrixX
             t = seconds();
             const int occupied = (int) factor.cols();
             const CoulombResponseStep step = coulombResponse(C, eps, occupied, coulomb(D) - diis.combinedCompanion(), coulomb,
-                                                             s.coulombResponseSteps, RESPONSE_TOLERANCE, products);
+                                                             s.coulombResponseSteps, RESPONSE_TOLERANCE, products,
+                                                             problem.heldCoulomb);
             factor = step.occupied * std::sqrt(2.0);
             C = step.orbitals;
             D = densityOfFactor(products, factor);

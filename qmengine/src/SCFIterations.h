@@ -1,6 +1,7 @@
 #pragma once
 // The SCF iterations, separate from the setup of a geometry (KohnShamLDA.cpp) so that the
 // same loop serves the molecule and the spherical atoms of the SAD guess.
+#include "CoulombResponse.h"
 #include "openmmdft/qm/KohnShamLDA.h"
 #include "openmmdft/qm/MatrixProducts.h"
 #include "openmmdft/qm/Settings.h"
@@ -32,6 +33,9 @@ struct SCFProblem {
     const DensityGuess* recycled = nullptr;
     /// Where the products of basis-sized matrices run (null: the host's BLAS); see MatrixProducts.h.
     const MatrixProducts* products = nullptr;
+    /// Coulomb matrices of held densities, held beside them (null: through coulomb on the host); the Coulomb response's
+    /// steps take them.
+    HeldCoulomb heldCoulomb = nullptr;
     /// Leave the final Fock matrix's orbitals to SCFOutcome::finalOrbitals where the gradient does not need them (a
     /// closed shell: W from the last iteration's occupied orbitals), so that they can be made beside the gradient.
     bool deferFinalOrbitals = false;

@@ -99,6 +99,26 @@ TEST(CoulombResponse, SolvesItsLinearEquations) {
     EXPECT_EQ(1, coulombResponse(model.C, model.eps, nocc, model.mismatch, coulomb, 1, 1e-14).coulombBuilds);
 }
 
+TEST(CoulombResponse, CoulombBuildsOfHeldDensitiesTakeTheSameSteps) {
+    // The conjugate-gradient steps' densities handed over held (as a device builds J beside them): the caller's
+    // builder gets H with dD = 4 (H + H^T) / 2 and must give the same step as the host's builds of dD.
+    const Model model(5);
+    auto coulomb = [&](const Eigen::MatrixXd& D) { return model.coulomb(D); };
+    int heldBuilds = 0;
+    const HeldCoulomb held = [&](const MatrixProducts& m, const Held& H, double scale) {
+        heldBuilds++;
+        const Eigen::MatrixXd h = m.fetch(H);
+        return m.hold(model.coulomb((0.5 * scale) * (h + h.transpose())));
+    };
+    const CoulombResponseStep plain = coulombResponse(model.C, model.eps, model.nocc, model.mismatch, coulomb, 3, 1e-14);
+    const CoulombResponseStep step =
+        coulombResponse(model.C, model.eps, model.nocc, model.mismatch, coulomb, 3, 1e-14, &hostMatrixProducts(), held);
+    EXPECT_EQ(3, step.coulombBuilds);
+    EXPECT_EQ(3, heldBuilds);
+    EXPECT_LT((step.occupied - plain.occupied).norm(), 1e-13 * plain.occupied.norm());
+    EXPECT_GT((step.occupied - model.C.leftCols(model.nocc)).norm(), 1e-5);
+}
+
 TEST(CoulombResponse, NoGapOrNoMismatchLeavesTheOrbitals) {
     Model model(4);
     auto coulomb = [&](const Eigen::MatrixXd& D) { return model.coulomb(D); };

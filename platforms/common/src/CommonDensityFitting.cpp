@@ -1,8 +1,10 @@
 // Density fitting on the GPU platforms (CommonDensityFitting.h).
 #include "CommonDensityFitting.h"
 #include "CentreGroups.h"
+#include "CommonMatrixProducts.h"
 #include "DeviceShellTables.h"
 #include "XCProgram.h"
+#include "openmmdft/qm/PairDensityMap.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/common/ComputeArray.h"
 #include "openmm/common/ComputeKernel.h"
@@ -281,6 +283,45 @@ public:
             throw OpenMMException("QM: coulombVector() without a stored metric (internal error)");
         ContextSelector selector(cc);
         (*pairVector).uploadSubArray(pairDensity.data(), 0, columns);
+        launchSolveAndProject();
+        coefficients = downloadAuxVector();
+        return downloadPairVector();
+    }
+    QM::Held coulombMatrix(const QM::PairDensityMap& map, const QM::Held& density, double scale) override {
+        CommonMatrixProducts::DeviceStorage in;
+        if (!metricStored || (int) map.pairs().size() != columns || !CommonMatrixProducts::storageOf(density, cc, in))
+            return nullptr;
+        ContextSelector selector(cc);
+        preparePairMap(map);
+        const int n = map.size();
+        gatherKernel->setArg(6, *in.array);
+        gatherKernel->setArg(7, in.offset);
+        gatherKernel->setArg(8, in.ld);
+        gatherKernel->setArg(9, scale);
+        gatherKernel->execute(columns);
+        launchSolveAndProject();
+        cc.clearBuffer(*cartesianJ);
+        scatterKernel->execute(columns);
+        CommonMatrixProducts::DeviceStorage out;
+        QM::Held J = CommonMatrixProducts::heldBeside(density, n, n, out);
+        transformKernel->setArg(6, *out.array);
+        transformKernel->setArg(7, out.offset);
+        transformKernel->setArg(8, out.ld);
+        transformKernel->execute(n * n);
+        return J;
+    }
+    size_t storedBytes() const override {
+        // B, the metric and its inverse, the fitting primitives' Hermite tables, the gradient's pair tables and the
+        // cartesian Coulomb matrix of the builds on held matrices.
+        size_t bytes = 0;
+        for (const PooledArray* held : {&tensor, &metricArray, &inverseArray, &fittingHermite, &fittedHermite, &pairGroups.pairTable,
+                                        &metricGroups.pairTable, &cartesianJ})
+            bytes += held->held() ? held->get()->getSize() * held->get()->getElementSize() : 0;
+        return bytes;
+    }
+private:
+    /** From the pair density in pairVector to j = B^T c in pairVector, c = (P|Q)^-1 B d refined once (in auxVector). */
+    void launchSolveAndProject() {
         launchFit();
         launchByColumns(firstFitKernel, rows);
         launchByColumns(metricProductKernel, rows);
@@ -288,18 +329,67 @@ public:
         launchByColumns(correctionKernel, rows);
         refinedFitKernel->execute(rows);
         launchByColumns(projectKernel, columns);
-        coefficients = downloadAuxVector();
-        return downloadPairVector();
     }
-    size_t storedBytes() const override {
-        // B, the metric and its inverse, the fitting primitives' Hermite tables and the gradient's pair tables.
-        size_t bytes = 0;
-        for (const PooledArray* held : {&tensor, &metricArray, &inverseArray, &fittingHermite, &fittedHermite, &pairGroups.pairTable,
-                                        &metricGroups.pairTable})
-            bytes += held->held() ? held->get()->getSize() * held->get()->getElementSize() : 0;
-        return bytes;
+    /**
+     * The pair map's tables on the device for coulombMatrix (once per geometry: this object serves one): the function
+     * pairs, T by columns (the gather) and by rows (the transformation of the scattered cartesian matrix), and the
+     * kernels with their fixed arguments.
+     */
+    void preparePairMap(const QM::PairDensityMap& map) {
+        if (preparedMap == &map)
+            return;
+        const int n = map.size(), nc = map.cartesianSize();
+        vector<int> first(columns), second(columns);
+        for (int k = 0; k < columns; k++) {
+            first[k] = map.pairs()[k].first;
+            second[k] = map.pairs()[k].second;
+        }
+        // T's rows from its columns: function a's terms (cartesian u, T_au) in the order of u.
+        const vector<int>& termStart = map.termStart();
+        vector<int> rowStart(n + 1, 0), rowCartesian(termStart[nc]);
+        vector<double> rowValue(termStart[nc]);
+        for (int p = 0; p < termStart[nc]; p++)
+            rowStart[map.termFunction()[p] + 1]++;
+        for (int a = 0; a < n; a++)
+            rowStart[a + 1] += rowStart[a];
+        vector<int> filled(rowStart.begin(), rowStart.end() - 1);
+        for (int u = 0; u < nc; u++)
+            for (int p = termStart[u]; p < termStart[u + 1]; p++) {
+                const int slot = filled[map.termFunction()[p]]++;
+                rowCartesian[slot] = u;
+                rowValue[slot] = map.termValue()[p];
+            }
+        functionPairFirst.upload(pool, cc, first, "qmDFFunctionPairFirst");
+        functionPairSecond.upload(pool, cc, second, "qmDFFunctionPairSecond");
+        columnTermStart.upload(pool, cc, termStart, "qmDFTermStart");
+        columnTermFunction.upload(pool, cc, map.termFunction(), "qmDFTermFunction");
+        columnTermValue.upload(pool, cc, map.termValue(), "qmDFTermValue");
+        rowTermStart.upload(pool, cc, rowStart, "qmDFRowTermStart");
+        rowTermCartesian.upload(pool, cc, rowCartesian, "qmDFRowTermCartesian");
+        rowTermValue.upload(pool, cc, rowValue, "qmDFRowTermValue");
+        cartesianJ.take(pool, cc, "qmDFCartesianCoulomb", (size_t) nc * nc);
+        gatherKernel = program->createKernel("gatherPairDensity");
+        gatherKernel->addArg(columns);
+        for (ComputeArray* a : {functionPairFirst.get(), functionPairSecond.get(), columnTermStart.get(), columnTermFunction.get(),
+                                columnTermValue.get()})
+            gatherKernel->addArg(*a);
+        for (int i = 0; i < 4; i++)
+            gatherKernel->addArg();  // the density's array, offset and leading dimension, the scale: per call
+        gatherKernel->addArg(*pairVector);
+        scatterKernel = program->createKernel("scatterPairValues");
+        scatterKernel->addArg(columns);
+        scatterKernel->addArg(nc);
+        for (ComputeArray* a : {functionPairFirst.get(), functionPairSecond.get(), pairVector.get(), cartesianJ.get()})
+            scatterKernel->addArg(*a);
+        transformKernel = program->createKernel("transformPairMatrix");
+        transformKernel->addArg(n);
+        transformKernel->addArg(nc);
+        for (ComputeArray* a : {rowTermStart.get(), rowTermCartesian.get(), rowTermValue.get(), cartesianJ.get()})
+            transformKernel->addArg(*a);
+        for (int i = 0; i < 3; i++)
+            transformKernel->addArg();  // J's array, offset and leading dimension: per call
+        preparedMap = &map;
     }
-private:
     /** gamma = B d into auxVector from the pair density in pairVector: partial sums over slices, then in order. */
     void launchFit() {
         fitKernel->execute(rows * slices);
@@ -411,6 +501,11 @@ private:
     PooledArray metricArray, inverseArray, firstFit, fitResidual, fitCorrection;
     bool metricStored = false;
     ComputeKernel firstFitKernel, metricProductKernel, residualKernel, correctionKernel, refinedFitKernel;
+    // The pair map's tables and kernels for builds on held matrices (preparePairMap).
+    const QM::PairDensityMap* preparedMap = nullptr;
+    PooledArray functionPairFirst, functionPairSecond, columnTermStart, columnTermFunction, columnTermValue, rowTermStart,
+        rowTermCartesian, rowTermValue, cartesianJ;
+    ComputeKernel gatherKernel, scatterKernel, transformKernel;
     // The integrals' inputs, kept for the gradient of the same geometry.
     bool integralsHere = false;
     int numPairs = 0, numAuxShells = 0, numAuxPrimitives = 0, numAtoms = 0;

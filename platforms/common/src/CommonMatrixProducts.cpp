@@ -13,14 +13,19 @@ namespace {
 /** The least-squares kernels' tile: 64 x 64 outputs per work group of 256 work items (lsqGemm.cc). */
 const int TILE = 64, GROUP = 256;
 
-/** A matrix held in (a block of) a device array: element (i, j) at offset + i + j ld. */
+} // namespace
+
+/** A matrix held in (a block of) a device array by `owner`: element (i, j) at offset + i + j ld. */
 class DeviceHeld : public QM::HeldMatrix {
 public:
-    DeviceHeld(int rows, int cols, shared_ptr<ComputeArray> array, int offset, int ld)
-        : HeldMatrix(rows, cols), array(std::move(array)), offset(offset), ld(ld) {}
+    DeviceHeld(const CommonMatrixProducts& owner, int rows, int cols, shared_ptr<ComputeArray> array, int offset, int ld)
+        : HeldMatrix(rows, cols), owner(owner), array(std::move(array)), offset(offset), ld(ld) {}
+    const CommonMatrixProducts& owner;
     const shared_ptr<ComputeArray> array;
     const int offset, ld;
 };
+
+namespace {
 
 const DeviceHeld& deviceHeld(const QM::Held& A) {
     const DeviceHeld* held = dynamic_cast<const DeviceHeld*>(A.get());
@@ -192,14 +197,14 @@ QM::Held CommonMatrixProducts::hold(const Eigen::MatrixXd& A) const {
     shared_ptr<ComputeArray> array = heldArray(A.size());
     if (A.size() > 0)
         array->uploadSubArray(A.data(), 0, (int) A.size());
-    return make_shared<DeviceHeld>((int) A.rows(), (int) A.cols(), array, 0, max(1, (int) A.rows()));
+    return make_shared<DeviceHeld>(*this, (int) A.rows(), (int) A.cols(), array, 0, max(1, (int) A.rows()));
 }
 
 QM::Held CommonMatrixProducts::block(const QM::Held& A, int row, int col, int rows, int cols) const {
     const DeviceHeld& held = deviceHeld(A);
     if (row < 0 || col < 0 || rows < 0 || cols < 0 || row + rows > A->rows() || col + cols > A->cols())
         throw OpenMMException("QM: a block outside its held matrix (internal error)");
-    return make_shared<DeviceHeld>(rows, cols, held.array, held.offset + row + col * held.ld, held.ld);
+    return make_shared<DeviceHeld>(*this, rows, cols, held.array, held.offset + row + col * held.ld, held.ld);
 }
 
 QM::Held CommonMatrixProducts::multiply(const QM::Held& A, bool transposeA, const QM::Held& B, bool transposeB, const QM::Held& added,
@@ -224,7 +229,27 @@ QM::Held CommonMatrixProducts::multiply(const QM::Held& A, bool transposeA, cons
         if (k > 0)
             multiply(m, n, k, *a.array, a.offset, a.ld, transposeA, *b.array, b.offset, b.ld, transposeB, *out, (bool) added, subtract);
     }
-    return make_shared<DeviceHeld>(m, n, out, 0, max(1, m));
+    return make_shared<DeviceHeld>(*this, m, n, out, 0, max(1, m));
+}
+
+bool CommonMatrixProducts::storageOf(const QM::Held& A, const ComputeContext& cc, DeviceStorage& storage) {
+    const DeviceHeld* held = dynamic_cast<const DeviceHeld*>(A.get());
+    if (held == nullptr || &held->owner.cc != &cc)
+        return false;
+    storage.array = held->array.get();
+    storage.offset = held->offset;
+    storage.ld = held->ld;
+    return true;
+}
+
+QM::Held CommonMatrixProducts::heldBeside(const QM::Held& A, int rows, int cols, DeviceStorage& storage) {
+    const CommonMatrixProducts& owner = deviceHeld(A).owner;
+    ContextSelector selector(owner.cc);
+    shared_ptr<ComputeArray> array = owner.heldArray((size_t) rows * cols);
+    storage.array = array.get();
+    storage.offset = 0;
+    storage.ld = max(1, rows);
+    return make_shared<DeviceHeld>(owner, rows, cols, array, 0, storage.ld);
 }
 
 Eigen::MatrixXd CommonMatrixProducts::fetch(const QM::Held& A) const {

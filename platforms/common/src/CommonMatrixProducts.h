@@ -33,6 +33,18 @@ inline std::string matrixProductsProgramSource() {
  */
 class CommonMatrixProducts : public QM::MatrixProducts {
 public:
+    /** A held matrix's storage as kernels outside the products read and write it: element (i, j) at
+     *  offset + i + j ld of array. */
+    struct DeviceStorage {
+        OpenMM::ComputeArray* array = nullptr;
+        int offset = 0, ld = 1;
+    };
+    /** Where A is held by a CommonMatrixProducts on the context cc: its storage; false where it is held elsewhere (the
+     *  host, another context). */
+    static bool storageOf(const QM::Held& A, const OpenMM::ComputeContext& cc, DeviceStorage& storage);
+    /** A new held matrix of rows x cols beside A (held as storageOf() found it: by the same products, from their
+     *  arrays), for a kernel outside the products to fill; its storage (offset 0, ld rows) in `storage`. */
+    static QM::Held heldBeside(const QM::Held& A, int rows, int cols, DeviceStorage& storage);
     /** minimumFlops: products smaller than this run on the host (productOn). */
     CommonMatrixProducts(OpenMM::ComputeContext& cc, double minimumFlops = DEFAULT_MINIMUM_FLOPS);
     Eigen::MatrixXd product(const Eigen::MatrixXd& A, bool transposeA, const Eigen::MatrixXd& B, bool transposeB) const override;

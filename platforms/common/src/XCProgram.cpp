@@ -8,7 +8,7 @@
 using namespace std;
 
 string OpenMMDFT::xcProgramSource() {
-    return string(CommonQMMMKernelSources::shellValues) + CommonQMMMKernelSources::qmXC;
+    return string(CommonQMMMKernelSources::shellValues) + CommonQMMMKernelSources::qmXC + CommonQMMMKernelSources::qmPairDensity;
 }
 
 map<string, string> OpenMMDFT::xcProgramDefines(int parametrization) {

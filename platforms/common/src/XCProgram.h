@@ -23,7 +23,8 @@ constexpr int XC_PARTITION_MAX_ATOMS = 128, XC_PARTITION_GROUP = 128;
 /// Work items per column of densityFittingProject, a tree of local sums (DF_GROUP).
 constexpr int XC_DENSITY_FITTING_GROUP = 128;
 
-/** The XC program's source: the engine's shell evaluation (shellValues()), then kernels/qmXC.cc. */
+/** The XC program's source: the engine's shell evaluation (shellValues()), then kernels/qmXC.cc (with the density
+ * fitting's contractions) and kernels/qmPairDensity.cc (its pair vectors from and to held matrices). */
 std::string xcProgramSource();
 
 /** The XC program's defines: the sizes above, and VWN's paramagnetic fit (Vosko, Wilk, Nusair 1980), VWN5 for

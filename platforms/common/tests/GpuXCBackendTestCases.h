@@ -220,6 +220,50 @@ inline void testDeviceArraysKeptAcrossGeometries(const std::shared_ptr<const XCB
 }
 
 /**
+ * J of a matrix held by the device's products (DensityFittedCoulomb::compute of a held matrix), as the Coulomb
+ * response's steps build it: J[scale (H + H^T) / 2] of a nonsymmetric H. With the metric on the device (deviceSolved)
+ * the pair vectors are gathered and scattered there (its "builds.held" timing shows the path taken; J exactly
+ * symmetric); without it (deviceFitted) and for a matrix held on the host, J goes through the host. All three against
+ * the host's build of the symmetric part, to 1e-10 of J's largest element (as the device's J above); the fit
+ * coefficients of the last host build stay.
+ */
+inline void expectHeldCoulombMatchesHost(const std::shared_ptr<const XCBackendFactory>& factory, const BasisSet& basis,
+                                         const DensityFittedCoulomb& deviceSolved, const DensityFittedCoulomb& deviceFitted,
+                                         const DensityFittedCoulomb& host, const Eigen::MatrixXd& D, const std::string& basisName) {
+    const MatrixProducts* products = factory->matrixProducts();
+    ASSERT_NE(products, nullptr);
+    Eigen::MatrixXd H = D;
+    for (int i = 0; i < basis.size(); i++)
+        for (int j = 0; j < basis.size(); j++)
+            H(i, j) += 0.2 * std::sin(0.3 * i - 1.1 * j);
+    const double scale = 4.0;
+    const Eigen::MatrixXd expected = host.compute((0.5 * scale) * (H + H.transpose()));
+    const double largest = expected.cwiseAbs().maxCoeff();
+    const Eigen::VectorXd coefficients = deviceSolved.fitCoefficients();
+    const Held heldH = products->hold(H);
+    const auto& timings = deviceSolved.timings();
+    EXPECT_EQ(0u, timings.count("builds.held"));
+    const Eigen::MatrixXd J = products->fetch(deviceSolved.compute(*products, heldH, scale));
+    EXPECT_EQ(1u, timings.count("builds.held")) << basisName << ": built through the host";
+    EXPECT_LT((J - expected).cwiseAbs().maxCoeff(), 1e-10 * largest) << basisName << " J of a held matrix";
+    EXPECT_EQ(0.0, (J - J.transpose()).cwiseAbs().maxCoeff()) << basisName;
+    EXPECT_EQ(0.0, (deviceSolved.fitCoefficients() - coefficients).cwiseAbs().maxCoeff()) << basisName;
+    // A block of a held matrix (offset and leading dimension) as the density.
+    Eigen::MatrixXd wide = Eigen::MatrixXd::Zero(basis.size() + 3, basis.size() + 2);
+    wide.block(2, 1, basis.size(), basis.size()) = H;
+    const Held block = products->block(products->hold(wide), 2, 1, basis.size(), basis.size());
+    const Eigen::MatrixXd Jblock = products->fetch(deviceSolved.compute(*products, block, scale));
+    EXPECT_LT((Jblock - expected).cwiseAbs().maxCoeff(), 1e-10 * largest) << basisName << " J of a held block";
+    // Through the host: the metric not on the device, or the matrix held on the host.
+    const Eigen::MatrixXd Jfitted = products->fetch(deviceFitted.compute(*products, heldH, scale));
+    EXPECT_LT((Jfitted - expected).cwiseAbs().maxCoeff(), 1e-10 * largest) << basisName << " J through the host";
+    const MatrixProducts& onHost = hostMatrixProducts();
+    const Eigen::MatrixXd JonHost = onHost.fetch(deviceSolved.compute(onHost, onHost.hold(H), scale));
+    EXPECT_LT((JonHost - expected).cwiseAbs().maxCoeff(), 1e-10 * largest) << basisName << " J of a matrix held on the host";
+    EXPECT_THROW(deviceSolved.compute(*products, products->hold(Eigen::MatrixXd::Zero(2, 2)), scale), OpenMM::OpenMMException);
+}
+
+/**
  * The density-fitting tensor and the three-centre gradient computed on the device (McMurchie-Davidson) against
  * Libint2's on the host, through DensityFittedCoulomb: the Coulomb matrix and fit coefficients of a density with
  * every element nonzero, its fitted Coulomb energy, and the gradient of that energy, for water dimer plus methanol (d shells,
@@ -294,6 +338,7 @@ inline void testDeviceDensityFittingMatchesLibint(const std::shared_ptr<const XC
     EXPECT_GT(deviceInverse.storedBytes(), bytesBeforeGradient);  // the metric and its inverse are held there too
     const Eigen::MatrixXd gdi = deviceInverse.gradient(D, numAtoms, threshold, 2);
     EXPECT_LT((gdi - gh).cwiseAbs().maxCoeff(), 1e-9) << basisName << " gradient with the coefficients from the device";
+    expectHeldCoulombMatchesHost(factory, basis, deviceInverse, device, hostInverse, D, basisName);
 }
 
 /** The point-charge cases' system: water dimer plus methanol 7 bohr away in the named basis (pure), the nuclei as

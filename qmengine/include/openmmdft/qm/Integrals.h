@@ -4,6 +4,7 @@
 // cartesian shells only and the engine transforms (see Angular.h).
 #include "openmmdft/qm/Basis.h"
 #include "openmmdft/qm/LinearSolve.h"
+#include "openmmdft/qm/MatrixProducts.h"
 #include "openmmdft/qm/ThreeCentreTask.h"
 #include "openmmdft/qm/Types.h"
 #include <Eigen/Dense>
@@ -17,6 +18,8 @@
 
 namespace OpenMMDFT {
 namespace QM {
+
+class PairDensityMap;
 
 /// Overlap S, on up to `threads` threads (0: all hardware threads).
 Eigen::MatrixXd overlapMatrix(const BasisSet& basis, int threads = 1);
@@ -91,6 +94,13 @@ public:
     virtual Eigen::VectorXd coulombVector(const Eigen::VectorXd& pairDensity, Eigen::VectorXd& coefficients) {
         throw OpenMM::OpenMMException("QM: coulombVector() without a stored metric (internal error)");
     }
+    /// After storeMetric(), where `density` is held on the device the contractions run on (a matrix of its
+    /// MatrixProducts): J[scale (D + D^T) / 2] as coulombVector() and map's scatter() give it, held beside D, the pair
+    /// vectors gathered and scattered there (map: the same pairs as B's columns, and T), so that neither the density
+    /// nor J crosses the bus. Null where that is not so (the caller then fetches D). The fit coefficients stay there.
+    virtual Held coulombMatrix(const PairDensityMap& map, const Held& density, double scale) {
+        return nullptr;
+    }
     virtual size_t storedBytes() const = 0;
 };
 
@@ -124,6 +134,10 @@ public:
     ~DensityFittedCoulomb();
     /// J of a symmetric density over the basis's functions (PairDensityMap reads one of D_ab and D_ba for each pair).
     Eigen::MatrixXd compute(const Eigen::MatrixXd& density) const;
+    /// J[scale (D + D^T) / 2] of a matrix D held by `products`, held there too: built where D is when the contractions
+    /// run on that device with the metric stored there (coulombMatrix), else D is fetched, compute() builds J and it
+    /// goes back. Leaves fitCoefficients() as they were.
+    Held compute(const MatrixProducts& products, const Held& density, double scale = 1.0) const;
     /// Coefficients c of the last compute() (auxiliary basis, pure where it is pure).
     const Eigen::VectorXd& fitCoefficients() const;
     /// Two-center metric (P|Q).
@@ -144,7 +158,8 @@ public:
     /// thread, "metricSolverWait": the wait for it after the rest, "screening": Schwarz bounds and the pair list,
     /// "screeningWait": the wait for a screening given to the constructor,
     /// "tensor", and within it "storeMetric": the metric and its inverse handed to the contractions), in the Coulomb builds so far ("builds.contractions": B d, the fit and B^T c where they run,
-    /// with their transfers; "builds.host": the pair gathering and angular transformations around them) and in the
+    /// with their transfers; "builds.host": the pair gathering and angular transformations around them; "builds.held": the
+    /// launches of the builds on held matrices, which run on while the host goes on) and in the
     /// last gradient ("gradient.metric", "gradient.threeCentre").
     const std::map<std::string, double>& timings() const;
 private:

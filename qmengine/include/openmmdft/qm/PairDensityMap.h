@@ -24,6 +24,27 @@ public:
     Eigen::VectorXd gather(const Eigen::MatrixXd& density) const;
     /// T J~ T^T, J~_uv = J~_vu = j_k: a matrix over the basis's functions.
     Eigen::MatrixXd scatter(const Eigen::VectorXd& pairValues) const;
+    /* The tables, for a device that gathers and scatters the same way. */
+    int size() const {  ///< the basis's functions
+        return size_;
+    }
+    int cartesianSize() const {
+        return (int) termStart_.size() - 1;
+    }
+    const std::vector<std::pair<int, int>>& pairs() const {
+        return pairs_;
+    }
+    /// Column u of T (cartesian function u in the basis's functions): termStart()[u] .. termStart()[u + 1] in
+    /// termFunction() and termValue().
+    const std::vector<int>& termStart() const {
+        return termStart_;
+    }
+    const std::vector<int>& termFunction() const {
+        return termFunction_;
+    }
+    const std::vector<double>& termValue() const {
+        return termValue_;
+    }
 private:
     /// body(first, last) for the pairs [first, last) of consecutive whole runs, the chunks on the threads.
     void forRunChunks(const std::function<void(int, int)>& body) const;
