@@ -105,7 +105,12 @@ DEVICE void ldaPoint(double rho, double* eps, double* v) {
  * nbf x numOccupied). With withX (the gradient, always by D) also X itself, in the layout of phi, and
  * f = rho eps_xc per point.
  */
-KERNEL void densityBlocks(int firstBlock, int lastBlock, GLOBAL const int* RESTRICT blockBatch,
+#if defined(__CUDA_ARCH__)
+#define DENSITY_BLOCK_BOUNDS __launch_bounds__(XC_GROUP, 4)
+#else
+#define DENSITY_BLOCK_BOUNDS
+#endif
+KERNEL DENSITY_BLOCK_BOUNDS void densityBlocks(int firstBlock, int lastBlock, GLOBAL const int* RESTRICT blockBatch,
                           GLOBAL const int* RESTRICT blockFirstPoint, GLOBAL const double* RESTRICT pointW,
                           GLOBAL const int* RESTRICT batchPointStart, GLOBAL const int* RESTRICT batchNumPoints,
                           GLOBAL const int* RESTRICT batchNumFunctions, GLOBAL const int* RESTRICT batchPhiStart, int phiBase,
@@ -127,10 +132,14 @@ KERNEL void densityBlocks(int firstBlock, int lastBlock, GLOBAL const int* RESTR
         const bool byOrbitals = numOccupied > 0 && numOccupied < nf;  // the same for the whole work group
         const int columns = byOrbitals ? numOccupied : nf;
         double rho0 = 0, rho1 = 0;  // points ty and ty+16, this thread's columns
+        // The second row of points only where the block has more than 16 (uniform over the work group).
+        const bool secondRow = np > 16;
         for (int i0 = 0; i0 < columns; i0 += XC_TILE) {
             double acc[2][4];
             for (int c = 0; c < 4; c++)
                 acc[0][c] = acc[1][c] = 0;
+            // The tile's 16-column sub-blocks that reach into the columns (uniform: they depend on the tile alone).
+            const int columnBlocks = min(4, (columns-i0+15)/16);
             for (int k0 = 0; k0 < nf; k0 += XC_K) {
                 for (int q = 0; q < XC_BLOCK*XC_K/XC_GROUP; q++) {
                     const int e = LOCAL_ID+XC_GROUP*q, pp = e/XC_K, kk = e%XC_K;
@@ -144,13 +153,16 @@ KERNEL void densityBlocks(int firstBlock, int lastBlock, GLOBAL const int* RESTR
                     dTile[kk*(XC_TILE+1)+ii] = value;
                 }
                 SYNC_THREADS;
-                for (int k = 0; k < XC_K; k++) {
+                const int kEnd = min(XC_K, nf-k0);  // the last step's functions only
+                for (int k = 0; k < kEnd; k++) {
                     const double a0 = phiTile[ty*(XC_K+1)+k], a1 = phiTile[(ty+16)*(XC_K+1)+k];
-                    for (int c = 0; c < 4; c++) {
-                        const double d = dTile[k*(XC_TILE+1)+tx+16*c];
-                        acc[0][c] += a0*d;
-                        acc[1][c] += a1*d;
-                    }
+                    for (int c = 0; c < 4; c++)
+                        if (c < columnBlocks) {
+                            const double d = dTile[k*(XC_TILE+1)+tx+16*c];
+                            acc[0][c] += a0*d;
+                            if (secondRow)
+                                acc[1][c] += a1*d;
+                        }
                 }
                 SYNC_THREADS;
             }
