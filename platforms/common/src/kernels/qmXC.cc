@@ -103,7 +103,11 @@ DEVICE void ldaPoint(double rho, double* eps, double* v) {
  * functions, or, where numOccupied > 0 and fewer than nf (the host's rule too), X = Phi F over the occupied
  * orbitals of D = F F^T (rho = sum X^2; numOccupied x nf instead of nf x nf products per point; F row-major,
  * nbf x numOccupied). With withX (the gradient, always by D) also X itself, in the layout of phi, and
- * f = rho eps_xc per point.
+ * f = rho eps_xc per point. Work that cannot contribute is skipped, uniformly over the work group: a tile's 16-column
+ * sub-blocks beyond the columns, the last step's functions beyond nf, and the second row of points where the block
+ * has at most 16; for 24 waters in DZVP the multiply-adds of a density by orbitals go from 12.2 G to 11.1 G (10.3 G
+ * useful), by D (the gradient) from 17.9 G to 14.7 G (14.0 G useful). Bounded on CUDA to four work groups per
+ * multiprocessor, its occupancy without the skips (ptxas: 64 registers, no stack; unbounded 76).
  */
 #if defined(__CUDA_ARCH__)
 #define DENSITY_BLOCK_BOUNDS __launch_bounds__(XC_GROUP, 4)
