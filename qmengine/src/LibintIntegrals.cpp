@@ -476,17 +476,18 @@ DensityFittedCoulomb::~DensityFittedCoulomb() = default;
 Eigen::MatrixXd DensityFittedCoulomb::compute(const Eigen::MatrixXd& density) const {
     const Impl& d = *impl_;
     double t = seconds();
+    if (d.deviceSolve) {
+        // The whole build where the contractions run: D there, J back.
+        Eigen::MatrixXd J = d.contractions->coulombMatrix(*d.pairMap, density, d.coefficients);
+        d.timings["builds.contractions"] += seconds() - t;
+        return J;
+    }
     const Eigen::VectorXd dv = d.pairMap->gather(density);
     double hostSeconds = seconds() - t;
     t = seconds();
-    Eigen::VectorXd jv;
-    if (d.deviceSolve)
-        jv = d.contractions->coulombVector(dv, d.coefficients);
-    else {
-        const Eigen::VectorXd gamma = d.contractions ? d.contractions->fit(dv) : Eigen::VectorXd(product(d.B, false, dv));
-        d.coefficients = d.solver->solve(gamma);
-        jv = d.contractions ? d.contractions->project(d.coefficients) : Eigen::VectorXd(product(d.B, true, d.coefficients));
-    }
+    const Eigen::VectorXd gamma = d.contractions ? d.contractions->fit(dv) : Eigen::VectorXd(product(d.B, false, dv));
+    d.coefficients = d.solver->solve(gamma);
+    const Eigen::VectorXd jv = d.contractions ? d.contractions->project(d.coefficients) : Eigen::VectorXd(product(d.B, true, d.coefficients));
     const double contractionSeconds = seconds() - t;
     t = seconds();
     Eigen::MatrixXd pureJ = d.pairMap->scatter(jv);

@@ -51,7 +51,10 @@ const double TARGET_GRADIENT_ITEMS = 262144;
  * The density-fitting contractions on the device: B in device memory for the geometry (up to
  * MAX_TENSOR_BYTES, else the host keeps it), and per Coulomb build the pair density up and B^T c down: vectors only.
  * The metric and its inverse are kept there too (storeMetric), so that the fit coefficients are solved for on the
- * device (one refinement step, as the host does) and only come down for the gradient's record. The sums are in a
+ * device (one refinement step, as the host does) and only come down for the gradient's record. With them, a build
+ * gathers the pair density from D and scatters J there too (coulombMatrix: kernels/qmPairDensity.cc), from a matrix
+ * held by the device's products (nothing crosses) or from the host's (D up, J down: on an H200's host the gathering
+ * and scattering took about 0.5 ms per build of 24 waters). The sums are in a
  * fixed order (slices added in order, a tree
  * per work group), so the results do not depend on scheduling.
  */
@@ -278,15 +281,6 @@ public:
         metricStored = true;
         return true;
     }
-    Eigen::VectorXd coulombVector(const Eigen::VectorXd& pairDensity, Eigen::VectorXd& coefficients) override {
-        if (!metricStored)
-            throw OpenMMException("QM: coulombVector() without a stored metric (internal error)");
-        ContextSelector selector(cc);
-        (*pairVector).uploadSubArray(pairDensity.data(), 0, columns);
-        launchSolveAndProject();
-        coefficients = downloadAuxVector();
-        return downloadPairVector();
-    }
     QM::Held coulombMatrix(const QM::PairDensityMap& map, const QM::Held& density, double scale) override {
         CommonMatrixProducts::DeviceStorage in;
         if (!metricStored || (int) map.pairs().size() != columns || !CommonMatrixProducts::storageOf(density, cc, in))
@@ -294,28 +288,33 @@ public:
         ContextSelector selector(cc);
         preparePairMap(map);
         const int n = map.size();
-        gatherKernel->setArg(6, *in.array);
-        gatherKernel->setArg(7, in.offset);
-        gatherKernel->setArg(8, in.ld);
-        gatherKernel->setArg(9, scale);
-        gatherKernel->execute(columns);
-        launchSolveAndProject();
-        cc.clearBuffer(*cartesianJ);
-        scatterKernel->execute(columns);
         CommonMatrixProducts::DeviceStorage out;
         QM::Held J = CommonMatrixProducts::heldBeside(density, n, n, out);
-        transformKernel->setArg(6, *out.array);
-        transformKernel->setArg(7, out.offset);
-        transformKernel->setArg(8, out.ld);
-        transformKernel->execute(n * n);
+        launchCoulombMatrix(*in.array, in.offset, in.ld, scale, *out.array, out.offset, out.ld);
         return J;
+    }
+    Eigen::MatrixXd coulombMatrix(const QM::PairDensityMap& map, const Eigen::MatrixXd& density, Eigen::VectorXd& coefficients) override {
+        const int n = map.size();
+        if (!metricStored)
+            throw OpenMMException("QM: coulombMatrix() without a stored metric (internal error)");
+        if ((int) map.pairs().size() != columns || density.rows() != n || density.cols() != n)
+            throw OpenMMException("QM: coulombMatrix() of a density or pair list that does not match the tensor (internal error)");
+        ContextSelector selector(cc);
+        preparePairMap(map);
+        densityMatrix.ensure(pool, cc, "qmDFDensityMatrix", (size_t) n * n);
+        coulombResult.ensure(pool, cc, "qmDFCoulombMatrix", (size_t) n * n);
+        (*densityMatrix).uploadSubArray(density.data(), 0, n * n);
+        launchCoulombMatrix(*densityMatrix, 0, n, 1.0, *coulombResult, 0, n);
+        coefficients = downloadAuxVector();
+        const vector<double> values = coulombResult.downloadFirst<double>((size_t) n * n);
+        return Eigen::Map<const Eigen::MatrixXd>(values.data(), n, n);
     }
     size_t storedBytes() const override {
         // B, the metric and its inverse, the fitting primitives' Hermite tables, the gradient's pair tables and the
-        // cartesian Coulomb matrix of the builds on held matrices.
+        // matrices of the builds on the device (the cartesian J, D and J).
         size_t bytes = 0;
         for (const PooledArray* held : {&tensor, &metricArray, &inverseArray, &fittingHermite, &fittedHermite, &pairGroups.pairTable,
-                                        &metricGroups.pairTable, &cartesianJ})
+                                        &metricGroups.pairTable, &cartesianJ, &densityMatrix, &coulombResult})
             bytes += held->held() ? held->get()->getSize() * held->get()->getElementSize() : 0;
         return bytes;
     }
@@ -329,6 +328,22 @@ private:
         launchByColumns(correctionKernel, rows);
         refinedFitKernel->execute(rows);
         launchByColumns(projectKernel, columns);
+    }
+    /** J[scale (D + D^T) / 2] from D (element (a, b) at inOffset + a + b inLd of in) into out, likewise: the pair density
+     *  gathered, the fit solved and projected, the pair values scattered into the cartesian matrix and transformed. */
+    void launchCoulombMatrix(ComputeArray& in, int inOffset, int inLd, double scale, ComputeArray& out, int outOffset, int outLd) {
+        gatherKernel->setArg(6, in);
+        gatherKernel->setArg(7, inOffset);
+        gatherKernel->setArg(8, inLd);
+        gatherKernel->setArg(9, scale);
+        gatherKernel->execute(columns);
+        launchSolveAndProject();
+        cc.clearBuffer(*cartesianJ);
+        scatterKernel->execute(columns);
+        transformKernel->setArg(6, out);
+        transformKernel->setArg(7, outOffset);
+        transformKernel->setArg(8, outLd);
+        transformKernel->execute(preparedSize * preparedSize);
     }
     /**
      * The pair map's tables on the device for coulombMatrix (once per geometry: this object serves one): the function
@@ -389,6 +404,7 @@ private:
         for (int i = 0; i < 3; i++)
             transformKernel->addArg();  // J's array, offset and leading dimension: per call
         preparedMap = &map;
+        preparedSize = n;
     }
     /** gamma = B d into auxVector from the pair density in pairVector: partial sums over slices, then in order. */
     void launchFit() {
@@ -503,6 +519,8 @@ private:
     ComputeKernel firstFitKernel, metricProductKernel, residualKernel, correctionKernel, refinedFitKernel;
     // The pair map's tables and kernels for builds on held matrices (preparePairMap).
     const QM::PairDensityMap* preparedMap = nullptr;
+    int preparedSize = 0;  // the basis's functions
+    PooledArray densityMatrix, coulombResult;  // D and J of the builds from host matrices
     PooledArray functionPairFirst, functionPairSecond, columnTermStart, columnTermFunction, columnTermValue, rowTermStart,
         rowTermCartesian, rowTermValue, cartesianJ;
     ComputeKernel gatherKernel, scatterKernel, transformKernel;

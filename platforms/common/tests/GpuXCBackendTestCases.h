@@ -327,6 +327,11 @@ inline void testDeviceDensityFittingMatchesLibint(const std::shared_ptr<const XC
     DensityFittedCoulomb hostInverse(basis, aux, threshold, 2, explicitInverse),
         deviceInverse(basis, aux, threshold, 2, explicitInverse, factory->densityFittingContractions());
     const Eigen::MatrixXd Jhi = hostInverse.compute(D), Jdi = deviceInverse.compute(D);
+    // With the metric there, the device gathers and scatters the pair vectors itself (no host passes over them), and J
+    // is symmetric to the last bit as the host's.
+    EXPECT_EQ(0u, deviceInverse.timings().count("builds.host")) << basisName;
+    EXPECT_EQ(1u, device.timings().count("builds.host")) << basisName;
+    EXPECT_EQ(0.0, (Jdi - Jdi.transpose()).cwiseAbs().maxCoeff()) << basisName;
     EXPECT_LT((Jdi - Jh).cwiseAbs().maxCoeff(), 1e-10 * Jh.cwiseAbs().maxCoeff()) << basisName << " Coulomb matrix, solved on the device";
     EXPECT_LT((Jhi - Jh).cwiseAbs().maxCoeff(), 1e-10 * Jh.cwiseAbs().maxCoeff()) << basisName << " Coulomb matrix, host inverse";
     // The coefficients carry the metric's condition number: the host's own two solvers (Cholesky, the refined explicit

@@ -83,21 +83,22 @@ public:
     virtual Eigen::VectorXd fit(const Eigen::VectorXd& pairDensity) = 0;
     /// B^T c (one entry per function pair).
     virtual Eigen::VectorXd project(const Eigen::VectorXd& coefficients) = 0;
-    /// Keep the metric (P|Q) and its inverse where the contractions run, so that coulombVector() solves there too and
-    /// only d and j cross per Coulomb build. False if that is not done here (the host then applies the inverse).
+    /// Keep the metric (P|Q) and its inverse where the contractions run, so that the Coulomb builds solve for the fit
+    /// there too (coulombMatrix). False if that is not done here (the host then applies the inverse).
     virtual bool storeMetric(const Eigen::MatrixXd& metric, const Eigen::MatrixXd& inverse) {
         return false;
     }
-    /// After storeMetric(): j = B^T c with c = (P|Q)^-1 B d refined once, c' = c0 + (P|Q)^-1 (B d - (P|Q) c0) for
-    /// c0 = (P|Q)^-1 B d (as SymmetricPositiveDefiniteSolver does with an explicit inverse); c is returned in
-    /// `coefficients`.
-    virtual Eigen::VectorXd coulombVector(const Eigen::VectorXd& pairDensity, Eigen::VectorXd& coefficients) {
-        throw OpenMM::OpenMMException("QM: coulombVector() without a stored metric (internal error)");
+    /// After storeMetric() returned true: J[D] of a symmetric D over the basis's functions, built where the
+    /// contractions run: the pair density d gathered from D as map's gather() does (map: the same pairs as B's columns,
+    /// and T), c = (P|Q)^-1 B d refined once, c' = c0 + (P|Q)^-1 (B d - (P|Q) c0) for c0 = (P|Q)^-1 B d (as
+    /// SymmetricPositiveDefiniteSolver does with an explicit inverse), j = B^T c scattered into J as map's scatter()
+    /// does. D goes there and J and c (in `coefficients`) come back; the pair vectors stay there.
+    virtual Eigen::MatrixXd coulombMatrix(const PairDensityMap& map, const Eigen::MatrixXd& density, Eigen::VectorXd& coefficients) {
+        throw OpenMM::OpenMMException("QM: coulombMatrix() without a stored metric (internal error)");
     }
-    /// After storeMetric(), where `density` is held on the device the contractions run on (a matrix of its
-    /// MatrixProducts): J[scale (D + D^T) / 2] as coulombVector() and map's scatter() give it, held beside D, the pair
-    /// vectors gathered and scattered there (map: the same pairs as B's columns, and T), so that neither the density
-    /// nor J crosses the bus. Null where that is not so (the caller then fetches D). The fit coefficients stay there.
+    /// The same for J[scale (D + D^T) / 2] of a matrix held on the device the contractions run on (by its
+    /// MatrixProducts), J held beside it: neither crosses the bus, and the fit coefficients stay there. Null where
+    /// `density` is held elsewhere or the metric is not stored (the caller then fetches D).
     virtual Held coulombMatrix(const PairDensityMap& map, const Held& density, double scale) {
         return nullptr;
     }
