@@ -54,7 +54,7 @@ const double TARGET_GRADIENT_ITEMS = 262144;
  * device (one refinement step, as the host does) and only come down for the gradient's record. With them, a build
  * gathers the pair density from D and scatters J there too (coulombMatrix: kernels/qmPairDensity.cc), from a matrix
  * held by the device's products (nothing crosses) or from the host's (D up, J down: on an H200's host the gathering
- * and scattering took about 0.5 ms per build of 24 waters). The sums are in a
+ * and scattering took 0.5-0.7 ms per build of 24 waters). The sums are in a
  * fixed order (slices added in order, a tree
  * per work group), so the results do not depend on scheduling.
  */
