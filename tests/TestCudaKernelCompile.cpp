@@ -5,8 +5,8 @@
  *
  * The preamble (NvrtcCompile.h) defines the Compute API's macros the way OpenMM's CUDA platform does
  * (KERNEL = extern "C" __global__, LOCAL = __shared__, SYNC_THREADS = __syncthreads(), mm_ulong, ATOMIC_ADD, ...).
- * CudaKernelResources compiles the integral kernels for sm_90 with ptxas's report and checks a property that the
- * kernels were written for: which of them keep no stack.
+ * CudaKernelResources compiles the integral kernels and the XC program for sm_90 with ptxas's report and checks
+ * properties that the kernels were written for: which of them keep no stack, which keep their occupancy.
  * Standalone programs: least squares, the bond graph, the QM region's device XC, the density-fitting integrals
  * and the host-force accumulation. Kernels that are snippets inserted into OpenMM's own templates (qmmmCoulomb, qmmmPair14,
  * qmmmPositionCheck) are not standalone programs and are not compiled here.
@@ -139,6 +139,30 @@ TEST(CudaKernelResources, GeneralGradientKernelsForOneFittingLKeepLessStack) {
     EXPECT_GE(compilations, 6);  // p-p and d-s with fitting s, p, d; d-p with s, p; d-d with s
     // With fitting s alone the p-p kernel's values fit in its registers.
     EXPECT_LE(byName["threeCentreGradient_1_1_0"].stack, 64);
+}
+
+/**
+ * The XC program's tiled kernels (the density on the points and the XC matrix, every SCF iteration) skip the parts of
+ * their tiles that hold no work, and the predicates cost registers: each is bounded (__launch_bounds__) to the work
+ * groups per multiprocessor it had without them, and must keep that without spilling. ptxas, sm_90: densityBlocks at
+ * most 64 registers (four groups of 256), matrixTiles at most 80 (three), neither with stack or spills.
+ */
+TEST(CudaKernelResources, XCTiledKernelsKeepTheirOccupancy) {
+    string log;
+    ASSERT_TRUE(compileWithNvrtc(xcProgramSource(), xcProgramDefines(0), {"--gpu-architecture=sm_90", "--std=c++17", "--ptxas-options=-v"},
+                                 log))
+        << log;
+    map<string, KernelResources> byName;
+    for (const KernelResources& r : ptxasResources(log))
+        byName[r.kernel] = r;
+    for (const auto& bound : {std::make_pair(string("densityBlocks"), 64), std::make_pair(string("matrixTiles"), 80)}) {
+        ASSERT_EQ(1u, byName.count(bound.first)) << bound.first << " not in ptxas's report";
+        const KernelResources& r = byName[bound.first];
+        EXPECT_LE(r.registers, bound.second) << bound.first;
+        EXPECT_GT(r.registers, 0) << bound.first;
+        EXPECT_EQ(0, r.stack) << bound.first;
+        EXPECT_EQ(0, r.spillStores + r.spillLoads) << bound.first;
+    }
 }
 
 /** The check itself must be able to fail: a kernel with an error is reported. */
