@@ -79,21 +79,22 @@ TEST_P(CudaKernelCompile, AddHostForces) {
     EXPECT_TRUE(log.empty()) << log;
 }
 
-/** ptxas's resources (sm_90) of every kernel of the three-centre program for the QM/MM benchmark's bases, DZVP
- * (l <= 2) and def2-universal-jfit (l <= 4), by kernel name; compiled once for the tests that read them (empty, with
- * a failure, if NVRTC fails). */
+/** ptxas's resources (sm_90) of every kernel of a program, by kernel name (empty, with a failure, if NVRTC fails). */
+static map<string, KernelResources> resourcesByName(const string& source, const map<string, string>& defines) {
+    string log;
+    map<string, KernelResources> resources;
+    if (compileWithNvrtc(source, defines, {"--gpu-architecture=sm_90", "--std=c++17", "--ptxas-options=-v"}, log))
+        for (const KernelResources& r : ptxasResources(log))
+            resources[r.kernel] = r;
+    else
+        ADD_FAILURE() << log;
+    return resources;
+}
+
+/** The resources of the three-centre program for the QM/MM benchmark's bases, DZVP (l <= 2) and def2-universal-jfit
+ * (l <= 4); compiled once for the tests that read them. */
 static const map<string, KernelResources>& benchmarkProgramResources() {
-    static const map<string, KernelResources> byName = [] {
-        string log;
-        map<string, KernelResources> resources;
-        if (compileWithNvrtc(threeCentreProgramSource(2, 4, false), threeCentreDefines(2, 4, false),
-                             {"--gpu-architecture=sm_90", "--std=c++17", "--ptxas-options=-v"}, log))
-            for (const KernelResources& r : ptxasResources(log))
-                resources[r.kernel] = r;
-        else
-            ADD_FAILURE() << log;
-        return resources;
-    }();
+    static const map<string, KernelResources> byName = resourcesByName(threeCentreProgramSource(2, 4, false), threeCentreDefines(2, 4, false));
     return byName;
 }
 
@@ -148,13 +149,8 @@ TEST(CudaKernelResources, GeneralGradientKernelsForOneFittingLKeepLessStack) {
  * most 64 registers (four groups of 256), matrixTiles at most 80 (three), neither with stack or spills.
  */
 TEST(CudaKernelResources, XCTiledKernelsKeepTheirOccupancy) {
-    string log;
-    ASSERT_TRUE(compileWithNvrtc(xcProgramSource(), xcProgramDefines(0), {"--gpu-architecture=sm_90", "--std=c++17", "--ptxas-options=-v"},
-                                 log))
-        << log;
-    map<string, KernelResources> byName;
-    for (const KernelResources& r : ptxasResources(log))
-        byName[r.kernel] = r;
+    map<string, KernelResources> byName = resourcesByName(xcProgramSource(), xcProgramDefines(0));
+    ASSERT_FALSE(byName.empty());
     for (const auto& bound : {std::make_pair(string("densityBlocks"), 64), std::make_pair(string("matrixTiles"), 80)}) {
         ASSERT_EQ(1u, byName.count(bound.first)) << bound.first << " not in ptxas's report";
         const KernelResources& r = byName[bound.first];

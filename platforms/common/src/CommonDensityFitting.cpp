@@ -343,7 +343,7 @@ private:
         transformKernel->setArg(6, out);
         transformKernel->setArg(7, outOffset);
         transformKernel->setArg(8, outLd);
-        transformKernel->execute(preparedSize * preparedSize);
+        transformKernel->execute(preparedMap->size() * preparedMap->size());
     }
     /**
      * The pair map's tables on the device for coulombMatrix (once per geometry: this object serves one): the function
@@ -404,7 +404,6 @@ private:
         for (int i = 0; i < 3; i++)
             transformKernel->addArg();  // J's array, offset and leading dimension: per call
         preparedMap = &map;
-        preparedSize = n;
     }
     /** gamma = B d into auxVector from the pair density in pairVector: partial sums over slices, then in order. */
     void launchFit() {
@@ -519,7 +518,6 @@ private:
     ComputeKernel firstFitKernel, metricProductKernel, residualKernel, correctionKernel, refinedFitKernel;
     // The pair map's tables and kernels for builds on held matrices (preparePairMap).
     const QM::PairDensityMap* preparedMap = nullptr;
-    int preparedSize = 0;  // the basis's functions
     PooledArray densityMatrix, coulombResult;  // D and J of the builds from host matrices
     PooledArray functionPairFirst, functionPairSecond, columnTermStart, columnTermFunction, columnTermValue, rowTermStart,
         rowTermCartesian, rowTermValue, cartesianJ;

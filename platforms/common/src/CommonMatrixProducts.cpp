@@ -13,8 +13,6 @@ namespace {
 /** The least-squares kernels' tile: 64 x 64 outputs per work group of 256 work items (lsqGemm.cc). */
 const int TILE = 64, GROUP = 256;
 
-} // namespace
-
 /** A matrix held in (a block of) a device array by `owner`: element (i, j) at offset + i + j ld. */
 class DeviceHeld : public QM::HeldMatrix {
 public:
@@ -24,8 +22,6 @@ public:
     const shared_ptr<ComputeArray> array;
     const int offset, ld;
 };
-
-namespace {
 
 const DeviceHeld& deviceHeld(const QM::Held& A) {
     const DeviceHeld* held = dynamic_cast<const DeviceHeld*>(A.get());
