@@ -8,21 +8,15 @@
  * Then the orbital updates of an SCF iteration as chains of products (OrbitalUpdateChains.h): on the host, on the device
  * one product at a time, and on the device with held matrices, with the bytes that cross the bus.
  * On PoCL (OpenCL on the CPU) the device's side runs on the same cores: it shows that the route works, not its speed. */
-#include "../tests/PluginLoading.h"
 #include "BasisOccupiedSizes.h"
+#include "DeviceFactory.h"
 #include "OrbitalUpdateChains.h"
 #include "openmmdft/qm/DenseAlgebra.h"
 #include "openmmdft/qm/MatrixProducts.h"
 #include "openmmdft/qm/XCBackend.h"
-#include "openmm/Context.h"
-#include "openmm/OpenMMException.h"
-#include "openmm/Platform.h"
-#include "openmm/System.h"
-#include "openmm/VerletIntegrator.h"
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <dlfcn.h>
 #include <functional>
 #include <memory>
 #include <string>
@@ -55,8 +49,6 @@ struct Shape {
     bool transposeA, transposeB;
 };
 
-typedef void (*FactoryHook)(OpenMM::Context&, std::shared_ptr<const XCBackendFactory>&);
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -83,44 +75,20 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    if (platformName != "CUDA" && platformName != "OpenCL") {
-        std::fprintf(stderr, "--platform: CUDA or OpenCL\n");
-        return 2;
-    }
-    const bool cuda = platformName == "CUDA";
-    const std::string pluginFile = cuda ? OPENMMDFT_CUDA_PLUGIN : OPENMMDFT_OPENCL_PLUGIN;
-    const char* variable = cuda ? "OPENMMDFT_CUDA_PLUGIN_FILE" : "OPENMMDFT_OPENCL_PLUGIN_FILE";
-    const std::string reason = QMMMTest::loadPluginsByFile(cuda ? "libOpenMMCUDA.so" : "libOpenMMOpenCL.so", pluginFile, variable);
+    BenchDevice::DevicePlatform platform;
+    const std::string reason = BenchDevice::openDevicePlatform(platformName, platform);
     if (!reason.empty()) {
-        std::printf("BenchMatrixProducts: %s platform unavailable: %s\n", platformName.c_str(), reason.c_str());
+        std::printf("BenchMatrixProducts: %s\n", reason.c_str());
         return 1;
     }
-    OpenMM::System system;
-    system.addParticle(1.0);
-    OpenMM::VerletIntegrator integrator(0.001);
-    std::unique_ptr<OpenMM::Context> context;
-    try {
-        context.reset(new OpenMM::Context(system, integrator, OpenMM::Platform::getPlatformByName(platformName), {{"Precision", "double"}}));
-    }
-    catch (const OpenMM::OpenMMException& e) {
-        std::printf("BenchMatrixProducts: no %s Context: %s\n", platformName.c_str(), e.what());
-        return 1;
-    }
-    const char* file = std::getenv(variable);
-    void* plugin = dlopen(file != nullptr && *file != '\0' ? file : pluginFile.c_str(), RTLD_LAZY | RTLD_NOLOAD);
-    FactoryHook hook = plugin ? (FactoryHook) dlsym(plugin, cuda ? "openmmdftCudaXCBackendFactory" : "openmmdftOpenCLXCBackendFactory")
-                              : nullptr;
-    std::shared_ptr<const XCBackendFactory> factory;
-    if (hook != nullptr)
-        hook(*context, factory);
-    const MatrixProducts* device = factory ? factory->matrixProducts() : nullptr;
+    const std::shared_ptr<const XCBackendFactory>& factory = platform.factory;
+    const MatrixProducts* device = factory->matrixProducts();
     if (device == nullptr) {
-        std::printf("BenchMatrixProducts: the %s plugin gives no device matrix products (%s)\n", platformName.c_str(),
-                    hook == nullptr ? "no factory hook" : "no double precision");
+        std::printf("BenchMatrixProducts: the %s plugin gives no device matrix products\n", platformName.c_str());
         return 1;
     }
     std::printf("BenchMatrixProducts: %s (%s), double precision; median of %d runs; device size limit %.1e flops\n",
-                platformName.c_str(), context->getPlatform().getPropertyValue(*context, cuda ? "DeviceIndex" : "OpenCLPlatformName").c_str(),
+                platformName.c_str(), platform.deviceName().c_str(),
                 repeat, device->minimumFlops());
     std::printf("| basis | occupied | product | m x k x n | host (ms) | device (ms) | host / device | largest difference |\n");
     std::printf("|---|---|---|---|---|---|---|---|\n");
@@ -156,6 +124,5 @@ int main(int argc, char** argv) {
     std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
     for (const auto& size : sizes)
         OrbitalUpdateBench::printOrbitalUpdates(size.first, size.second, *device, repeat, medianSeconds);
-    factory.reset();
     return 0;
 }

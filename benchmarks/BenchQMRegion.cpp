@@ -22,6 +22,7 @@
  *   Force's default).
  */
 #include "../tests/PluginLoading.h"
+#include "WaterCluster.h"
 #include "openmmdft/QMMMForce.h"
 #include "openmm/Context.h"
 #include "openmm/OpenMMException.h"
@@ -47,35 +48,13 @@ extern "C" void registerQMMMReferenceKernelFactories();
 
 using namespace OpenMM;
 using namespace OpenMMDFT;
+using namespace BenchWater;
 using namespace std;
 
 namespace {
 
-// The water of the engine's reference tests (qmengine/tests/generate_pyscf_references.py), in nm.
-const double WATER_GEOMETRY[3][3] = {{0.0, 0.0, 0.01173}, {0.0, 0.07572, -0.04692}, {0.0, -0.07572, -0.04692}};
 const double TIP3P_GEOMETRY[3][3] = {{0.0, 0.0, 0.0}, {0.075695, 0.058588, 0.0}, {-0.075695, 0.058588, 0.0}};
 const double TIP3P_CHARGES[3] = {-0.834, 0.417, 0.417};
-
-/** A uniformly random rotation, from a normalised Gaussian quaternion. */
-void randomRotation(mt19937& rng, double R[3][3]) {
-    normal_distribution<double> normal;
-    double q[4], norm = 0;
-    for (double& x : q) {
-        x = normal(rng);
-        norm += x * x;
-    }
-    norm = sqrt(norm);
-    const double a = q[0] / norm, b = q[1] / norm, c = q[2] / norm, d = q[3] / norm;
-    const double m[3][3] = {{a * a + b * b - c * c - d * d, 2 * (b * c - a * d), 2 * (b * d + a * c)},
-                            {2 * (b * c + a * d), a * a - b * b + c * c - d * d, 2 * (c * d - a * b)},
-                            {2 * (b * d - a * c), 2 * (c * d + a * b), a * a - b * b - c * c + d * d}};
-    memcpy(R, m, sizeof(m));
-}
-
-Vec3 rotated(const double R[3][3], const double x[3]) {
-    return Vec3(R[0][0] * x[0] + R[0][1] * x[1] + R[0][2] * x[2], R[1][0] * x[0] + R[1][1] * x[1] + R[1][2] * x[2],
-                R[2][0] * x[0] + R[2][1] * x[1] + R[2][2] * x[2]);
-}
 
 /** The QMMMForce's settings that the command line chooses (the rest are the benchmark's fixed ones). */
 struct Options {
@@ -99,18 +78,14 @@ Benchmark* buildSystem(int n, const Options& options) {
     Benchmark* b = new Benchmark();
     b->force = new QMMMForce();
     mt19937 rng(7);
-    const int side = (int) ceil(cbrt((double) n) - 1e-9);
     vector<Vec3> oxygens;
+    b->positions = waterCluster(n, rng);
     for (int k = 0; k < n; k++) {
-        const Vec3 centre = Vec3(k % side, (k / side) % side, k / (side * side)) * 0.29;
-        double R[3][3];
-        randomRotation(rng, R);
         const int first = b->system.getNumParticles();
         for (int atom = 0; atom < 3; atom++) {
             b->system.addParticle(atom == 0 ? 15.999 : 1.008);
             b->force->addParticle(0.0);
             b->force->addQMAtom(first + atom, atom == 0 ? 8 : 1);
-            b->positions.push_back(centre + rotated(R, WATER_GEOMETRY[atom]));
         }
         b->force->addBond(first, first + 1);
         b->force->addBond(first, first + 2);

@@ -19,7 +19,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$stage/plugins"
 for program in tests/TestCudaLeastSquares tests/TestCudaQMMMForce tests/TestCudaXCBackend benchmarks/BenchLeastSquares benchmarks/BenchQMRegion \
-               benchmarks/BenchOrbitalUpdate benchmarks/BenchRecycledPairs benchmarks/BenchMatrixProducts; do
+               benchmarks/BenchOrbitalUpdate benchmarks/BenchRecycledPairs benchmarks/BenchMatrixProducts benchmarks/BenchXCGradient; do
     [ -x "$build/$program" ] || { echo "device-bundle.sh: $build/$program is missing (build with the C++ tests and CUDA)" >&2; exit 1; }
     cp "$build/$program" "$stage/bin/"
 done

@@ -6,7 +6,9 @@
 # spend the whole lease.
 #   SIZES=1000,2000 QM_SIZES=1,4,8 QM_PLATFORMS=CPU,CUDA:double,CUDA:mixed bash tools/run-gpu-checks.sh
 #   (TESTS="TestCudaQMMMForce" runs one test program, TESTS=none none; MICRO=none skips the host's SCF micro-benchmarks, MICRO="products" runs
-#   only the matrix products' (BenchMatrixProducts; also "orbitals", "pairs"); QM_SIZES=none skips the QM step benchmark; SIZES=none skips the
+#   only the matrix products' (BenchMatrixProducts; also "orbitals", "pairs", and "xcgradient": the XC gradient with and
+#   without the partition-weight derivatives, host against device, BenchXCGradient at XC_SIZES, default 24, with the
+#   bundle's base plugin too where it has one); QM_SIZES=none skips the QM step benchmark; SIZES=none skips the
 #   least-squares benchmark; INVERSE_SIZES=1700
 #   times the density fitting's metric inverse with its phases, INVERSE_SIZES=none skips it; BLAS_THREADS_AB=4 times an
 #   n = 24 CUDA step again with OpenBLAS on 4 threads, for the host's diagonalization; RESPONSE_AB=1 times an n = 24 CUDA
@@ -78,7 +80,7 @@ case "${core%% *}" in
         esac ;;
 esac
 status=0
-# MICRO: which of the host's micro-benchmarks run ("orbitals products pairs"; default all, none: none of them).
+# MICRO: which micro-benchmarks run ("orbitals products xcgradient pairs"; default all, none: none of them).
 micro() { [ "${MICRO:-all}" = all ] || [[ " ${MICRO} " == *" $1 "* ]]; }
 if [ -x "$work/bin/BenchOrbitalUpdate" ] && micro orbitals; then
     # The SCF's orbital update on this host: LAPACK's eigensolver against the rotation (matrix products), with
@@ -89,6 +91,15 @@ fi
 if [ -x "$work/bin/BenchMatrixProducts" ] && micro products; then
     # The SCF's products of basis-sized matrices on this host (OpenBLAS) against the GPU (with the trip across the bus).
     timeout 120 "$work/bin/BenchMatrixProducts" --platform CUDA 2>&1 | tee -a "$out/summary.txt" || status=1
+fi
+if [ -x "$work/bin/BenchXCGradient" ] && micro xcgradient; then
+    # The XC gradient alone: the host's back end (16 threads) against the device's, with and without the grid's response.
+    for plugin in "$work/plugins-base/libOpenMMDFTCUDA.so" "$work/plugins/libOpenMMDFTCUDA.so"; do
+        [ -f "$plugin" ] || continue
+        echo "BenchXCGradient with $plugin:" | tee -a "$out/summary.txt"
+        OPENMMDFT_CUDA_PLUGIN_FILE="$plugin" timeout 240 "$work/bin/BenchXCGradient" --platform CUDA --sizes "${XC_SIZES:-24}" 2>&1 |
+            grep -v WARNING | tee -a "$out/summary.txt" || status=1
+    done
 fi
 if [ -x "$work/bin/BenchRecycledPairs" ] && micro pairs; then
     # DIIS's recycled pairs on this host: their Gram matrix from scratch against grown, an iteration's products whole

@@ -396,9 +396,10 @@ KERNEL void gradientFunctions(int firstBatch, int lastBatch, GLOBAL const int* R
  * xcPartitionWeightGradient, with the same screening of cells. The points are dealt to `columns` columns of
  * PARTITION_GROUP work items each (stride columns x PARTITION_GROUP); a work group takes the next column from a
  * counter (zero before the launch: OpenMM launches more work groups than fit at once, and with a fixed share each the
- * late ones ran alone), its items keep their gradients in private memory (at most PARTITION_MAX_ATOMS atoms, else the
- * host does this) and sum them in local memory in a fixed tree order into the column's place in partial (3 n x
- * columns); sumPartialColumns() adds the columns in order, so the result does not depend on scheduling. (With one
+ * late ones ran alone), its items add their terms to the column's gradient in local memory, in 64-bit fixed point (at
+ * most PARTITION_MAX_ATOMS atoms, else the host does this), written to the column's place in partial (3 n x columns);
+ * sumPartialColumns() adds the columns in order, so the result does not depend on scheduling. (A private gradient per
+ * item, summed over the group in a tree, took 3 KB of stack per item and 226 registers on sm_90. With one
  * column per work item, 32768 of them, an H200 held the kernel at 11% occupancy.) The derivative of a cell's product
  * by one factor is the product divided by that factor (the host divides too, and where a factor could be too small for
  * that, forms prefix x suffix products; here none can be: see the kernel). */
@@ -440,11 +441,23 @@ DEVICE double distanceTo(GLOBAL const double* RESTRICT atomXYZ, int b, double x,
     return sqrt(dx*dx+dy*dy+dz*dz);
 }
 
+/** The work group's gradient sums are 64-bit fixed point with this scale, 2^48: each term rounded to the nearest 2^-48
+ * Eh/bohr (4e-15; at 2^40 the gradient of 8 waters was 1e-9 Eh/bohr from the host's, at 2^48 3e-12), and a term and a
+ * column's sum (its integer additions may wrap on the way) must stay below 2^15 Eh/bohr. A point's terms are at most
+ * a few times |f w| times the cell function's logarithmic slope and 1 / R between atoms, far below that. */
+#define PARTITION_FIXED_SCALE 281474976710656.0
+
+/** G[atom] += (x, y, z) in the work group's fixed-point sums (local atomics: integer sums do not depend on their
+ * order, so the result is reproducible bit for bit). */
+DEVICE void addFixedPoint(LOCAL_ARG mm_ulong* G, int atom, double x, double y, double z) {
+    ATOMIC_ADD(&G[3*atom], (mm_ulong) ((mm_long) rint(x*PARTITION_FIXED_SCALE)));
+    ATOMIC_ADD(&G[3*atom+1], (mm_ulong) ((mm_long) rint(y*PARTITION_FIXED_SCALE)));
+    ATOMIC_ADD(&G[3*atom+2], (mm_ulong) ((mm_long) rint(z*PARTITION_FIXED_SCALE)));
+}
+
 /** G[atom] += (x, y, z), and the same subtracted from the parent atom's running sum gA (translational invariance). */
-DEVICE void addAgainstParent(double* G, int atom, double x, double y, double z, double* gA) {
-    G[3*atom] += x;
-    G[3*atom+1] += y;
-    G[3*atom+2] += z;
+DEVICE void addAgainstParent(LOCAL_ARG mm_ulong* G, int atom, double x, double y, double z, double* gA) {
+    addFixedPoint(G, atom, x, y, z);
     gA[0] -= x;
     gA[1] -= y;
     gA[2] -= z;
@@ -503,11 +516,13 @@ DEVICE double otherCellProduct(int A, int c, int n, double dA, double dc, double
 /** Z = P_A + sum of the other cells that survive the screening, at a point of atom A; *own receives P_A, *cells
  * the number of cells in Z and kept, unless null, their bit set (PARTITION_CELL_WORDS words, so n <= PARTITION_MAX_ATOMS),
  * A's included, and keptProducts, unless null, the products of the first PARTITION_KEPT_PRODUCTS kept cells in the
- * order A, then the others by index (MolecularGrid's weightOf and PartitionWeightDerivatives share this rule). Z = 0
- * when P_A underflows. */
+ * order A, then the others by index, the k-th at keptProducts[k PARTITION_GROUP] (the work item's column of the work
+ * group's local array) (MolecularGrid's weightOf and PartitionWeightDerivatives share this rule). Z = 0 when P_A
+ * underflows. */
 DEVICE double cellSum(int A, int n, double dA, double x, double y, double z, int ssf, double ssfA, double relativeCutoff,
                       GLOBAL const double* RESTRICT atomXYZ, GLOBAL const double* RESTRICT pairInvR, GLOBAL const double* RESTRICT pairA,
-                      GLOBAL const int* RESTRICT neighbourOrder, double* own, int* cells, mm_ulong* kept, double* keptProducts) {
+                      GLOBAL const int* RESTRICT neighbourOrder, double* own, int* cells, mm_ulong* kept,
+                      LOCAL_ARG double* keptProducts) {
     if (kept != 0)
         for (int w = 0; w < PARTITION_CELL_WORDS; w++)
             kept[w] = 0;
@@ -520,7 +535,7 @@ DEVICE double cellSum(int A, int n, double dA, double x, double y, double z, int
     if (kept != 0)
         kept[A/64] |= ((mm_ulong) 1) << (A%64);
     if (keptProducts != 0)
-        keptProducts[0] = *own;
+        keptProducts[0] = *own;  // column 0 of the item's
     for (int c = 0; c < n; c++) {
         if (c == A)
             continue;
@@ -529,7 +544,7 @@ DEVICE double cellSum(int A, int n, double dA, double x, double y, double z, int
         if (P > 0) {
             total += P;
             if (keptProducts != 0 && *cells < PARTITION_KEPT_PRODUCTS)
-                keptProducts[*cells] = P;
+                keptProducts[(*cells)*PARTITION_GROUP] = P;
             (*cells)++;
             if (kept != 0)
                 kept[c/64] |= ((mm_ulong) 1) << (c%64);
@@ -552,13 +567,17 @@ KERNEL PARTITION_BOUNDS void partitionWeightGradient(int numPoints, int columns,
                                     GLOBAL const double* RESTRICT pairA, GLOBAL const double* RESTRICT nearest,
                                     GLOBAL const int* RESTRICT neighbourOrder, GLOBAL double* RESTRICT partial,
                                     GLOBAL mm_ulong* RESTRICT counter) {
-    LOCAL double sums[PARTITION_GROUP];
+    // The column's gradient, summed by the group's items in fixed point (a private 3n array per item, indexed by atom,
+    // lived in slow local memory on a GPU: 3 KB of stack per item, and 3n tree sums per column), and the items' kept
+    // cells' products, item i's k-th at keptLocal[k PARTITION_GROUP + i] (its index is known only at run time).
+    LOCAL mm_ulong G[3*PARTITION_MAX_ATOMS];
+    LOCAL double keptLocal[PARTITION_KEPT_PRODUCTS*PARTITION_GROUP];
     LOCAL int taken[1];
+    LOCAL_ARG double* keptProducts = keptLocal+LOCAL_ID;
     const int n = numAtoms;
+    for (int k = LOCAL_ID; k < 3*n; k += PARTITION_GROUP)
+        G[k] = 0;
     for (int column = nextColumn(counter, taken); column < columns; column = nextColumn(counter, taken)) {
-        double G[3*PARTITION_MAX_ATOMS];
-        for (int k = 0; k < 3*n; k++)
-            G[k] = 0;
         for (int pt = column*PARTITION_GROUP+LOCAL_ID; pt < numPoints; pt += columns*PARTITION_GROUP) {
             if (f[pt] == 0 || n == 1)
                 continue;
@@ -571,7 +590,6 @@ KERNEL PARTITION_BOUNDS void partitionWeightGradient(int numPoints, int columns,
             double PA;
             int cells;
             mm_ulong kept[PARTITION_CELL_WORDS];
-            double keptProducts[PARTITION_KEPT_PRODUCTS];
             const double Z = cellSum(A, n, dA, x, y, z, ssf, ssfA, relativeCutoff, atomXYZ, pairInvR, pairA, neighbourOrder, &PA, &cells,
                                      kept, keptProducts);
             if (cells <= 1)
@@ -585,8 +603,7 @@ KERNEL PARTITION_BOUNDS void partitionWeightGradient(int numPoints, int columns,
             // P_c is far above the smallest normal double (P_c >= relativeCutoff P_A, P_A > 1e-14 Z, and Z is at least
             // the cell of the point's nearest atom, whose factors are all s(nu <= 1/2)). PARTITION_CELL_BLOCK cells
             // at a time sweep over the atoms d: each d's distance once per sweep, its terms summed in registers over
-            // the cells and added to G once (G lives in slow local memory on a GPU), each cell's own terms summed in
-            // registers over d.
+            // the cells and added to G once (an atomic add), each cell's own terms summed in registers over d.
             double gA[3] = {0, 0, 0};
             int scan = -1;  // the last cell other than A taken
             for (int first = 0; first < cells; first += PARTITION_CELL_BLOCK) {
@@ -605,7 +622,7 @@ KERNEL PARTITION_BOUNDS void partitionWeightGradient(int numPoints, int columns,
                         c = scan;
                     }
                     const double dc = distanceTo(atomXYZ, c, x, y, z);
-                    const double P = (first+j < PARTITION_KEPT_PRODUCTS ? keptProducts[first+j]
+                    const double P = (first+j < PARTITION_KEPT_PRODUCTS ? keptProducts[(first+j)*PARTITION_GROUP]
                                                                         : ownCellProduct(c, n, dc, x, y, z, ssf, ssfA, atomXYZ, pairInvR, pairA));
                     cellOf[j] = c;
                     dcOf[j] = dc;
@@ -643,24 +660,17 @@ KERNEL PARTITION_BOUNDS void partitionWeightGradient(int numPoints, int columns,
                         addAgainstParent(G, d, gx, gy, gz, gA);
                 }
                 for (int j = 0; j < PARTITION_CELL_BLOCK; j++)
-                    if (cellOf[j] >= 0 && cellOf[j] != A)
+                    if (cellOf[j] >= 0 && cellOf[j] != A && (own[3*j] != 0 || own[3*j+1] != 0 || own[3*j+2] != 0))
                         addAgainstParent(G, cellOf[j], own[3*j], own[3*j+1], own[3*j+2], gA);
             }
-            G[3*A] += gA[0];
-            G[3*A+1] += gA[1];
-            G[3*A+2] += gA[2];
+            addFixedPoint(G, A, gA[0], gA[1], gA[2]);
         }
-        // The work group's sum, one component at a time (thread 0 reads sums[0] before any item writes it again).
-        for (int k = 0; k < 3*n; k++) {
-            sums[LOCAL_ID] = G[k];
-            SYNC_THREADS;
-            for (int width = PARTITION_GROUP/2; width > 0; width /= 2) {  // ('half' is a type in OpenCL)
-                if (LOCAL_ID < width)
-                    sums[LOCAL_ID] += sums[LOCAL_ID+width];
-                SYNC_THREADS;
-            }
-            if (LOCAL_ID == 0)
-                partial[k*columns+column] = sums[0];
+        // The column's sums (every item's terms are in: nextColumn() synchronized before they began, here after), and
+        // cleared for the group's next column (its terms begin after nextColumn()'s synchronization).
+        SYNC_THREADS;
+        for (int k = LOCAL_ID; k < 3*n; k += PARTITION_GROUP) {
+            partial[k*columns+column] = ((mm_long) G[k])/PARTITION_FIXED_SCALE;
+            G[k] = 0;
         }
     }
 }
