@@ -516,16 +516,16 @@ DEVICE double otherCellProduct(int A, int c, int n, double dA, double dc, double
 /** Z = P_A + sum of the other cells that survive the screening, at a point of atom A; *own receives P_A, *cells
  * the number of cells in Z and kept, unless null, their bit set (PARTITION_CELL_WORDS words, so n <= PARTITION_MAX_ATOMS),
  * A's included, and keptProducts, unless null, the products of the first PARTITION_KEPT_PRODUCTS kept cells in the
- * order A, then the others by index, the k-th at keptProducts[k PARTITION_GROUP] (the work item's column of the work
- * group's local array) (MolecularGrid's weightOf and PartitionWeightDerivatives share this rule). Z = 0 when P_A
+ * order A, then the others by index; both in the work item's column of the work group's local arrays (word or product
+ * k at [k PARTITION_GROUP]) (MolecularGrid's weightOf and PartitionWeightDerivatives share this rule). Z = 0 when P_A
  * underflows. */
 DEVICE double cellSum(int A, int n, double dA, double x, double y, double z, int ssf, double ssfA, double relativeCutoff,
                       GLOBAL const double* RESTRICT atomXYZ, GLOBAL const double* RESTRICT pairInvR, GLOBAL const double* RESTRICT pairA,
-                      GLOBAL const int* RESTRICT neighbourOrder, double* own, int* cells, mm_ulong* kept,
+                      GLOBAL const int* RESTRICT neighbourOrder, double* own, int* cells, LOCAL_ARG mm_ulong* kept,
                       LOCAL_ARG double* keptProducts) {
     if (kept != 0)
         for (int w = 0; w < PARTITION_CELL_WORDS; w++)
-            kept[w] = 0;
+            kept[w*PARTITION_GROUP] = 0;
     *own = ownCellProduct(A, n, dA, x, y, z, ssf, ssfA, atomXYZ, pairInvR, pairA);
     *cells = 0;
     if (!(*own > 0))
@@ -533,7 +533,7 @@ DEVICE double cellSum(int A, int n, double dA, double x, double y, double z, int
     double total = *own;
     *cells = 1;
     if (kept != 0)
-        kept[A/64] |= ((mm_ulong) 1) << (A%64);
+        kept[(A/64)*PARTITION_GROUP] |= ((mm_ulong) 1) << (A%64);
     if (keptProducts != 0)
         keptProducts[0] = *own;  // column 0 of the item's
     for (int c = 0; c < n; c++) {
@@ -547,7 +547,7 @@ DEVICE double cellSum(int A, int n, double dA, double x, double y, double z, int
                 keptProducts[(*cells)*PARTITION_GROUP] = P;
             (*cells)++;
             if (kept != 0)
-                kept[c/64] |= ((mm_ulong) 1) << (c%64);
+                kept[(c/64)*PARTITION_GROUP] |= ((mm_ulong) 1) << (c%64);
         }
     }
     return total;
@@ -569,11 +569,14 @@ KERNEL PARTITION_BOUNDS void partitionWeightGradient(int numPoints, int columns,
                                     GLOBAL mm_ulong* RESTRICT counter) {
     // The column's gradient, summed by the group's items in fixed point (a private 3n array per item, indexed by atom,
     // lived in slow local memory on a GPU: 3 KB of stack per item, and 3n tree sums per column), and the items' kept
-    // cells' products, item i's k-th at keptLocal[k PARTITION_GROUP + i] (its index is known only at run time).
+    // cells' products and bit sets, item i's k-th at [k PARTITION_GROUP + i] (their indices are known only at run time,
+    // so that private arrays would live in that slow memory too).
     LOCAL mm_ulong G[3*PARTITION_MAX_ATOMS];
     LOCAL double keptLocal[PARTITION_KEPT_PRODUCTS*PARTITION_GROUP];
+    LOCAL mm_ulong keptCellsLocal[PARTITION_CELL_WORDS*PARTITION_GROUP];
     LOCAL int taken[1];
     LOCAL_ARG double* keptProducts = keptLocal+LOCAL_ID;
+    LOCAL_ARG mm_ulong* kept = keptCellsLocal+LOCAL_ID;
     const int n = numAtoms;
     for (int k = LOCAL_ID; k < 3*n; k += PARTITION_GROUP)
         G[k] = 0;
@@ -589,7 +592,6 @@ KERNEL PARTITION_BOUNDS void partitionWeightGradient(int numPoints, int columns,
             // Pass 1: Z and P_A over the cells that survive the grid's screening.
             double PA;
             int cells;
-            mm_ulong kept[PARTITION_CELL_WORDS];
             const double Z = cellSum(A, n, dA, x, y, z, ssf, ssfA, relativeCutoff, atomXYZ, pairInvR, pairA, neighbourOrder, &PA, &cells,
                                      kept, keptProducts);
             if (cells <= 1)
@@ -618,7 +620,7 @@ KERNEL PARTITION_BOUNDS void partitionWeightGradient(int numPoints, int columns,
                     if (first+j > 0) {  // the next kept cell other than A, in the order of cellSum()
                         do
                             scan++;
-                        while (scan == A || ((kept[scan/64] >> (scan%64)) & 1) == 0);
+                        while (scan == A || ((kept[(scan/64)*PARTITION_GROUP] >> (scan%64)) & 1) == 0);
                         c = scan;
                     }
                     const double dc = distanceTo(atomXYZ, c, x, y, z);
