@@ -10,12 +10,12 @@
  * On PoCL (OpenCL on the CPU) the device's side runs on the same cores: it shows that the route works, not its speed. */
 #include "BasisOccupiedSizes.h"
 #include "DeviceFactory.h"
+#include "MedianTime.h"
 #include "OrbitalUpdateChains.h"
 #include "openmmdft/qm/DenseAlgebra.h"
 #include "openmmdft/qm/MatrixProducts.h"
 #include "openmmdft/qm/XCBackend.h"
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -23,24 +23,9 @@
 #include <vector>
 
 using namespace OpenMMDFT::QM;
+using BenchTime::medianSeconds;
 
 namespace {
-
-double seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double medianSeconds(const std::function<void()>& work, int repeat) {
-    work();  // warms caches, OpenBLAS's threads and the device's compiled kernel
-    std::vector<double> times;
-    for (int r = 0; r < repeat; r++) {
-        const double t = seconds();
-        work();
-        times.push_back(seconds() - t);
-    }
-    std::sort(times.begin(), times.end());
-    return times[times.size() / 2];
-}
 
 /** One product of an SCF iteration: op(A) op(B) with A m x k (or k x m) and B k x n (or n x k). */
 struct Shape {

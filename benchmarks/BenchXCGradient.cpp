@@ -7,12 +7,12 @@
  * The host back end uses --threads threads (0: all); the device's work is queued by one host thread and waited for. On
  * PoCL (OpenCL on the CPU) the device's side runs on the same cores: it shows the cost structure, not a GPU's speed. */
 #include "DeviceFactory.h"
+#include "MedianTime.h"
 #include "WaterCluster.h"
 #include "openmmdft/internal/AtomicUnits.h"
 #include "openmmdft/qm/KohnShamLDA.h"
 #include "openmmdft/qm/XCBackend.h"
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <random>
@@ -21,24 +21,9 @@
 #include <vector>
 
 using namespace OpenMMDFT::QM;
+using BenchTime::medianSeconds;
 
 namespace {
-
-double seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double medianSeconds(const std::function<void()>& work, int repeat) {
-    work();
-    std::vector<double> times;
-    for (int r = 0; r < repeat; r++) {
-        const double t = seconds();
-        work();
-        times.push_back(seconds() - t);
-    }
-    std::sort(times.begin(), times.end());
-    return times[times.size() / 2];
-}
 
 /** BenchQMRegion's (H2O)n (its random generator's seed, 7), in bohr. */
 std::vector<QMAtom> waterClusterAtoms(int n) {
