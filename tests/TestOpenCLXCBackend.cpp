@@ -223,6 +223,18 @@ TEST(OpenCLDeviceArrays, KeptAcrossGeometries) {
     testDeviceArraysKeptAcrossGeometries(factory, [factory] { return factory->devicePool().allocationsMade(); });
 }
 
+/** The partition-weight derivatives' kernel compiled with small cell sizes, every path on a small molecule (the CUDA
+ * platform runs the same common kernel; its factory comes through the plugin's hook with the default sizes). */
+TEST(OpenCLPartitionDerivatives, SmallCellBlocksMatchTheHost) {
+    OpenCLFactory openCL;
+    if (!openCL.reason.empty())
+        GTEST_SKIP() << openCL.reason;
+    XCPartitionSizes small;
+    small.keptProducts = 2;
+    small.cellBlock = 2;
+    testPartitionDerivativesInSmallCellBlocks(std::make_shared<CommonXCBackendFactory>(*openCL.cc, nullptr, small));
+}
+
 TEST_P(OpenCLXCBackend, MatchesTheHostThroughTheEngine) {
     OpenCLFactory openCL;
     if (!openCL.reason.empty())

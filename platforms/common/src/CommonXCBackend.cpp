@@ -669,7 +669,8 @@ unique_ptr<QM::XCGradientInFlight> CommonXCBackend::startGradient(const Eigen::M
 
 } // namespace
 
-CommonXCBackendFactory::CommonXCBackendFactory(ComputeContext& cc, DeviceSymmetricInverse inverse) : cc(cc) {
+CommonXCBackendFactory::CommonXCBackendFactory(ComputeContext& cc, DeviceSymmetricInverse inverse, const XCPartitionSizes& partition)
+    : cc(cc), partitionSizes(partition) {
     charges.reset(new CommonPointCharges(cc, threeCentreSource(), arrayPool, [this] { return ownQueue(); }));
     if (inverse != nullptr)
         deviceInverse = inverse(cc);
@@ -712,7 +713,7 @@ bool CommonXCBackendFactory::supported(ComputeContext& cc) {
 ComputeProgram CommonXCBackendFactory::programFor(int index) const {
     if (!program[index]) {
         ContextSelector selector(cc);
-        program[index] = cc.compileProgram(xcProgramSource(), xcProgramDefines(index));
+        program[index] = cc.compileProgram(xcProgramSource(), xcProgramDefines(index, partitionSizes));
     }
     return program[index];
 }

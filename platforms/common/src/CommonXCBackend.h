@@ -7,6 +7,7 @@
 #include "ThreeCentreProgram.h"
 #include "CommonMatrixProducts.h"
 #include "DeviceArrayPool.h"
+#include "XCProgram.h"
 #include <functional>
 #include <map>
 #include <tuple>
@@ -46,8 +47,10 @@ typedef SymmetricInverse (*DeviceSymmetricInverse)(OpenMM::ComputeContext& cc);
  */
 class CommonXCBackendFactory : public QM::XCBackendFactory, public QM::PartitionWeightEvaluator {
 public:
-    /** deviceInverse: the platform's maker of inverses for the density fitting's metric (null: the host inverts). */
-    explicit CommonXCBackendFactory(OpenMM::ComputeContext& cc, DeviceSymmetricInverse deviceInverse = nullptr);
+    /** deviceInverse: the platform's maker of inverses for the density fitting's metric (null: the host inverts);
+     * partition: how the partition-weight derivatives' kernel takes its cells (the defaults but in tests). */
+    explicit CommonXCBackendFactory(OpenMM::ComputeContext& cc, DeviceSymmetricInverse deviceInverse = nullptr,
+                                    const XCPartitionSizes& partition = XCPartitionSizes());
     ~CommonXCBackendFactory() override;
     std::unique_ptr<QM::XCBackend> create(const QM::XCGeometry& geometry) const override;
     const QM::PartitionWeightEvaluator* partitionWeights() const override {
@@ -98,6 +101,7 @@ private:
         return [this](int basisL, int auxL, bool pointCharges) { return threeCentreProgram(basisL, auxL, pointCharges); };
     }
     OpenMM::ComputeContext& cc;
+    XCPartitionSizes partitionSizes;
     mutable OpenMM::ComputeProgram program[2];
     mutable std::map<std::tuple<int, int, bool>, OpenMM::ComputeProgram> threeCentrePrograms;
     /// The XC back ends' queue of their own (made on first use), so that the device runs the SCF's XC matrices beside

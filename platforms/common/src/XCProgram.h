@@ -17,9 +17,21 @@ constexpr int XC_TILED_GROUP = 256;
 constexpr int XC_BATCH_SUM_GROUP = 64;
 /// Slices of a batch's points that gradientFunctions sums apart (FUNCTION_GRADIENT_SLICES).
 constexpr int XC_FUNCTION_GRADIENT_SLICES = 4;
-/// The partition-weight derivatives' largest atom count (their per-item gradient array) and work-group size, whose
-/// local sums are a tree of that many (PARTITION_MAX_ATOMS, PARTITION_GROUP).
+/// The partition-weight derivatives' largest atom count (their work group's gradient in local memory: 3 of them per
+/// atom) and work-group size (PARTITION_MAX_ATOMS, PARTITION_GROUP).
 constexpr int XC_PARTITION_MAX_ATOMS = 128, XC_PARTITION_GROUP = 128;
+
+/**
+ * How the partition-weight derivatives' kernel takes a point's kept cells (PARTITION_KEPT_PRODUCTS, PARTITION_CELL_BLOCK):
+ * the products of the first keptProducts kept cells are recorded by the first pass (24, so that the kernel's local
+ * arrays fit the 32 KB every OpenCL device has; the further cells' products are formed again), and cellBlock cells at a
+ * time sweep over the atoms (8: their data in registers). Other values serve tests, which with small ones take every
+ * path on small molecules.
+ */
+struct XCPartitionSizes {
+    int keptProducts = 24;
+    int cellBlock = 8;
+};
 /// Work items per column of densityFittingProject, a tree of local sums (DF_GROUP).
 constexpr int XC_DENSITY_FITTING_GROUP = 128;
 
@@ -29,7 +41,7 @@ std::string xcProgramSource();
 
 /** The XC program's defines: the sizes above, and VWN's paramagnetic fit (Vosko, Wilk, Nusair 1980), VWN5 for
  * parametrization 0, the RPA fit for 1. */
-std::map<std::string, std::string> xcProgramDefines(int parametrization);
+std::map<std::string, std::string> xcProgramDefines(int parametrization, const XCPartitionSizes& partition = XCPartitionSizes());
 
 } // namespace OpenMMDFT
 

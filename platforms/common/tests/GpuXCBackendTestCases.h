@@ -176,6 +176,42 @@ inline void testDeviceXCMatchesHost(const std::shared_ptr<const XCBackendFactory
 }
 
 /**
+ * The partition-weight derivatives' kernel as a factory compiles it with small cell sizes (smallCells: XCPartitionSizes
+ * of 2 recorded products and sweeps of 2 cells), so that on a water trimer (9 atoms, points keeping up to 9 cells)
+ * every path of it runs: products recorded and formed again, several sweeps per point, the parent atom's sum. The XC
+ * gradient of its back end with the grid's response against the host's from the same density and grid, for Becke's
+ * and SSF's cells, to 1e-10 Eh/bohr (the work group's fixed-point sums round each term to 2^-48); the response itself
+ * (the difference from the fixed grid's gradient) is well above that.
+ */
+inline void testPartitionDerivativesInSmallCellBlocks(const std::shared_ptr<const XCBackendFactory>& smallCells) {
+    std::vector<QMAtom> atoms = waterDimer();
+    for (int i = 0; i < 3; i++) {  // a third water beside the two
+        QMAtom atom = atoms[i];
+        atom.xyz[1] += 5.2;
+        atom.xyz[2] += 1.0;
+        atoms.push_back(atom);
+    }
+    for (AtomicPartition partition : {AtomicPartition::Becke, AtomicPartition::StratmannScuseriaFrisch}) {
+        QMSettings s;
+        s.basisSet = "6-31G*";
+        s.grid.radialPoints = 30;
+        s.grid.angularPoints = 110;
+        s.grid.partition = partition;
+        s.convergence = 1e-8;
+        KohnShamLDA engine(s);
+        const QMResult r = engine.compute(atoms, 0, {});
+        const XCGeometry geometry{engine.basis(), engine.grid(), atoms, s};
+        const std::unique_ptr<XCBackend> host = HostXCBackendFactory().create(geometry), device = smallCells->create(geometry);
+        const Eigen::MatrixXd gh = host->gradient(r.density, true), gd = device->gradient(r.density, true);
+        const Eigen::MatrixXd fixed = host->gradient(r.density, false);
+        const char* name = partition == AtomicPartition::Becke ? "Becke" : "SSF";
+        EXPECT_EQ(std::string(device->name()), "device");
+        EXPECT_LT((gd - gh).cwiseAbs().maxCoeff(), 1e-10) << name << ": device\n" << gd << "\nhost\n" << gh;
+        EXPECT_GT((gh - fixed).cwiseAbs().maxCoeff(), 1e-6) << name << ": the grid's response is too small to test";
+    }
+}
+
+/**
  * One engine through three geometries (the back end and density fitting of each made anew, their device arrays taken
  * back from the factory's pool: the basis values, the gradient's chunk buffers, the shell tables, the point charges'
  * arrays; the third geometry has a third water, so that they grow) against a fresh engine for each geometry: the same

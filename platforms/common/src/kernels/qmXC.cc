@@ -508,15 +508,16 @@ DEVICE double otherCellProduct(int A, int c, int n, double dA, double dc, double
 
 /// Words of the bit set of cells that survive the screening (one bit per atom).
 #define PARTITION_CELL_WORDS ((PARTITION_MAX_ATOMS+63)/64)
-/// Kept cells whose products cellSum() records for the derivatives (the products of further ones are formed again):
-/// 24, so that partitionWeightGradient's local arrays stay within the 32 KB every OpenCL device has (a point of
-/// (H2O)24 on Becke's cells keeps 8.6 cells on average, 17 at the 90th percentile).
-#define PARTITION_KEPT_PRODUCTS 24
+/* PARTITION_KEPT_PRODUCTS (kept cells whose products cellSum() records for the derivatives; the products of further
+ * ones are formed again) and PARTITION_CELL_BLOCK (kept cells whose derivatives one sweep over the atoms takes together,
+ * their data in registers) are defines from the host (XCPartitionSizes: 24 and 8; a point of (H2O)24 on Becke's cells
+ * keeps 8.6 cells on average, 17 at the 90th percentile). The local arrays must fit the 32 KB of any OpenCL device. */
+#if !defined(PARTITION_KEPT_PRODUCTS) || !defined(PARTITION_CELL_BLOCK)
+#error "the partition-weight derivatives' sizes are defines from the host (XCProgram.h: XCPartitionSizes)"
+#endif
 #if (PARTITION_KEPT_PRODUCTS+PARTITION_CELL_WORDS)*PARTITION_GROUP*8+3*PARTITION_MAX_ATOMS*8+64 > 32768
 #error "partitionWeightGradient's local arrays exceed 32 KB"
 #endif
-/// Kept cells whose derivatives one sweep over the atoms takes together (their data in registers).
-#define PARTITION_CELL_BLOCK 8
 
 /** Z = P_A + sum of the other cells that survive the screening, at a point of atom A; *own receives P_A, *cells
  * the number of cells in Z and kept, unless null, their bit set (PARTITION_CELL_WORDS words, so n <= PARTITION_MAX_ATOMS),
