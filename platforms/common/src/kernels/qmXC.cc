@@ -522,8 +522,8 @@ DEVICE double otherCellProduct(int A, int c, int n, double dA, double dc, double
 /** Z = P_A + sum of the other cells that survive the screening, at a point of atom A; *own receives P_A, *cells
  * the number of cells in Z and kept, unless null, their bit set (PARTITION_CELL_WORDS words, so n <= PARTITION_MAX_ATOMS),
  * A's included, and keptProducts, unless null, the products of the first PARTITION_KEPT_PRODUCTS kept cells in the
- * order A, then the others by index; both in the work item's column of the work group's local arrays (word or product
- * k at [k PARTITION_GROUP]) (MolecularGrid's weightOf and PartitionWeightDerivatives share this rule). Z = 0 when P_A
+ * order A, then the others by index (MolecularGrid's weightOf and PartitionWeightDerivatives share this rule); both in
+ * the work item's column of the work group's local arrays, word or product k at [k PARTITION_GROUP]. Z = 0 when P_A
  * underflows. */
 DEVICE double cellSum(int A, int n, double dA, double x, double y, double z, int ssf, double ssfA, double relativeCutoff,
                       GLOBAL const double* RESTRICT atomXYZ, GLOBAL const double* RESTRICT pairInvR, GLOBAL const double* RESTRICT pairA,
@@ -541,7 +541,7 @@ DEVICE double cellSum(int A, int n, double dA, double x, double y, double z, int
     if (kept != 0)
         kept[(A/64)*PARTITION_GROUP] |= ((mm_ulong) 1) << (A%64);
     if (keptProducts != 0)
-        keptProducts[0] = *own;  // column 0 of the item's
+        keptProducts[0] = *own;
     for (int c = 0; c < n; c++) {
         if (c == A)
             continue;
