@@ -35,7 +35,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <map>
 #include <random>

@@ -98,6 +98,12 @@ static const map<string, KernelResources>& benchmarkProgramResources() {
     return byName;
 }
 
+/** The resources of the XC program (its default defines, VWN5); compiled once for the tests that read them. */
+static const map<string, KernelResources>& xcProgramResources() {
+    static const map<string, KernelResources> byName = resourcesByName(xcProgramSource(), xcProgramDefines(0));
+    return byName;
+}
+
 /**
  * The integral kernels compiled for one fitting l (the tensor's and the gradient's s-s and p-s classes) exist so that
  * their private arrays stay in registers on a GPU: ptxas (sm_90, an H100/H200, as OpenMM's CUDA platform builds for
@@ -149,7 +155,7 @@ TEST(CudaKernelResources, GeneralGradientKernelsForOneFittingLKeepLessStack) {
  * most 64 registers (four groups of 256), matrixTiles at most 80 (three), neither with stack or spills.
  */
 TEST(CudaKernelResources, XCTiledKernelsKeepTheirOccupancy) {
-    map<string, KernelResources> byName = resourcesByName(xcProgramSource(), xcProgramDefines(0));
+    map<string, KernelResources> byName = xcProgramResources();
     ASSERT_FALSE(byName.empty());
     for (const auto& bound : {std::make_pair(string("densityBlocks"), 64), std::make_pair(string("matrixTiles"), 80)}) {
         ASSERT_EQ(1u, byName.count(bound.first)) << bound.first << " not in ptxas's report";
@@ -167,7 +173,7 @@ TEST(CudaKernelResources, XCTiledKernelsKeepTheirOccupancy) {
  * their bit set in private memory. ptxas, sm_90: no stack, no spills.
  */
 TEST(CudaKernelResources, PartitionWeightGradientKeepsNoPrivateArrays) {
-    map<string, KernelResources> byName = resourcesByName(xcProgramSource(), xcProgramDefines(0));
+    map<string, KernelResources> byName = xcProgramResources();
     ASSERT_EQ(1u, byName.count("partitionWeightGradient"));
     const KernelResources& r = byName["partitionWeightGradient"];
     EXPECT_GT(r.registers, 0);
