@@ -25,6 +25,7 @@
  * syrk/potrf/potrs for Cholesky and Gauss-Seidel, gemm/getrf/getrs for Gauss.
  */
 #include "../tests/PluginLoading.h"
+#include "CommaList.h"
 #include "openmmdft/LeastSquares.h"
 #include "openmm/OpenMMException.h"
 #include "openmm/Platform.h"
@@ -39,7 +40,6 @@
 #include <memory>
 #include <numeric>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -66,16 +66,6 @@ using namespace std;
 
 static double now() {
     return chrono::duration<double>(chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-static vector<string> split(const string& s) {
-    vector<string> out;
-    stringstream ss(s);
-    string item;
-    while (getline(ss, item, ','))
-        if (!item.empty())
-            out.push_back(item);
-    return out;
 }
 
 /* The cuSOLVER baseline of a method in a precision (mixed is compared with double). */
@@ -215,7 +205,7 @@ int main(int argc, char** argv) {
         };
         if (a == "--sizes") {
             sizes.clear();
-            for (const string& s : split(next()))
+            for (const string& s : commaSeparated(next()))
                 sizes.push_back(stoi(s));
         }
         else if (a == "--rows-per-column")
@@ -223,9 +213,9 @@ int main(int argc, char** argv) {
         else if (a == "--repeat")
             repeat = max(1, stoi(next()));
         else if (a == "--platforms")
-            platformNames = split(next());
+            platformNames = commaSeparated(next());
         else if (a == "--precisions")
-            precisions = split(next());
+            precisions = commaSeparated(next());
         else if (a == "--markdown")
             markdown = next();
         else if (a == "--metric-inverse")

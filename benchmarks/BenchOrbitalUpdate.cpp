@@ -8,21 +8,19 @@
  * symmetric change). The OpenBLAS thread count is OpenBLAS's own (OPENBLAS_NUM_THREADS). */
 #include "../qmengine/src/OrbitalRotation.h"
 #include "BasisOccupiedSizes.h"
+#include "MedianTime.h"
 #include "openmmdft/qm/DenseAlgebra.h"
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
 
 using namespace OpenMMDFT::QM;
+using BenchTime::median;
+using BenchTime::seconds;
 
 namespace {
-
-double seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 Eigen::MatrixXd randomSymmetric(int n, std::mt19937& rng) {
     std::normal_distribution<double> normal;
@@ -58,11 +56,6 @@ Eigen::MatrixXd eigensolverOrbitals(const Eigen::MatrixXd& F, const Eigen::Matri
     Eigen::MatrixXd V;
     symmetricEigensystem(congruence(F, X), eps, V);
     return product(X, false, V, false);
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
 }
 
 } // namespace

@@ -22,6 +22,7 @@
  *   Force's default).
  */
 #include "../tests/PluginLoading.h"
+#include "CommaList.h"
 #include "WaterCluster.h"
 #include "openmmdft/QMMMForce.h"
 #include "openmm/Context.h"
@@ -38,7 +39,6 @@
 #include <fstream>
 #include <map>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -199,16 +199,6 @@ Row measure(int n, const Options& options, const string& platformName, const str
     return row;
 }
 
-vector<string> split(const string& text) {
-    vector<string> items;
-    stringstream s(text);
-    string item;
-    while (getline(s, item, ','))
-        if (!item.empty())
-            items.push_back(item);
-    return items;
-}
-
 } // namespace
 
 int main(int argc, char* argv[]) {
@@ -266,10 +256,10 @@ int main(int argc, char* argv[]) {
     const char* header = "| n | platform | precision | first step (s) | s per step | SCF iter per step | s per SCF iter | XC | basis MiB | first platform / this |";
     printf("%s\n", header);
     vector<string> table{header, "|---|---|---|---|---|---|---|---|---|---|"}, phaseLines;
-    for (const string& size : split(sizes)) {
+    for (const string& size : commaSeparated(sizes)) {
         const int n = atoi(size.c_str());
         double firstTime = 0;
-        for (const string& entry : split(platforms)) {
+        for (const string& entry : commaSeparated(platforms)) {
             const size_t colon = entry.find(':');
             const string name = entry.substr(0, colon), precision = colon == string::npos ? "" : entry.substr(colon + 1);
             Row row = measure(n, options, name, precision, steps, warmup);

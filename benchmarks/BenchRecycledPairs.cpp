@@ -10,9 +10,9 @@
  *   BenchRecycledPairs [--basis 456] [--pairs 96] [--new 4] [--threads 2] [--repeat 5]
  * 456 functions are 24 waters in DZVP; 96 pairs is the default QMSettings::recycledSubspace (reached after about 24
  * MD steps of 4 SCF iterations), 4 new pairs per step. */
+#include "MedianTime.h"
 #include "openmmdft/qm/DenseAlgebra.h"
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,16 +21,8 @@
 
 using namespace OpenMMDFT::QM;
 
-namespace {
-double seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-} // namespace
+using BenchTime::median;
+using BenchTime::seconds;
 
 int main(int argc, char** argv) {
     int basis = 456, pairs = 96, fresh = 4, threads = 2, repeat = 5;

@@ -6,6 +6,7 @@
  *   BenchXCGradient [--platform CUDA|OpenCL] [--sizes 4] [--repeat 5] [--partition becke|ssf] [--threads N]
  * The host back end uses --threads threads (0: all); the device's work is queued by one host thread and waited for. On
  * PoCL (OpenCL on the CPU) the device's side runs on the same cores: it shows the cost structure, not a GPU's speed. */
+#include "CommaList.h"
 #include "DeviceFactory.h"
 #include "MedianTime.h"
 #include "WaterCluster.h"
@@ -16,7 +17,6 @@
 #include <cstdio>
 #include <functional>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -63,8 +63,7 @@ int main(int argc, char** argv) {
             ssf = value == "ssf";
         else if (a == "--sizes") {
             sizes.clear();
-            std::stringstream list(value);
-            for (std::string item; std::getline(list, item, ',');)
+            for (const std::string& item : commaSeparated(value))
                 sizes.push_back(std::max(1, std::stoi(item)));
         }
         else {

@@ -1,15 +1,22 @@
 #ifndef OPENMMDFT_BENCHMARKS_MEDIANTIME_H_
 #define OPENMMDFT_BENCHMARKS_MEDIANTIME_H_
-/* Wall-clock timing of the micro-benchmarks: the median of repeated runs after one untimed run. */
+/* Wall-clock timing of the micro-benchmarks: the median of repeated runs (after one untimed run, for medianSeconds). */
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <utility>
 #include <vector>
 
 namespace BenchTime {
 
 inline double seconds() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/** The median of times (seconds; at least one). */
+inline double median(std::vector<double> times) {
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
 }
 
 /** The median seconds of repeat runs of work, after one untimed run (which warms caches, BLAS threads, a device's
@@ -22,8 +29,7 @@ inline double medianSeconds(const std::function<void()>& work, int repeat) {
         work();
         times.push_back(seconds() - t);
     }
-    std::sort(times.begin(), times.end());
-    return times[times.size() / 2];
+    return median(std::move(times));
 }
 
 } // namespace BenchTime
