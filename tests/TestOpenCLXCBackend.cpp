@@ -215,6 +215,38 @@ TEST(OpenCLDeviceArrayPool, ArraysComeBackAndAreNotShared) {
     EXPECT_GE((*c).getSize(), 5000u);
 }
 
+/** Uploads that return before the queue has read them: the device gets the data as it was at the upload, from the
+ * host copy kept until release(), whatever the caller does with its own table meanwhile. */
+TEST(OpenCLDeviceArrayPool, NonBlockingUploadsFromKeptCopies) {
+    OpenCLFactory openCL;
+    if (!openCL.reason.empty())
+        GTEST_SKIP() << openCL.reason;
+    ContextSelector selector(*openCL.cc);
+    auto pool = std::make_shared<DeviceArrayPool>();
+    PooledArray a, b, empty;
+    {
+        KeptUploads kept(*openCL.cc);
+        std::vector<int> table(100000);
+        for (size_t i = 0; i < table.size(); i++)
+            table[i] = (int) (7 * i + 3);
+        const std::vector<int> expected = table;
+        a.upload(pool, *openCL.cc, table, "keptTable", kept);
+        std::fill(table.begin(), table.end(), -1);  // the caller's table changes; the upload's copy does not
+        b.upload(pool, *openCL.cc, table, "keptTable", kept);
+        empty.upload(pool, *openCL.cc, std::vector<double>(), "keptEmpty", kept);  // nothing to copy or keep
+        EXPECT_EQ(2u, kept.size());
+        kept.mark();
+        kept.release();
+        EXPECT_EQ(0u, kept.size());
+        EXPECT_EQ(expected, a.downloadFirst<int>(expected.size()));
+        EXPECT_EQ(std::vector<int>(table.size(), -1), b.downloadFirst<int>(table.size()));
+        kept.release();  // nothing left: returns at once
+        std::vector<double> more(10, 1.5);
+        empty.upload(pool, *openCL.cc, more, "keptMore", kept);  // unmarked when this goes: the destructor waits
+    }
+    EXPECT_EQ(std::vector<double>(10, 1.5), empty.downloadFirst<double>(10));
+}
+
 TEST(OpenCLDeviceArrays, KeptAcrossGeometries) {
     OpenCLFactory openCL;
     if (!openCL.reason.empty())

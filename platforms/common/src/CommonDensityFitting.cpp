@@ -63,7 +63,7 @@ public:
     static constexpr double MAX_TENSOR_BYTES = 4.0 * 1073741824.0;
     CommonDensityFittingContractions(ComputeContext& cc, ComputeProgram program, ThreeCentreProgramSource integralProgram,
                                      shared_ptr<DeviceArrayPool> pool)
-        : cc(cc), program(program), integralProgram(integralProgram), pool(std::move(pool)) {
+        : cc(cc), program(program), integralProgram(integralProgram), pool(std::move(pool)), kept(cc) {
     }
     bool store(const Eigen::MatrixXd& B) override {
         ContextSelector selector(cc);
@@ -79,8 +79,10 @@ public:
         if (!allocate(task.rows, task.columns))
             return false;
         integrals = integralProgram(task.basis.maxL, task.aux.maxL, false);
-        basis.upload(pool, cc, task.basis, 0);
-        aux.upload(pool, cc, task.aux, task.rows);
+        // The tables go up without blocking (KeptUploads: a blocking upload on CUDA's default stream waits for the
+        // kernels queued before it, and the set-up uploads about a hundred of them between its launches).
+        basis.upload(pool, cc, task.basis, 0, kept);
+        aux.upload(pool, cc, task.aux, task.rows, kept);
         // The pairs in classes of equal angular momenta (the class kernels) and primitive counts: the threads of a warp
         // (consecutive pairs, one fitting shell) then run the same loops. Each pair carries its columns, so the order
         // is free.
@@ -89,12 +91,12 @@ public:
         pairClasses = classes.ranges;
         const vector<int> first = classes.sorted(task.pairFirst), second = classes.sorted(task.pairSecond),
                           column = classes.sorted(task.pairColumn);
-        pairFirst.upload(pool, cc, first, "qmDFPairFirst");
-        pairSecond.upload(pool, cc, second, "qmDFPairSecond");
-        pairColumn.upload(pool, cc, column, "qmDFPairColumn");
-        auxTransform.upload(pool, cc, task.auxTransform, "qmDFAuxTransform");
-        auxTransformStart.upload(pool, cc, task.auxTransformStart, "qmDFAuxTransformStart");
-        boysTable.upload(pool, cc, task.boysTable, "qmBoysTable");
+        pairFirst.upload(pool, cc, first, "qmDFPairFirst", kept);
+        pairSecond.upload(pool, cc, second, "qmDFPairSecond", kept);
+        pairColumn.upload(pool, cc, column, "qmDFPairColumn", kept);
+        auxTransform.upload(pool, cc, task.auxTransform, "qmDFAuxTransform", kept);
+        auxTransformStart.upload(pool, cc, task.auxTransformStart, "qmDFAuxTransformStart", kept);
+        boysTable.upload(pool, cc, task.boysTable, "qmBoysTable", kept);
         boys = BoysParameters::of(task);
         numAuxShells = (int) task.aux.l.size();
         // The gradient's work items are (shell pair, run of fitting shells on at most
@@ -128,7 +130,7 @@ public:
                     byL.push_back(s);
         }
         lBegin[auxMaxL + 1] = (int) byL.size();
-        auxShellsByL.upload(pool, cc, byL, "qmDFAuxShellsByL");
+        auxShellsByL.upload(pool, cc, byL, "qmDFAuxShellsByL", kept);
         initializeWorkCounter(pool, cc, tensorCounter);
         for (const PairClassRange& c : pairClasses)
             for (int lq = 0; lq <= auxMaxL;) {
@@ -162,6 +164,7 @@ public:
                 kernel->addArg(*tensorCounter);
                 launchIntegralKernel(cc, kernel, (long long) (c.end - c.begin) * numShells, *tensorCounter);
             }
+        kept.mark();
         integralsHere = true;
         return true;  // B is still being computed: finishTensor() waits for it
     }
@@ -170,6 +173,7 @@ public:
         // that spent the time.
         ContextSelector selector(cc);
         (void) auxTransformStart.downloadFirst<int>(1);
+        kept.release();  // the download came after the tables on the same queue: no wait
     }
     bool startThreeCentreGradient(const Eigen::MatrixXd& D, const Eigen::VectorXd& c) override {
         if (!integralsHere)
@@ -178,15 +182,14 @@ public:
         const int nbf = (int) D.rows();
         const vector<double> density(D.data(), D.data() + D.size());  // symmetric: row- and column-major alike
         const vector<double> coefficients(c.data(), c.data() + c.size());
-        densityArray.upload(pool, cc, density, "qmDFGradientDensity");
-        coefficientArray.upload(pool, cc, coefficients, "qmDFGradientCoefficients");
+        densityArray.upload(pool, cc, density, "qmDFGradientDensity", kept);
+        coefficientArray.upload(pool, cc, coefficients, "qmDFGradientCoefficients", kept);
         // One row per atom of the fitting functions (not point charges), which are the gradient's first rows.
         gradientArray.zeros<long long>(pool, cc, "qmDFGradient", 3 * (size_t) numAtoms);
         // The metric's part, -1/2 sum_PQ c_P c_Q d(P|Q): the kernel gives 2 sum_PQ c_P c_Q d(P|Q) for the pairs (P, unit)
-        // with "density" c_P (nbf 1), so the column it reads is -c/4. Uploaded with the rest, before the launches (an
-        // upload waits for the kernels queued before it).
+        // with "density" c_P (nbf 1), so the column it reads is -c/4.
         const Eigen::VectorXd quarter = -0.25 * c;
-        metricDensity.upload(pool, cc, vector<double>(quarter.data(), quarter.data() + quarter.size()), "qmDFMetricGradientDensity");
+        metricDensity.upload(pool, cc, vector<double>(quarter.data(), quarter.data() + quarter.size()), "qmDFMetricGradientDensity", kept);
         // The fitted density's Hermite coefficients per fitting primitive, once for every pair that meets them.
         fittedHermite.ensure(pool, cc, "qmDFFittedHermite", (size_t) max(1, numAuxPrimitives) * hermiteCount(auxMaxL));
         ComputeKernel fittedKernel = integrals->createKernel("fittedDensityHermite");
@@ -201,6 +204,7 @@ public:
         // The metric's part (its "density" uploaded above) into the same sums.
         launchThreeCentreGradient(cc, integrals, metricClasses, metricGroups, 1, *metricFirst, *metricSecond, metricShells, 0, aux,
                                   *boysTable, boys, *metricDensity, *coefficientArray, *fittedHermite, *gradientArray, gradientCounter);
+        kept.mark();
         gradientStarted = true;
         return true;
     }
@@ -212,19 +216,20 @@ public:
             throw OpenMMException("QM: finishThreeCentreGradient() without a started gradient (internal error)");
         ContextSelector selector(cc);
         const Eigen::MatrixXd total = readThreeCentreGradient(gradientArray, numAtoms);
+        kept.release();  // the read came after the uploads on the same queue: no wait
         gradientStarted = false;
         const int rows = (int) min<Eigen::Index>(total.rows(), G.rows());
         G.topRows(rows) += total.topRows(rows);
     }
     Eigen::VectorXd fit(const Eigen::VectorXd& pairDensity) override {
         ContextSelector selector(cc);
-        (*pairVector).uploadSubArray(pairDensity.data(), 0, columns);
+        (*pairVector).uploadSubArray(pairDensity.data(), 0, columns, false);  // read before the download below returns
         launchFit();
         return downloadAuxVector();
     }
     Eigen::VectorXd project(const Eigen::VectorXd& coefficients) override {
         ContextSelector selector(cc);
-        (*auxVector).uploadSubArray(coefficients.data(), 0, rows);
+        (*auxVector).uploadSubArray(coefficients.data(), 0, rows, false);  // read before the download below returns
         launchByColumns(projectKernel, columns);
         return downloadPairVector();
     }
@@ -303,7 +308,9 @@ public:
         preparePairMap(map);
         densityMatrix.ensure(pool, cc, "qmDFDensityMatrix", (size_t) n * n);
         coulombResult.ensure(pool, cc, "qmDFCoulombMatrix", (size_t) n * n);
-        (*densityMatrix).uploadSubArray(density.data(), 0, n * n);
+        // Without blocking (on CUDA a blocking upload from pageable memory waits for the kernels queued before it): the
+        // downloads below, on the same queue, return after the queue has read D.
+        (*densityMatrix).uploadSubArray(density.data(), 0, n * n, false);
         launchCoulombMatrix(*densityMatrix, 0, n, 1.0, *coulombResult, 0, n);
         coefficients = downloadAuxVector();
         const vector<double> values = coulombResult.downloadFirst<double>((size_t) n * n);
@@ -374,14 +381,14 @@ private:
                 rowCartesian[slot] = u;
                 rowValue[slot] = map.termValue()[p];
             }
-        functionPairFirst.upload(pool, cc, first, "qmDFFunctionPairFirst");
-        functionPairSecond.upload(pool, cc, second, "qmDFFunctionPairSecond");
-        columnTermStart.upload(pool, cc, termStart, "qmDFTermStart");
-        columnTermFunction.upload(pool, cc, map.termFunction(), "qmDFTermFunction");
-        columnTermValue.upload(pool, cc, map.termValue(), "qmDFTermValue");
-        rowTermStart.upload(pool, cc, rowStart, "qmDFRowTermStart");
-        rowTermCartesian.upload(pool, cc, rowCartesian, "qmDFRowTermCartesian");
-        rowTermValue.upload(pool, cc, rowValue, "qmDFRowTermValue");
+        functionPairFirst.upload(pool, cc, first, "qmDFFunctionPairFirst", kept);
+        functionPairSecond.upload(pool, cc, second, "qmDFFunctionPairSecond", kept);
+        columnTermStart.upload(pool, cc, termStart, "qmDFTermStart", kept);
+        columnTermFunction.upload(pool, cc, map.termFunction(), "qmDFTermFunction", kept);
+        columnTermValue.upload(pool, cc, map.termValue(), "qmDFTermValue", kept);
+        rowTermStart.upload(pool, cc, rowStart, "qmDFRowTermStart", kept);
+        rowTermCartesian.upload(pool, cc, rowCartesian, "qmDFRowTermCartesian", kept);
+        rowTermValue.upload(pool, cc, rowValue, "qmDFRowTermValue", kept);
         cartesianJ.take(pool, cc, "qmDFCartesianCoulomb", (size_t) nc * nc);
         gatherKernel = program->createKernel("gatherPairDensity");
         gatherKernel->addArg(columns);
@@ -403,6 +410,7 @@ private:
             transformKernel->addArg(*a);
         for (int i = 0; i < 3; i++)
             transformKernel->addArg();  // J's array, offset and leading dimension: per call
+        kept.mark();
         preparedMap = &map;
     }
     /** gamma = B d into auxVector from the pair density in pairVector: partial sums over slices, then in order. */
@@ -440,14 +448,14 @@ private:
         shells.center.insert(shells.center.end(), {0.0, 0.0, 0.0});
         shells.exponent.push_back(0.0);
         shells.coefficient.push_back(1.0);
-        metricShells.upload(pool, cc, shells, task.rows + 1);
+        metricShells.upload(pool, cc, shells, task.rows + 1, kept);
         vector<int> first(numAuxShells), second(numAuxShells, unit);
         for (int q = 0; q < numAuxShells; q++)
             first[q] = q;
         const PairClasses classes = PairClasses::of(first, second, shells.l, shells.numPrim);
         metricClasses = classes.ranges;
-        metricFirst.upload(pool, cc, classes.sorted(first), "qmDFMetricPairFirst");
-        metricSecond.upload(pool, cc, classes.sorted(second), "qmDFMetricPairSecond");
+        metricFirst.upload(pool, cc, classes.sorted(first), "qmDFMetricPairFirst", kept);
+        metricSecond.upload(pool, cc, classes.sorted(second), "qmDFMetricPairSecond", kept);
         uploadGradientWork(metricGroups, metricClasses, task.aux, "qmDFMetricGroupStart");
     }
     /**
@@ -462,7 +470,7 @@ private:
                             atoms[i] = fitting.atom[shells[i]];
                         return centreGroups(atoms, classes[c].end - classes[c].begin, TARGET_GRADIENT_ITEMS,
                                             THREE_CENTRE_MAX_FITTING_CENTRES_PER_ITEM);
-                    }, name);
+                    }, name, kept);
     }
     /** Room for B (rows x columns, column-major) and the contraction kernels; false if it does not fit. */
     bool allocate(int numRows, int numColumns) {
@@ -542,6 +550,7 @@ private:
     PooledArray metricFirst, metricSecond, metricDensity;
     PooledArray tensorCounter, gradientCounter;  // the kernels' work items handed out
     bool gradientStarted = false;
+    KeptUploads kept;  // last: it waits for the queue to read the tables before the arrays go back to the pool
 };
 
 

@@ -62,16 +62,18 @@ namespace {
 /**
  * A point-charge matrix in flight: its arrays (from the pool, given back when this goes), what the assembly of the
  * cartesian matrix needs, and the work on the queue it runs on (null queue: the default one, waited for by the
- * download). Its uploads block and precede the queue's wait for the default queue, which then covers them.
+ * download). Its uploads go on the default queue without blocking, before the queue's wait for the default queue,
+ * which then covers them.
  */
 class DevicePointChargeMatrix : public QM::PointChargeMatrixInFlight {
 public:
-    DevicePointChargeMatrix(ComputeContext& cc, ComputeQueue queue) : cc(cc), work(cc, std::move(queue)) {
+    DevicePointChargeMatrix(ComputeContext& cc, ComputeQueue queue) : cc(cc), kept(cc), work(cc, std::move(queue)) {
     }
     Eigen::MatrixXd finish() override {
         ContextSelector selector(cc);
         work.wait();  // the download goes through the default queue
         const vector<double> blocks = total.downloadFirst<double>(elements);
+        kept.release();  // read before the kernels ran: no wait
         // The pairs' blocks (i, j) i-major into the symmetric matrix.
         Eigen::MatrixXd cartesianMatrix = Eigen::MatrixXd::Zero(size, size);
         for (size_t k = 0; k < first.size(); k++) {
@@ -92,6 +94,7 @@ public:
     vector<int> first, second, blockStart, cartesianOffset, l;
     DeviceShells basis;
     PooledArray pairFirst, pairSecond, blockStartArray, groupStartArray, centers, weightArray, boysTable, partial, total, counter;
+    KeptUploads kept;   // the tables' host copies, until the default queue has read them
     SideQueueWork work;  // last: it waits before the arrays go back to the pool
 };
 
@@ -133,18 +136,19 @@ unique_ptr<QM::PointChargeMatrixInFlight> CommonPointCharges::startMatrix(const 
     const int numGroups = (int) groupStart.size() - 1;
     ComputeProgram program = integralProgram(task.basis.maxL, 0, true);
     // The arrays from the pool (kept from one call to the next, at least as long as asked; the kernels take the counts).
-    m->basis.upload(pool, cc, task.basis, 0);
-    m->pairFirst.upload(pool, cc, m->first, "qmChargeMatrixPairFirst");
-    m->pairSecond.upload(pool, cc, m->second, "qmChargeMatrixPairSecond");
-    m->blockStartArray.upload(pool, cc, m->blockStart, "qmChargeMatrixBlockStart");
-    m->groupStartArray.upload(pool, cc, groupStart, "qmChargeMatrixGroupStart");
-    m->centers.upload(pool, cc, task.aux.center, "qmChargeMatrixCenters");
-    m->weightArray.upload(pool, cc, weights, "qmChargeMatrixWeights");
-    m->boysTable.upload(pool, cc, task.boysTable, "qmChargeMatrixBoysTable");
+    m->basis.upload(pool, cc, task.basis, 0, m->kept);
+    m->pairFirst.upload(pool, cc, m->first, "qmChargeMatrixPairFirst", m->kept);
+    m->pairSecond.upload(pool, cc, m->second, "qmChargeMatrixPairSecond", m->kept);
+    m->blockStartArray.upload(pool, cc, m->blockStart, "qmChargeMatrixBlockStart", m->kept);
+    m->groupStartArray.upload(pool, cc, groupStart, "qmChargeMatrixGroupStart", m->kept);
+    m->centers.upload(pool, cc, task.aux.center, "qmChargeMatrixCenters", m->kept);
+    m->weightArray.upload(pool, cc, weights, "qmChargeMatrixWeights", m->kept);
+    m->boysTable.upload(pool, cc, task.boysTable, "qmChargeMatrixBoysTable", m->kept);
     m->partial.take(pool, cc, "qmChargeMatrixPartial", (size_t) numGroups * elements);  // every element is written
     m->total.take(pool, cc, "qmChargeMatrixTotal", elements);
     const BoysParameters boys = BoysParameters::of(task);
     {
+        m->kept.mark();
         SideQueueWork::Scope queue(m->work, true);
         DevicePointChargeMatrix& d = *m;
         launchClassKernels(program, "pointChargeMatrix", classes.ranges, numGroups, [&](ComputeKernel& kernel) {
@@ -176,13 +180,15 @@ namespace {
 /** The point-charge gradient kernel's launch and the arrays it reads and writes, kept until it is read. */
 class DevicePointChargeGradient : public QM::PointChargeGradientInFlight {
 public:
-    DevicePointChargeGradient(ComputeContext& cc, int numAtoms, int numCharges) : cc(cc), numAtoms(numAtoms), numCharges(numCharges) {
+    DevicePointChargeGradient(ComputeContext& cc, int numAtoms, int numCharges)
+        : cc(cc), numAtoms(numAtoms), numCharges(numCharges), kept(cc) {
     }
     void addTo(Eigen::MatrixXd& atomGradient, Eigen::MatrixXd& chargeGradient) override {
         if (read)
             throw OpenMMException("QM: a device point-charge gradient read twice (internal error)");
         ContextSelector selector(cc);
         const Eigen::MatrixXd total = readThreeCentreGradient(gradient, numAtoms + numCharges);
+        kept.release();  // the read came after the uploads on the same queue: no wait
         read = true;
         atomGradient += total.topRows(numAtoms);
         chargeGradient += total.bottomRows(numCharges);
@@ -194,6 +200,7 @@ public:
     GradientWork groups;
     PooledArray pairFirst, pairSecond, boysTable, density, coefficients;
     PooledArray gradient, counter;  // gradient: the atoms' rows, then the charges' (readThreeCentreGradient)
+    KeptUploads kept;  // last: the tables' host copies, until the queue has read them
 };
 
 } // namespace
@@ -208,8 +215,9 @@ unique_ptr<QM::PointChargeGradientInFlight> CommonPointCharges::startGradient(co
     // The arrays are this call's (from the pool, given back when the returned object goes) and live in the returned
     // object until the host has read the gradient: the launch runs on after this returns.
     unique_ptr<DevicePointChargeGradient> g(new DevicePointChargeGradient(cc, numAtoms, numCharges));
-    g->basis.upload(pool, cc, task.basis, 0);
-    g->charges.upload(pool, cc, task.aux, numCharges);
+    // The tables go up without blocking (KeptUploads), from copies kept until the queue has read them.
+    g->basis.upload(pool, cc, task.basis, 0, g->kept);
+    g->charges.upload(pool, cc, task.aux, numCharges, g->kept);
     const PairClasses classes = PairClasses::of(task.pairFirst, task.pairSecond, task.basis.l, task.basis.numPrim);
     // One launch per class over every charge in order.
     vector<int> everyCharge(numCharges);
@@ -221,16 +229,17 @@ unique_ptr<QM::PointChargeGradientInFlight> CommonPointCharges::startGradient(co
     }, [&](size_t c, const vector<int>&) {
         const int classPairs = classes.ranges[c].end - classes.ranges[c].begin;
         return groupStarts(numCharges, chargesPerGroup(numCharges, classPairs, TARGET_GRADIENT_ITEMS, numCharges, MAX_CHARGES_PER_ITEM));
-    }, "qmChargeGroupStart");
-    g->pairFirst.upload(pool, cc, classes.sorted(task.pairFirst), "qmChargePairFirst");
-    g->pairSecond.upload(pool, cc, classes.sorted(task.pairSecond), "qmChargePairSecond");
-    g->boysTable.upload(pool, cc, task.boysTable, "qmChargeBoysTable");
-    g->density.upload(pool, cc, vector<double>(D.data(), D.data() + D.size()), "qmChargeDensity");  // symmetric
-    g->coefficients.upload(pool, cc, weights, "qmChargeWeights");
+    }, "qmChargeGroupStart", g->kept);
+    g->pairFirst.upload(pool, cc, classes.sorted(task.pairFirst), "qmChargePairFirst", g->kept);
+    g->pairSecond.upload(pool, cc, classes.sorted(task.pairSecond), "qmChargePairSecond", g->kept);
+    g->boysTable.upload(pool, cc, task.boysTable, "qmChargeBoysTable", g->kept);
+    g->density.upload(pool, cc, vector<double>(D.data(), D.data() + D.size()), "qmChargeDensity", g->kept);  // symmetric
+    g->coefficients.upload(pool, cc, weights, "qmChargeWeights", g->kept);
     g->gradient.zeros<long long>(pool, cc, "qmChargeGradient", 3 * (size_t) (numAtoms + numCharges));
     // Point charges, each its own centre in the rows after the atoms'.
     launchThreeCentreGradient(cc, program, classes.ranges, g->groups, (int) D.rows(), *g->pairFirst, *g->pairSecond, g->basis,
                               numAtoms, g->charges, *g->boysTable, BoysParameters::of(task), *g->density,
                               *g->coefficients, *g->coefficients, *g->gradient, g->counter);  // no fitted density: charges
+    g->kept.mark();
     return unique_ptr<QM::PointChargeGradientInFlight>(g.release());
 }

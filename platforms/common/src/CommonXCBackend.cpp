@@ -391,13 +391,14 @@ private:
         gradientSlicesKernel->addArg(*functionGradient);
     }
 
-    /** Buffers and kernels of the partition-weight derivatives, made on their first use. */
-    void preparePartitionGradient() {
+    /** Buffers and kernels of the partition-weight derivatives, made on their first use (blocking = false: the tables
+     *  go up on the current queue from the host tables kept here). */
+    void preparePartitionGradient(bool blocking) {
         if (partitionKernel)
             return;
         const int numAtoms = geometry.atoms.size(), numPoints = layout.w.size();
-        pointParentAtom.upload(pool, cc, layout.parentAtom, "qmXCPointParentAtom");
-        partition.upload(pool, cc, geometry.atoms, geometry.settings.grid);
+        pointParentAtom.upload(pool, cc, layout.parentAtom, "qmXCPointParentAtom", blocking);
+        partition.upload(pool, cc, geometry.atoms, geometry.settings.grid, blocking);
         // Columns of PARTITION_GROUP items with about POINTS_PER_ITEM points each, at most a few per work group that
         // OpenMM launches at once (the work groups take them from partitionCounter and sum each one themselves).
         const int wanted = (numPoints + PARTITION_GROUP * POINTS_PER_ITEM - 1) / (PARTITION_GROUP * POINTS_PER_ITEM);
@@ -625,11 +626,11 @@ unique_ptr<QM::XCGradientInFlight> CommonXCBackend::startGradient(const Eigen::M
         return unique_ptr<QM::XCGradientInFlight>(
             new GradientInFlight(*this, [this, gridResponse] { return finishGradient(gridResponse, 0.0); }));
     prepareGradient();
-    if (gridResponse && partitionOnDevice())
-        preparePartitionGradient();
     uploadedDensity.assign(D.data(), D.data() + (size_t) nbf * nbf);  // symmetric: either layout
     {
         SideQueueWork::Scope queue(sideQueue, true);
+        if (gridResponse && partitionOnDevice())
+            preparePartitionGradient(!queue.nonBlocking());
         (*density).uploadSubArray(uploadedDensity.data(), 0, (int) uploadedDensity.size(), !queue.nonBlocking());
         for (const Chunk& chunk : gradientChunks) {
             const int firstPoint = layout.batchPointStart[chunk.firstBatch];

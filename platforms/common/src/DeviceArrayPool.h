@@ -1,6 +1,7 @@
 #pragma once
 // Device arrays kept from one geometry to the next (the XC back end and the density fitting are made anew per geometry,
 // the point charges' arrays per call).
+#include "KeptUploads.h"
 #include "openmm/common/ComputeArray.h"
 #include "openmm/common/ComputeContext.h"
 #include <algorithm>
@@ -136,6 +137,12 @@ public:
         take(std::move(from), cc, name, std::max<size_t>(data.size(), 1), sizeof(T));
         if (!data.empty())
             array->uploadSubArray(data.data(), 0, (int) data.size(), blocking);
+    }
+    /** The same without blocking, from a copy of data that kept holds until the queue has read it. */
+    template <class T>
+    void upload(std::shared_ptr<DeviceArrayPool> from, OpenMM::ComputeContext& cc, const std::vector<T>& data,
+                const std::string& name, KeptUploads& kept) {
+        upload(std::move(from), cc, data.empty() ? data : kept.keep(data), name, false);
     }
     /** Keeps the array held (its contents too) where it has room for size elements of elementSize bytes, else takes
      * one that has (contents lost): for tables that a holder fills more than once. */

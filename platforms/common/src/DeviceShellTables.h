@@ -24,21 +24,22 @@ namespace OpenMMDFT {
  * geometry to the next, at least as long as the tables; the kernels read them by shell and primitive). */
 struct DeviceShells {
     PooledArray l, atom, primStart, numPrim, offset, cartesianOffset, size, center, exponent, coefficient;
+    /** Without blocking, from copies that kept holds until the queue has read them. */
     void upload(const std::shared_ptr<DeviceArrayPool>& pool, OpenMM::ComputeContext& cc, const QM::FlatShells& shells,
-                int totalFunctions) {
+                int totalFunctions, KeptUploads& kept) {
         std::vector<int> sizes(shells.offset.size());
         for (size_t s = 0; s < sizes.size(); s++)
             sizes[s] = (s + 1 < sizes.size() ? shells.offset[s + 1] : totalFunctions) - shells.offset[s];
-        l.upload(pool, cc, shells.l, "qmDFShellL");
-        atom.upload(pool, cc, shells.atom, "qmDFShellAtom");
-        primStart.upload(pool, cc, shells.primStart, "qmDFShellPrimStart");
-        numPrim.upload(pool, cc, shells.numPrim, "qmDFShellNumPrim");
-        offset.upload(pool, cc, shells.offset, "qmDFShellOffset");
-        cartesianOffset.upload(pool, cc, shells.cartesianOffset, "qmDFShellCartesianOffset");
-        size.upload(pool, cc, sizes, "qmDFShellSize");
-        center.upload(pool, cc, shells.center, "qmDFShellCenter");
-        exponent.upload(pool, cc, shells.exponent, "qmDFPrimExponent");
-        coefficient.upload(pool, cc, shells.coefficient, "qmDFPrimCoefficient");
+        l.upload(pool, cc, shells.l, "qmDFShellL", kept);
+        atom.upload(pool, cc, shells.atom, "qmDFShellAtom", kept);
+        primStart.upload(pool, cc, shells.primStart, "qmDFShellPrimStart", kept);
+        numPrim.upload(pool, cc, shells.numPrim, "qmDFShellNumPrim", kept);
+        offset.upload(pool, cc, shells.offset, "qmDFShellOffset", kept);
+        cartesianOffset.upload(pool, cc, shells.cartesianOffset, "qmDFShellCartesianOffset", kept);
+        size.upload(pool, cc, sizes, "qmDFShellSize", kept);
+        center.upload(pool, cc, shells.center, "qmDFShellCenter", kept);
+        exponent.upload(pool, cc, shells.exponent, "qmDFPrimExponent", kept);
+        coefficient.upload(pool, cc, shells.coefficient, "qmDFPrimCoefficient", kept);
     }
 };
 
@@ -98,10 +99,12 @@ struct GradientWork {
     std::vector<std::vector<GradientLaunch>> launches;
     PooledArray pairTable;
     /** listsOf(c) gives class c's launches (compilation name, fitting shells in order), runsOf(c, shells) the run
-     * starts of a launch over those shells (places in the list, then its size). */
+     * starts of a launch over those shells (places in the list, then its size); uploaded without blocking, from copies
+     * that kept holds until the queue has read them. */
     void upload(std::shared_ptr<DeviceArrayPool> from, OpenMM::ComputeContext& cc, size_t numClasses,
                 const std::function<std::vector<std::pair<std::string, std::vector<int>>>(size_t)>& listsOf,
-                const std::function<std::vector<int>(size_t, const std::vector<int>&)>& runsOf, const char* name) {
+                const std::function<std::vector<int>(size_t, const std::vector<int>&)>& runsOf, const char* name,
+                KeptUploads& kept) {
         pool = std::move(from);
         launches.resize(numClasses);
         for (size_t c = 0; c < numClasses; c++) {
@@ -112,8 +115,8 @@ struct GradientWork {
                 const std::vector<int> runs = runsOf(c, lists[i].second);
                 launch.kernel = lists[i].first;
                 launch.numGroups = (int) runs.size() - 1;
-                launch.shells.upload(pool, cc, lists[i].second, name);
-                launch.starts.upload(pool, cc, runs, name);
+                launch.shells.upload(pool, cc, lists[i].second, name, kept);
+                launch.starts.upload(pool, cc, runs, name, kept);
             }
         }
     }

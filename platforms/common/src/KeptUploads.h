@@ -1,0 +1,78 @@
+#ifndef OPENMMDFT_KEPTUPLOADS_H_
+#define OPENMMDFT_KEPTUPLOADS_H_
+// Host copies of tables uploaded without blocking, kept until the queue has read them.
+
+#include "openmm/common/ComputeContext.h"
+#include "openmm/common/ComputeEvent.h"
+#include "openmm/common/ContextSelector.h"
+#include <memory>
+#include <vector>
+
+namespace OpenMMDFT {
+
+/**
+ * The host side of uploads that return before the device has read them (PooledArray::upload with a KeptUploads): a
+ * blocking upload on CUDA's default stream from pageable memory waits for every kernel queued before it, and on OpenCL
+ * the host waits for the copy, so a set-up that uploads a hundred small tables between its launches stops the host a
+ * hundred times. Here each table is copied once more on the host (the tables are small: shell and pair lists, work
+ * lists) and the copy lives until the queue has passed it: an event queued after the uploads (mark(), on the current
+ * queue) is waited for before the copies go (release(), and the destructor). The holder declares this after the arrays
+ * the uploads fill, so that it goes, and waits, before they go back to the pool. Tables that its kernels read must have
+ * been uploaded on the queue those kernels run on (the current queue at the upload), as with any upload.
+ */
+class KeptUploads {
+public:
+    explicit KeptUploads(OpenMM::ComputeContext& cc) : cc(cc) {
+    }
+    KeptUploads(const KeptUploads&) = delete;
+    KeptUploads& operator=(const KeptUploads&) = delete;
+    ~KeptUploads() {
+        release();
+        OpenMM::ContextSelector selector(cc);  // the event is the device's object
+        passed.reset();
+    }
+    /** A copy of data that stays unchanged until release(): the source of a non-blocking upload. */
+    template <class T>
+    const std::vector<T>& keep(const std::vector<T>& data) {
+        auto copy = std::make_shared<const std::vector<T>>(data);
+        copies.push_back(copy);
+        unmarked = true;
+        return *copy;
+    }
+    /** Marks the current queue's place after the uploads so far: release() waits for it (not for later work). */
+    void mark() {
+        if (!unmarked)
+            return;
+        OpenMM::ContextSelector selector(cc);
+        if (!passed)
+            passed = cc.createEvent();
+        passed->enqueue();
+        unmarked = false;
+        marked = true;
+    }
+    /** Waits until the queue has read every kept copy, and frees them. */
+    void release() {
+        if (copies.empty())
+            return;
+        mark();
+        OpenMM::ContextSelector selector(cc);
+        if (marked)
+            passed->wait();
+        marked = false;
+        copies.clear();
+    }
+    /** The copies held now (for tests and reports). */
+    size_t size() const {
+        return copies.size();
+    }
+
+private:
+    OpenMM::ComputeContext& cc;
+    std::vector<std::shared_ptr<const void>> copies;
+    OpenMM::ComputeEvent passed;
+    bool unmarked = false, marked = false;
+};
+
+} // namespace OpenMMDFT
+
+#endif
