@@ -31,7 +31,8 @@ const DeviceHeld& deviceHeld(const QM::Held& A) {
 }
 } // namespace
 
-CommonMatrixProducts::CommonMatrixProducts(ComputeContext& cc, double minimumFlops) : cc(cc), smallest(minimumFlops) {
+CommonMatrixProducts::CommonMatrixProducts(ComputeContext& cc, double minimumFlops)
+    : cc(cc), smallest(minimumFlops), kept(new KeptUploads(cc)) {
 }
 
 void CommonMatrixProducts::compile() const {
@@ -62,8 +63,10 @@ void CommonMatrixProducts::uploadOperands(const Eigen::MatrixXd& A, const Eigen:
     compile();
     reserve(left, A.size(), "qmMatrixProductLeft");
     reserve(right, B.size(), "qmMatrixProductRight");
-    left.uploadSubArray(A.data(), 0, (int) A.size());
-    right.uploadSubArray(B.data(), 0, (int) B.size());
+    // Without blocking (on CUDA a blocking upload from pageable memory waits for the kernels queued before it): the
+    // callers download the result on the same queue before they return, while A and B still live.
+    left.uploadSubArray(A.data(), 0, (int) A.size(), false);
+    right.uploadSubArray(B.data(), 0, (int) B.size(), false);
 }
 
 ComputeArray& CommonMatrixProducts::resultArray(size_t elements) const {
@@ -114,6 +117,7 @@ Eigen::MatrixXd CommonMatrixProducts::product(const Eigen::MatrixXd& A, bool tra
     ComputeArray& out = resultArray(C.size());
     multiply(m, n, k, left, (int) A.rows(), transposeA, right, (int) B.rows(), transposeB, out);
     out.download(C.data());
+    kept->releaseRead();
     return C;
 }
 
@@ -135,6 +139,7 @@ Eigen::MatrixXd CommonMatrixProducts::congruence(const Eigen::MatrixXd& A, const
     ComputeArray& out = resultArray(C.size());
     multiply(m, m, n, right, n, true, middle, n, false, out);     // B^T (A B)
     out.download(C.data());
+    kept->releaseRead();
     return C;
 }
 
@@ -191,8 +196,10 @@ QM::Held CommonMatrixProducts::hold(const Eigen::MatrixXd& A) const {
     ContextSelector selector(cc);
     compile();
     shared_ptr<ComputeArray> array = heldArray(A.size());
+    // Without blocking, from a host copy kept until the next download (fetch): a chain of products then goes to the
+    // device without the host waiting for the kernels queued before each operand.
     if (A.size() > 0)
-        array->uploadSubArray(A.data(), 0, (int) A.size());
+        array->uploadSubArray(kept->keep(A.data(), (size_t) A.size()), 0, (int) A.size(), false);
     return make_shared<DeviceHeld>(*this, (int) A.rows(), (int) A.cols(), array, 0, max(1, (int) A.rows()));
 }
 
@@ -263,6 +270,7 @@ Eigen::MatrixXd CommonMatrixProducts::fetch(const QM::Held& A) const {
         copyBlock(A->rows(), A->cols(), *held.array, held.offset, held.ld, *whole, 0, A->rows());
         whole->download(out.data());
     }
+    kept->releaseRead();
     return out;
 }
 

@@ -1,6 +1,7 @@
 #ifndef OPENMMDFT_COMMONMATRIXPRODUCTS_H_
 #define OPENMMDFT_COMMONMATRIXPRODUCTS_H_
 
+#include "KeptUploads.h"
 #include "openmmdft/qm/MatrixProducts.h"
 #include "CommonQMMMKernelSources.h"
 #include "LeastSquaresProgram.h"
@@ -102,6 +103,8 @@ private:
     mutable OpenMM::ComputeArray left, right, middle;
     mutable std::map<size_t, OpenMM::ComputeArray> results;
     mutable long long run = 0;
+    // The held matrices' host copies (hold() uploads without blocking), until a download on the same queue has returned.
+    std::unique_ptr<KeptUploads> kept;
 };
 
 } // namespace OpenMMDFT

@@ -39,6 +39,11 @@ public:
         unmarked = true;
         return *copy;
     }
+    /** A copy of count values from data (as keep() above). */
+    template <class T>
+    const T* keep(const T* data, size_t count) {
+        return keep(std::vector<T>(data, data + count)).data();
+    }
     /** Marks the current queue's place after the uploads so far: release() waits for it (not for later work). */
     void mark() {
         if (!unmarked)
@@ -60,6 +65,13 @@ public:
             passed->wait();
         marked = false;
         copies.clear();
+    }
+    /** Frees the copies without a wait, for a holder that has just had a blocking read return which was queued after
+     *  every kept upload on the queue they went to: that queue has read them all. */
+    void releaseRead() {
+        copies.clear();
+        unmarked = false;
+        marked = false;
     }
     /** The copies held now (for tests and reports). */
     size_t size() const {
