@@ -204,8 +204,8 @@ struct KohnShamLDA::System {
         // The orthonormalizing transformation from the overlap's eigensystem (dsyevd: 22 ms for 456 functions on a GPU
         // machine's 16-core host, where it threads poorly). Where a device computes the fitting tensor, on a thread of
         // its own while this one has the grid's weights computed and makes the fitting metric (no BLAS there: the
-        // eigensolver holds DenseAlgebra's BLAS lock, which the metric's inverse, started next, takes after it); on the
-        // host platforms, whose cores all have integral work, in order.
+        // eigensolver holds DenseAlgebra's BLAS lock, which a host inverse of the metric, started next, takes after it;
+        // a device's inverse does not take it); on the host platforms, whose cores all have integral work, in order.
         double orthogonalizationSeconds = 0;
         auto orthogonalize = [&] {
             const double start = seconds();
@@ -247,17 +247,20 @@ struct KohnShamLDA::System {
         t = seconds();
         if (densityFitting) {
             // The metric's inverse on the device where the factory makes it there (else, or where that fails, the
-            // given solver's, or Eigen's Cholesky factorization).
+            // given solver's, or Eigen's Cholesky factorization). The device's runs without the BLAS lock
+            // (DensityFittedCoulomb's inverseOnDevice), the host's fallback with it.
             NormalEquationSolver solver = metricSolver;
             if (xcFactory.invertsSymmetricPositiveDefinite())
                 solver = [&xcFactory, metricSolver](const Eigen::MatrixXd& A, Eigen::MatrixXd& B) {
                     if (B.rows() == A.rows() && B.cols() == A.cols() && B.isIdentity(0.0) &&
                         xcFactory.invertSymmetricPositiveDefinite(0.5 * (A + A.transpose()), B))
                         return;
-                    if (metricSolver)
-                        metricSolver(A, B);
-                    else
-                        solveSymmetricPositiveDefinite(A, B);
+                    withOpenBLASThreads([&] {
+                        if (metricSolver)
+                            metricSolver(A, B);
+                        else
+                            solveSymmetricPositiveDefinite(A, B);
+                    });
                 };
             fitted.reset(new DensityFittedCoulomb(basis, aux, s.integralThreshold, s.threads, solver,
                                                   xcFactory.densityFittingContractions(), gridAndXC,

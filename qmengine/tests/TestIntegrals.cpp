@@ -1,12 +1,15 @@
 #include "TestUtil.h"
 #include "openmmdft/qm/Angular.h"
+#include "openmmdft/qm/DenseAlgebra.h"
 #include "openmmdft/qm/Grid.h"
 #include "openmmdft/qm/Integrals.h"
 #include "openmmdft/qm/LinearSolve.h"
 #include "openmmdft/qm/XCIntegrator.h"
 #include <openmm/OpenMMException.h>
 #include <gtest/gtest.h>
+#include <chrono>
 #include <cmath>
+#include <dlfcn.h>
 #include <future>
 #include <memory>
 
@@ -111,6 +114,32 @@ TEST(Integrals, DensityFittedCoulombSetUpOrdersAgree) {
         EXPECT_STREQ("device", fitted.contractionsLocation());
         EXPECT_LT((fitted.compute(D) - J).cwiseAbs().maxCoeff(), 1e-11 * J.cwiseAbs().maxCoeff()) << inverseOnDevice;
     }
+}
+
+/** A metric solver on the device (inverseOnDevice) runs without the engine's BLAS lock: another thread's eigensolver,
+ *  which takes the lock (as the orthogonalization's does beside the set-up), runs while the device inverts. */
+TEST(Integrals, DeviceMetricInverseLeavesTheBLASLockFree) {
+    if (dlsym(RTLD_DEFAULT, "openblas_set_num_threads") == nullptr)
+        GTEST_SKIP() << "the engine takes its BLAS lock only with OpenBLAS";
+    const WaterFitting w;
+    const Eigen::MatrixXd J = DensityFittedCoulomb(w.b, w.aux, 1e-12).compute(w.D);
+    bool lockFree = false;
+    int calls = 0;
+    std::future<void> other;  // outlives the solver: were the lock held around it, the solver could still return
+    NormalEquationSolver device = [&](const Eigen::MatrixXd& A, Eigen::MatrixXd& B) {
+        calls++;
+        other = std::async(std::launch::async, [] {
+            Eigen::VectorXd values;
+            Eigen::MatrixXd vectors;
+            symmetricEigensystem(Eigen::MatrixXd::Identity(40, 40), values, vectors);
+        });
+        lockFree = other.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+        B = A.llt().solve(B);  // Eigen's own code in this test, no BLAS: the "device" inverse
+    };
+    DensityFittedCoulomb fitted(w.b, w.aux, 1e-12, 2, device, std::make_unique<KeptTensor>(), nullptr, true);
+    EXPECT_EQ(1, calls);
+    EXPECT_TRUE(lockFree) << "another thread's BLAS call waited for the device's inverse";
+    EXPECT_LT((fitted.compute(w.D) - J).cwiseAbs().maxCoeff(), 1e-11 * J.cwiseAbs().maxCoeff());
 }
 
 /** The Schwarz screening run on another thread and handed to the constructor (as KohnShamLDA does beside a device): the

@@ -124,7 +124,10 @@ class DensityFittedCoulomb {
 public:
     /// contractions: where B d and B^T c run (null: the host), given B after it is computed. meanwhile: the caller's
     /// own set-up work (without BLAS calls of its own; they would wait), run while another thread factors the metric.
-    /// inverseOnDevice: metricSolver inverts on the device that computes the tensor, so that the tensor starts first.
+    /// inverseOnDevice: metricSolver inverts on the device that computes the tensor, so that the tensor starts first;
+    /// it then runs without DenseAlgebra's BLAS lock (withOpenBLASThreads), so that the host's BLAS calls beside it (the
+    /// orthogonalization's eigensolver and products) do not wait for the device, and takes that lock itself around
+    /// any host BLAS or LAPACK work (a fallback).
     /// screened: screenFittingPairs() of these bases and threshold, perhaps still running on another thread (not valid:
     /// the screening runs here).
     DensityFittedCoulomb(const BasisSet& basis, const BasisSet& auxiliary, double threshold, int threads = 1,
