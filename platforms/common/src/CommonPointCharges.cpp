@@ -73,7 +73,7 @@ public:
         ContextSelector selector(cc);
         work.wait();  // the download goes through the default queue
         const vector<double> blocks = total.downloadFirst<double>(elements);
-        kept.release();  // read before the kernels ran: no wait
+        kept.release();  // the tables went up before the kernels that the download waited for ran: no wait
         // The pairs' blocks (i, j) i-major into the symmetric matrix.
         Eigen::MatrixXd cartesianMatrix = Eigen::MatrixXd::Zero(size, size);
         for (size_t k = 0; k < first.size(); k++) {
