@@ -4,6 +4,7 @@
 # until the device has drained its queue), copies and the host's waits. BenchQMRegion runs under the
 # countOpenCLQueueCalls.c shim with 1 and with 3 timed steps after the same untimed ones; half the difference is one step.
 # Usage: tools/device-queue-calls/count.sh [BUILD_DIR (build-pip)] [QM waters (4)] [untimed steps (4)] [kernels listed (25)]
+# With COUNT_OPENCL_SITES=1 in the environment it also lists the blocking transfers per call site and step.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BUILD="${1:-$ROOT/build-pip}"
@@ -43,5 +44,25 @@ print(f"\n| kernel (the {sys.argv[3]} launched most per step) | launches |\n|---
 for value, name in rows[:int(sys.argv[3])]:
     if value > 0:
         print(f"| {name} | {value:.0f} |")
+# With COUNT_OPENCL_SITES=1: the blocking transfers per call site and step, largest first (frames demangled).
+def sites(path):
+    found = {}
+    for line in open(path):
+        if line.startswith("blocking site: "):
+            count, size, frames = (line[len("blocking site: "):].rstrip("\n").split(" ", 2) + [""])[:3]
+            previous = found.get(frames, (0.0, 0.0))
+            found[frames] = (previous[0] + float(count), previous[1] + float(size))
+    return found
+s1, s3 = sites(sys.argv[1]), sites(sys.argv[2])
+if s3:
+    import subprocess
+    print("\n| blocking transfers per step | MiB | call site (the engine's first frames) |\n|---|---|---|")
+    perStep = {f: ((s3[f][0] - s1.get(f, (0, 0))[0]) / 2, (s3[f][1] - s1.get(f, (0, 0))[1]) / 2) for f in s3}
+    for frames, (count, size) in sorted(perStep.items(), key=lambda item: -item[1][1]):
+        if count <= 0:
+            continue
+        names = subprocess.run(["c++filt"], input=frames.replace(" <- ", "\n"), capture_output=True, text=True).stdout
+        short = " <- ".join(n.split("(")[0] for n in names.split("\n") if n) or "(no engine frame)"
+        print(f"| {count:.0f} | {size / 1048576:.1f} | {short} |")
 PYTHON
 rm -rf "$dir"
