@@ -27,7 +27,13 @@ public:
     KeptUploads(const KeptUploads&) = delete;
     KeptUploads& operator=(const KeptUploads&) = delete;
     ~KeptUploads() {
-        release();
+        try {
+            release();
+        }
+        catch (...) {
+            // A failed wait (a device error, reported where it happened) must not end the program from a destructor,
+            // which may run while that error's exception unwinds the stack.
+        }
         OpenMM::ContextSelector selector(cc);  // the event is the device's object
         passed.reset();
     }
