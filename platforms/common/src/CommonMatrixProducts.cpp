@@ -32,7 +32,7 @@ const DeviceHeld& deviceHeld(const QM::Held& A) {
 } // namespace
 
 CommonMatrixProducts::CommonMatrixProducts(ComputeContext& cc, double minimumFlops)
-    : cc(cc), smallest(minimumFlops), kept(new KeptUploads(cc)) {
+    : cc(cc), smallest(minimumFlops), kept(cc) {
 }
 
 void CommonMatrixProducts::compile() const {
@@ -117,7 +117,7 @@ Eigen::MatrixXd CommonMatrixProducts::product(const Eigen::MatrixXd& A, bool tra
     ComputeArray& out = resultArray(C.size());
     multiply(m, n, k, left, (int) A.rows(), transposeA, right, (int) B.rows(), transposeB, out);
     out.download(C.data());
-    kept->releaseRead();
+    kept.releaseRead();
     return C;
 }
 
@@ -139,7 +139,7 @@ Eigen::MatrixXd CommonMatrixProducts::congruence(const Eigen::MatrixXd& A, const
     ComputeArray& out = resultArray(C.size());
     multiply(m, m, n, right, n, true, middle, n, false, out);     // B^T (A B)
     out.download(C.data());
-    kept->releaseRead();
+    kept.releaseRead();
     return C;
 }
 
@@ -199,7 +199,7 @@ QM::Held CommonMatrixProducts::hold(const Eigen::MatrixXd& A) const {
     // Without blocking, from a host copy kept until the next download (fetch): a chain of products then goes to the
     // device without the host waiting for the kernels queued before each operand.
     if (A.size() > 0)
-        array->uploadSubArray(kept->keep(A.data(), (size_t) A.size()), 0, (int) A.size(), false);
+        array->uploadSubArray(kept.keep(A.data(), (size_t) A.size()), 0, (int) A.size(), false);
     return make_shared<DeviceHeld>(*this, (int) A.rows(), (int) A.cols(), array, 0, max(1, (int) A.rows()));
 }
 
@@ -270,7 +270,7 @@ Eigen::MatrixXd CommonMatrixProducts::fetch(const QM::Held& A) const {
         copyBlock(A->rows(), A->cols(), *held.array, held.offset, held.ld, *whole, 0, A->rows());
         whole->download(out.data());
     }
-    kept->releaseRead();
+    kept.releaseRead();
     return out;
 }
 

@@ -104,7 +104,7 @@ private:
     mutable std::map<size_t, OpenMM::ComputeArray> results;
     mutable long long run = 0;
     // The held matrices' host copies (hold() uploads without blocking), until a download on the same queue has returned.
-    std::unique_ptr<KeptUploads> kept;
+    mutable KeptUploads kept;
 };
 
 } // namespace OpenMMDFT

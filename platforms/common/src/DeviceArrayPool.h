@@ -138,11 +138,15 @@ public:
         if (!data.empty())
             array->uploadSubArray(data.data(), 0, (int) data.size(), blocking);
     }
-    /** The same without blocking, from a copy of data that kept holds until the queue has read it. */
+    /** The same without blocking, from data (copied, or a temporary moved in) that kept holds until the queue has read
+     *  it. */
     template <class T>
-    void upload(std::shared_ptr<DeviceArrayPool> from, OpenMM::ComputeContext& cc, const std::vector<T>& data,
-                const std::string& name, KeptUploads& kept) {
-        upload(std::move(from), cc, data.empty() ? data : kept.keep(data), name, false);
+    void upload(std::shared_ptr<DeviceArrayPool> from, OpenMM::ComputeContext& cc, std::vector<T> data, const std::string& name,
+                KeptUploads& kept) {
+        if (data.empty())
+            upload(std::move(from), cc, data, name, false);
+        else
+            upload(std::move(from), cc, kept.keep(std::move(data)), name, false);
     }
     /** Keeps the array held (its contents too) where it has room for size elements of elementSize bytes, else takes
      * one that has (contents lost): for tables that a holder fills more than once. */

@@ -6,6 +6,7 @@
 #include "openmm/common/ComputeEvent.h"
 #include "openmm/common/ContextSelector.h"
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace OpenMMDFT {
@@ -37,10 +38,11 @@ public:
         OpenMM::ContextSelector selector(cc);  // the event is the device's object
         passed.reset();
     }
-    /** A copy of data that stays unchanged until release(): the source of a non-blocking upload. */
+    /** data (the caller's copy, or a temporary moved in), unchanged until release(): the source of a non-blocking
+     *  upload. */
     template <class T>
-    const std::vector<T>& keep(const std::vector<T>& data) {
-        auto copy = std::make_shared<const std::vector<T>>(data);
+    const std::vector<T>& keep(std::vector<T> data) {
+        auto copy = std::make_shared<const std::vector<T>>(std::move(data));
         copies.push_back(copy);
         unmarked = true;
         return *copy;
