@@ -146,18 +146,23 @@ cl_int clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, cl_uint 
     return real(queue, kernel, dims, offset, global, local, numEvents, waitList, event);
 }
 
+/* One read or write: its count, whether it blocked (and then its call site), its bytes. */
+static void countTransfer(enum Counter total, enum Counter blockingTotal, enum Counter bytes, const char *site, cl_bool blocking, size_t size) {
+    registerReport();
+    counts[total]++;
+    counts[blockingTotal] += blocking ? 1 : 0;
+    if (blocking)
+        countSite(site, size);
+    counts[bytes] += (double) size;
+}
+
 cl_int clEnqueueReadBuffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t offset, size_t size, void *host,
                            cl_uint numEvents, const cl_event *waitList, cl_event *event) {
     static cl_int (*real)(cl_command_queue, cl_mem, cl_bool, size_t, size_t, void *, cl_uint, const cl_event *, cl_event *) = NULL;
     if (!real)
         real = (cl_int(*)(cl_command_queue, cl_mem, cl_bool, size_t, size_t, void *, cl_uint, const cl_event *, cl_event *))
             openCL("clEnqueueReadBuffer");
-    registerReport();
-    counts[READS]++;
-    counts[BLOCKING_READS] += blocking ? 1 : 0;
-    if (blocking)
-        countSite("read", size);
-    counts[READ_BYTES] += (double) size;
+    countTransfer(READS, BLOCKING_READS, READ_BYTES, "read", blocking, size);
     return real(queue, buffer, blocking, offset, size, host, numEvents, waitList, event);
 }
 
@@ -168,12 +173,7 @@ cl_int clEnqueueWriteBuffer(cl_command_queue queue, cl_mem buffer, cl_bool block
     if (!real)
         real = (cl_int(*)(cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void *, cl_uint, const cl_event *,
                           cl_event *)) openCL("clEnqueueWriteBuffer");
-    registerReport();
-    counts[WRITES]++;
-    counts[BLOCKING_WRITES] += blocking ? 1 : 0;
-    if (blocking)
-        countSite("write", size);
-    counts[WRITE_BYTES] += (double) size;
+    countTransfer(WRITES, BLOCKING_WRITES, WRITE_BYTES, "write", blocking, size);
     return real(queue, buffer, blocking, offset, size, host, numEvents, waitList, event);
 }
 
