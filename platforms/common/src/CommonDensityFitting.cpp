@@ -89,11 +89,9 @@ public:
         numPairs = (int) task.pairFirst.size();
         const PairClasses classes = PairClasses::of(task.pairFirst, task.pairSecond, task.basis.l, task.basis.numPrim);
         pairClasses = classes.ranges;
-        const vector<int> first = classes.sorted(task.pairFirst), second = classes.sorted(task.pairSecond),
-                          column = classes.sorted(task.pairColumn);
-        pairFirst.upload(pool, cc, first, "qmDFPairFirst", kept);
-        pairSecond.upload(pool, cc, second, "qmDFPairSecond", kept);
-        pairColumn.upload(pool, cc, column, "qmDFPairColumn", kept);
+        pairFirst.upload(pool, cc, classes.sorted(task.pairFirst), "qmDFPairFirst", kept);
+        pairSecond.upload(pool, cc, classes.sorted(task.pairSecond), "qmDFPairSecond", kept);
+        pairColumn.upload(pool, cc, classes.sorted(task.pairColumn), "qmDFPairColumn", kept);
         auxTransform.upload(pool, cc, task.auxTransform, "qmDFAuxTransform", kept);
         auxTransformStart.upload(pool, cc, task.auxTransformStart, "qmDFAuxTransformStart", kept);
         boysTable.upload(pool, cc, task.boysTable, "qmBoysTable", kept);
@@ -180,10 +178,9 @@ public:
             return false;
         ContextSelector selector(cc);
         const int nbf = (int) D.rows();
-        const vector<double> density(D.data(), D.data() + D.size());  // symmetric: row- and column-major alike
-        const vector<double> coefficients(c.data(), c.data() + c.size());
-        densityArray.upload(pool, cc, density, "qmDFGradientDensity", kept);
-        coefficientArray.upload(pool, cc, coefficients, "qmDFGradientCoefficients", kept);
+        // D is symmetric: row- and column-major alike.
+        densityArray.upload(pool, cc, vector<double>(D.data(), D.data() + D.size()), "qmDFGradientDensity", kept);
+        coefficientArray.upload(pool, cc, vector<double>(c.data(), c.data() + c.size()), "qmDFGradientCoefficients", kept);
         // One row per atom of the fitting functions (not point charges), which are the gradient's first rows.
         gradientArray.zeros<long long>(pool, cc, "qmDFGradient", 3 * (size_t) numAtoms);
         // The metric's part, -1/2 sum_PQ c_P c_Q d(P|Q): the kernel gives 2 sum_PQ c_P c_Q d(P|Q) for the pairs (P, unit)
