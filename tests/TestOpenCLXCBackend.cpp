@@ -255,6 +255,39 @@ TEST(OpenCLDeviceArrays, KeptAcrossGeometries) {
     testDeviceArraysKeptAcrossGeometries(factory, [factory] { return factory->devicePool().allocationsMade(); });
 }
 
+/** The kernels that take their work from a counter (the density fitting's tensor and gradient, the point charges' matrix
+ * and gradient, the partition-weight derivatives) leave it at zero for the next launch (kernels/qmWorkCounter.cc), so
+ * that the host does not zero it before each: after an energy and gradient, the counters given back to the pool hold
+ * zeros (with the host zeroing before each launch they held the work last handed out). Every device test's results
+ * check that the launches after the first on one counter do their work. */
+TEST(OpenCLDeviceArrays, WorkCountersLeftAtZero) {
+    OpenCLFactory openCL;
+    if (!openCL.reason.empty())
+        GTEST_SKIP() << openCL.reason;
+    QMSettings s;
+    s.basisSet = "DZVP";
+    s.grid.radialPoints = 30;
+    s.grid.angularPoints = 110;
+    s.convergence = 1e-8;
+    const std::vector<PointCharge> mm = {{{5.0, 0.5, 9.0}, -0.8}, {{-4.0, 3.0, 1.0}, 0.4}};
+    {
+        KohnShamLDA engine(s, openCL.factory);
+        const QMResult r = engine.compute(waterDimer(), 0, mm);
+        ASSERT_EQ(r.xcBackend, "device");
+        engine.gradient(r);
+    }  // the engine's per-geometry objects give their arrays back
+    ContextSelector selector(*openCL.cc);
+    for (const char* name : {"qmIntegralWorkCounter", "qmXCPartitionColumnCounter"}) {
+        const size_t counters = openCL.factory->devicePool().visitKept(name, [&](ComputeArray& counter) {
+            std::vector<long long> values(counter.getSize());
+            counter.download(values.data());
+            for (size_t k = 0; k < values.size(); k++)
+                EXPECT_EQ(0, values[k]) << name << " entry " << k;
+        });
+        EXPECT_GT(counters, 0u) << "no " << name << " was given back to the pool";
+    }
+}
+
 /** The partition-weight derivatives' kernel compiled with small cell sizes, every path on a small molecule (the CUDA
  * platform runs the same common kernel; its factory comes through the plugin's hook with the default sizes). */
 TEST(OpenCLPartitionDerivatives, SmallCellBlocksMatchTheHost) {

@@ -3,6 +3,7 @@
 #include "SideQueueWork.h"
 #include "CommonDensityFitting.h"
 #include "CommonPointCharges.h"
+#include "DeviceShellTables.h"
 #include "ThreeCentreProgram.h"
 #include "openmmdft/qm/ShellTables.h"
 #include "openmmdft/qm/Angular.h"
@@ -404,7 +405,7 @@ private:
         const int wanted = (numPoints + PARTITION_GROUP * POINTS_PER_ITEM - 1) / (PARTITION_GROUP * POINTS_PER_ITEM);
         partitionColumns = max(1, min(wanted, COLUMNS_PER_WORK_GROUP * cc.getNumThreadBlocks()));
         partialGradients.take(pool, cc, "qmXCPartialWeightGradients", (size_t) 3 * numAtoms * partitionColumns);
-        partitionCounter.take(pool, cc, "qmXCPartitionColumnCounter", 1, sizeof(long long));
+        initializeWorkCounter(pool, cc, partitionCounter, "qmXCPartitionColumnCounter");
         partitionGradient.take(pool, cc, "qmXCWeightGradient", 3 * numAtoms);
         partitionKernel = program->createKernel("partitionWeightGradient");
         partitionKernel->addArg(numPoints);
@@ -658,7 +659,6 @@ unique_ptr<QM::XCGradientInFlight> CommonXCBackend::startGradient(const Eigen::M
         gradientSlicesKernel->execute(3 * (int) layout.batchFunctions.size());
         // The partition-weight derivatives need f = rho eps_xc per point, which the chunks' density kernels wrote.
         if (gridResponse && partitionOnDevice()) {
-            cc.clearBuffer(*partitionCounter);
             partitionKernel->execute(min(partitionColumns, cc.getNumThreadBlocks()) * PARTITION_GROUP, PARTITION_GROUP);
             partitionSumKernel->execute(3 * geometry.atoms.size());
         }

@@ -6,6 +6,7 @@
 #include "openmm/common/ComputeContext.h"
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -83,6 +84,15 @@ public:
         std::lock_guard<std::mutex> lock(mutex);
         const std::string name = array->getName();
         free.emplace(name, std::move(array));
+    }
+    /** visit(array) for each array of this name that the pool holds now (not those taken), under its lock: what the last
+     * holders left in them (the work counters' zeros, kernels/qmWorkCounter.cc). Returns how many there were. */
+    size_t visitKept(const std::string& name, const std::function<void(OpenMM::ComputeArray&)>& visit) const {
+        std::lock_guard<std::mutex> lock(mutex);
+        size_t count = 0;
+        for (auto kept = free.find(name); kept != free.end() && kept->first == name; ++kept, ++count)
+            visit(*kept->second);
+        return count;
     }
     /** Bytes of the arrays the pool holds now (not those taken). */
     size_t bytesKept() const {

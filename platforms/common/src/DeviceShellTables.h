@@ -45,8 +45,8 @@ struct DeviceShells {
 
 /**
  * Launches one of kernels/qmThreeCentre.cc's integral kernels over items work items, which its work groups take from
- * counter (the kernel's last argument, one long long; zeroed here, on the same queue, so that the launch stays
- * asynchronous). OpenMM caps the number of work groups; the kernels loop until every item is taken.
+ * counter (the kernel's last argument, from initializeWorkCounter: zero at the start of every launch on its queue,
+ * kernels/qmWorkCounter.cc). OpenMM caps the number of work groups; the kernels loop until every item is taken.
  */
 void launchIntegralKernel(OpenMM::ComputeContext& cc, OpenMM::ComputeKernel& kernel, long long items, OpenMM::ComputeArray& counter);
 
@@ -60,8 +60,16 @@ void launchClassKernels(OpenMM::ComputeProgram program, const std::string& kerne
                         long long itemsPerPair, const std::function<void(OpenMM::ComputeKernel&)>& addArgs,
                         OpenMM::ComputeContext& cc, const std::shared_ptr<DeviceArrayPool>& pool, PooledArray& counter);
 
-/** A work-item counter for launchIntegralKernel (one long long) from pool, if counter holds none yet. */
-void initializeWorkCounter(const std::shared_ptr<DeviceArrayPool>& pool, OpenMM::ComputeContext& cc, PooledArray& counter);
+/** The long longs of a work counter (kernels/qmWorkCounter.cc: the work handed out, the work groups finished). */
+constexpr int WORK_COUNTER_SIZE = 2;
+
+/**
+ * A work counter for launchIntegralKernel (or another kernel that calls finishWork) from pool under name, zeroed on the
+ * current queue, if counter holds none yet; the kernels leave it at zero for the next launch, so that it must serve
+ * the launches of one queue only.
+ */
+void initializeWorkCounter(const std::shared_ptr<DeviceArrayPool>& pool, OpenMM::ComputeContext& cc, PooledArray& counter,
+                           const char* name = "qmIntegralWorkCounter");
 
 /** The engine's Boys table as the kernels take it: step, end, values per point, Taylor terms (the values go up apart). */
 struct BoysParameters {

@@ -13,15 +13,17 @@
 using namespace OpenMM;
 using namespace std;
 
-void OpenMMDFT::initializeWorkCounter(const shared_ptr<DeviceArrayPool>& pool, ComputeContext& cc, PooledArray& counter) {
-    if (!counter.held())
-        counter.take(pool, cc, "qmIntegralWorkCounter", 1, sizeof(long long));
+void OpenMMDFT::initializeWorkCounter(const shared_ptr<DeviceArrayPool>& pool, ComputeContext& cc, PooledArray& counter,
+                                      const char* name) {
+    if (counter.held())
+        return;
+    counter.take(pool, cc, name, WORK_COUNTER_SIZE, sizeof(long long));
+    cc.clearBuffer(*counter);  // then zero after every launch (kernels/qmWorkCounter.cc)
 }
 
 void OpenMMDFT::launchIntegralKernel(ComputeContext& cc, ComputeKernel& kernel, long long items, ComputeArray& counter) {
     if (items <= 0)
         return;
-    cc.clearBuffer(counter);
     // At least one work item per item up to OpenMM's cap on work groups (execute takes an int).
     kernel->execute((int) std::min<long long>(items, 1LL << 30), THREE_CENTRE_GROUP_SIZE);
 }

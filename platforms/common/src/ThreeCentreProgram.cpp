@@ -23,7 +23,7 @@ std::map<std::string, std::string> OpenMMDFT::threeCentreDefines(int basisL, int
 }
 
 std::string OpenMMDFT::threeCentreProgramSource(int basisL, int auxL, bool pointCharges) {
-    string source = CommonQMMMKernelSources::qmThreeCentre;
+    string source = string(CommonQMMMKernelSources::qmWorkCounter) + CommonQMMMKernelSources::qmThreeCentre;
     // A compilation of one of the per-class files for the class (la, lb) and fitting l lq (-1: any l).
     auto add = [&](const string& file, int la, int lb, int lq) {
         source += "\n#define CLASS_LA " + to_string(la) + "\n#define CLASS_LB " + to_string(lb) + "\n#define CLASS_LQ " + to_string(lq) +

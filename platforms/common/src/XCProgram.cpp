@@ -8,7 +8,8 @@
 using namespace std;
 
 string OpenMMDFT::xcProgramSource() {
-    return string(CommonQMMMKernelSources::shellValues) + CommonQMMMKernelSources::qmXC + CommonQMMMKernelSources::qmPairDensity;
+    return string(CommonQMMMKernelSources::shellValues) + CommonQMMMKernelSources::qmWorkCounter + CommonQMMMKernelSources::qmXC +
+           CommonQMMMKernelSources::qmPairDensity;
 }
 
 map<string, string> OpenMMDFT::xcProgramDefines(int parametrization, const XCPartitionSizes& partition) {

@@ -29,7 +29,8 @@
 #define AT_MOST_128_REGISTERS
 #endif
 /** The first of the next GROUP_SIZE work items for the calling work group (every item of the group must call it):
- * counter holds how many items have been handed out, zero before the launch. */
+ * counter[0] holds how many items have been handed out, zero at the launch's start; the kernel ends with finishWork()
+ * (qmWorkCounter.cc), which leaves it at zero for the next. */
 DEVICE mm_long nextChunk(GLOBAL mm_ulong* RESTRICT counter, LOCAL_ARG mm_long* chunk) {
     SYNC_THREADS;  // every item has read the previous chunk
     if (LOCAL_ID == 0)

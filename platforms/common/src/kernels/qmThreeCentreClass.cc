@@ -162,6 +162,7 @@ KERNEL AT_MOST_128_REGISTERS void GRADIENT_NAME(threeCentreGradient)(int pairBeg
         addFixedPointGradient(gradient, shellAtom[s1], gA);
         addFixedPointGradient(gradient, shellAtom[s2], gB);
     }
+    finishWork(counter);
 }
 #else
 #if CLASS_LQ < 0
@@ -341,6 +342,7 @@ KERNEL AT_MOST_128_REGISTERS void GRADIENT_NAME(threeCentreGradient)(int pairBeg
         addFixedPointGradient(gradient, shellAtom[s1], gA);
         addFixedPointGradient(gradient, shellAtom[s2], gB);
     }
+    finishWork(counter);
 }
 #endif
 
@@ -410,6 +412,7 @@ KERNEL AT_MOST_128_REGISTERS void CLASS_NAME(pointChargeMatrix)(int pairBegin, i
             for (int j = 0; j < n2; j++)
                 out[i*n2+j] = acc[swapped ? j*nb+i : i*nb+j];
     }
+    finishWork(counter);
 }
 #endif
 

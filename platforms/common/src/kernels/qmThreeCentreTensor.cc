@@ -110,6 +110,7 @@ KERNEL AT_MOST_128_REGISTERS void TENSOR_NAME(threeCentreTensor)(int pairBegin, 
         storeTensorColumns(B, rows, pairColumn[k], auxOffset[q], storedA, storedB, swapped, sA == sB, nq, auxSize[q],
                            auxTransform+auxTransformStart[q], acc);
     }
+    finishWork(counter);
 }
 
 #undef TENSOR_WRITTEN
