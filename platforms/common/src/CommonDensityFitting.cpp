@@ -342,7 +342,6 @@ private:
         gatherKernel->setArg(9, scale);
         gatherKernel->execute(columns);
         launchSolveAndProject();
-        cc.clearBuffer(*cartesianJ);
         scatterKernel->execute(columns);
         transformKernel->setArg(6, out);
         transformKernel->setArg(7, outOffset);
@@ -387,6 +386,8 @@ private:
         rowTermCartesian.upload(pool, cc, rowCartesian, "qmDFRowTermCartesian", kept);
         rowTermValue.upload(pool, cc, rowValue, "qmDFRowTermValue", kept);
         cartesianJ.take(pool, cc, "qmDFCartesianCoulomb", (size_t) nc * nc);
+        // Zero once per map: every build's scatter writes the same elements (the map's pairs), the rest stay zero.
+        cc.clearBuffer(*cartesianJ);
         gatherKernel = program->createKernel("gatherPairDensity");
         gatherKernel->addArg(columns);
         for (ComputeArray* a : {functionPairFirst.get(), functionPairSecond.get(), columnTermStart.get(), columnTermFunction.get(),

@@ -27,7 +27,8 @@ KERNEL void gatherPairDensity(int numPairs, GLOBAL const int* RESTRICT pairFirst
     }
 }
 
-/** J~_uv = J~_vu = j_k for the listed pairs into the cartesian matrix J~ (nc x nc, zero elsewhere: cleared before). */
+/** J~_uv = J~_vu = j_k for the listed pairs into the cartesian matrix J~ (nc x nc, zero elsewhere: cleared once for the
+ * list, whose elements every scatter overwrites). */
 KERNEL void scatterPairValues(int numPairs, int nc, GLOBAL const int* RESTRICT pairFirst, GLOBAL const int* RESTRICT pairSecond,
                               GLOBAL const double* RESTRICT j, GLOBAL double* RESTRICT cartesianJ) {
     for (int k = GLOBAL_ID; k < numPairs; k += GLOBAL_SIZE) {
