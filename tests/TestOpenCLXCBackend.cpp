@@ -264,15 +264,9 @@ TEST(OpenCLDeviceArrays, WorkCountersLeftAtZero) {
     OpenCLFactory openCL;
     if (!openCL.reason.empty())
         GTEST_SKIP() << openCL.reason;
-    QMSettings s;
-    s.basisSet = "DZVP";
-    s.grid.radialPoints = 30;
-    s.grid.angularPoints = 110;
-    s.convergence = 1e-8;
-    const std::vector<PointCharge> mm = {{{5.0, 0.5, 9.0}, -0.8}, {{-4.0, 3.0, 1.0}, 0.4}};
     {
-        KohnShamLDA engine(s, openCL.factory);
-        const QMResult r = engine.compute(waterDimer(), 0, mm);
+        KohnShamLDA engine(smallDimerSettings(), openCL.factory);
+        const QMResult r = engine.compute(waterDimer(), 0, twoCharges());
         ASSERT_EQ(r.xcBackend, "device");
         engine.gradient(r);
     }  // the engine's per-geometry objects give their arrays back

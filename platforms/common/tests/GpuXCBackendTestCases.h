@@ -211,6 +211,21 @@ inline void testPartitionDerivativesInSmallCellBlocks(const std::shared_ptr<cons
     }
 }
 
+/** DZVP on a small grid (30, 110), converged to 1e-9: the settings of the water-dimer engine cases. */
+inline QMSettings smallDimerSettings() {
+    QMSettings s;
+    s.basisSet = "DZVP";
+    s.grid.radialPoints = 30;
+    s.grid.angularPoints = 110;
+    s.convergence = 1e-9;
+    return s;
+}
+
+/** Two MM charges near the water dimer (bohr, e). */
+inline std::vector<PointCharge> twoCharges() {
+    return {{{5.0, 0.5, 9.0}, -0.8}, {{-4.0, 3.0, 1.0}, 0.4}};
+}
+
 /**
  * One engine through three geometries (the back end and density fitting of each made anew, their device arrays taken
  * back from the factory's pool: the basis values, the gradient's chunk buffers, the shell tables, the point charges'
@@ -222,12 +237,8 @@ inline void testPartitionDerivativesInSmallCellBlocks(const std::shared_ptr<cons
  */
 inline void testDeviceArraysKeptAcrossGeometries(const std::shared_ptr<const XCBackendFactory>& factory,
                                                  const std::function<long long()>& allocationsMade = nullptr) {
-    QMSettings s;
-    s.basisSet = "DZVP";
-    s.grid.radialPoints = 30;
-    s.grid.angularPoints = 110;
-    s.convergence = 1e-9;
-    const std::vector<PointCharge> mm = {{{5.0, 0.5, 9.0}, -0.8}, {{-4.0, 3.0, 1.0}, 0.4}};
+    const QMSettings s = smallDimerSettings();
+    const std::vector<PointCharge> mm = twoCharges();
     std::vector<std::vector<QMAtom>> geometries(3, waterDimer());
     geometries[1][1].xyz[0] += 0.05;
     geometries[1][4].xyz[2] -= 0.04;
