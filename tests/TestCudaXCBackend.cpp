@@ -6,8 +6,7 @@
 #include "openmm/Context.h"
 #include "openmm/System.h"
 #include "openmm/VerletIntegrator.h"
-#include "../platforms/common/tests/GpuXCBackendTestCases.h"
-#include "../platforms/common/tests/GpuMatrixProductTestCases.h"
+#include "../platforms/common/tests/GpuXCBackendTestList.h"
 #include <dlfcn.h>
 #include <memory>
 #include <stdexcept>
@@ -17,8 +16,6 @@ using namespace OpenMM;
 using namespace GpuXCTest;
 
 typedef void (*FactoryHook)(Context&, std::shared_ptr<const XCBackendFactory>&);
-
-class CudaXCBackend : public ::testing::TestWithParam<Case> {};
 
 /**
  * A CUDA Context in double precision and the XC back end factory of the plugin's test hook; reason says why there is
@@ -60,55 +57,6 @@ struct CudaFactory {
     }
 };
 
-TEST(CudaDensityFitting, DeviceIntegralsMatchLibint) {
-    CudaFactory cuda;
-    if (!cuda.reason.empty())
-        GTEST_SKIP() << cuda.reason;
-    testDeviceDensityFittingCases(cuda.factory);
-}
-
-TEST(CudaMatrixProducts, DeviceProductsMatchHost) {
-    CudaFactory cuda;
-    if (!cuda.reason.empty())
-        GTEST_SKIP() << cuda.reason;
-    testDeviceMatrixProductsMatchHost(cuda.factory);
-}
-
-TEST(CudaMatrixProducts, HeldMatricesMatchHost) {
-    CudaFactory cuda;
-    if (!cuda.reason.empty())
-        GTEST_SKIP() << cuda.reason;
-    testDeviceHeldMatricesMatchHost(cuda.factory);
-}
-
-TEST(CudaMatrixProducts, SCFWithDeviceProductsMatchesHost) {
-    CudaFactory cuda;
-    if (!cuda.reason.empty())
-        GTEST_SKIP() << cuda.reason;
-    testDeviceSCFProductsMatchHost(cuda.factory);
-}
-
-TEST(CudaMatrixProducts, MetricInverse) {
-    CudaFactory cuda;
-    if (!cuda.reason.empty())
-        GTEST_SKIP() << cuda.reason;
-    testDeviceMetricInverse(cuda.factory, true);
-}
-
-TEST(CudaFinalOrbitals, MadeBesideTheGradient) {
-    CudaFactory cuda;
-    if (!cuda.reason.empty())
-        GTEST_SKIP() << cuda.reason;
-    testDeviceFinalOrbitalsBesideTheGradient(cuda.factory);
-}
-
-TEST(CudaPointCharges, DeviceMatrixAndGradientMatchHost) {
-    CudaFactory cuda;
-    if (!cuda.reason.empty())
-        GTEST_SKIP() << cuda.reason;
-    testDevicePointChargeCases(cuda.factory);
-}
-
 TEST(CudaDeviceArrays, KeptAcrossGeometries) {
     CudaFactory cuda;
     if (!cuda.reason.empty())
@@ -116,11 +64,4 @@ TEST(CudaDeviceArrays, KeptAcrossGeometries) {
     testDeviceArraysKeptAcrossGeometries(cuda.factory);  // the allocation count on OpenCL (the same common code)
 }
 
-TEST_P(CudaXCBackend, MatchesTheHostThroughTheEngine) {
-    CudaFactory cuda;
-    if (!cuda.reason.empty())
-        GTEST_SKIP() << cuda.reason;
-    testDeviceXCMatchesHost(cuda.factory, GetParam());
-}
-
-INSTANTIATE_TEST_SUITE_P(Cases, CudaXCBackend, ::testing::ValuesIn(allCases()));
+GPU_XC_BACKEND_TESTS(Cuda, CudaFactory, true);

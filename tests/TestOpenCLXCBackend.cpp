@@ -13,8 +13,7 @@
 #include "openmm/VerletIntegrator.h"
 #include "openmm/opencl/OpenCLContext.h"
 #include "openmm/opencl/OpenCLPlatform.h"
-#include "../platforms/common/tests/GpuXCBackendTestCases.h"
-#include "../platforms/common/tests/GpuMatrixProductTestCases.h"
+#include "../platforms/common/tests/GpuXCBackendTestList.h"
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -23,8 +22,6 @@
 using namespace OpenMM;
 using namespace OpenMMDFT;
 using namespace GpuXCTest;
-
-class OpenCLXCBackend : public ::testing::TestWithParam<Case> {};
 
 /** An OpenCL Context in double precision and its XC back end factory; reason says why there is none (the test skips). */
 struct OpenCLFactory {
@@ -131,55 +128,6 @@ TEST(PairClasses, PairsSortedIntoContiguousClasses) {
     EXPECT_EQ(std::vector<int>({60, 70, 40, 10, 0, 50, 20, 80, 30}),
               classes.sorted(std::vector<int>({0, 10, 20, 30, 40, 50, 60, 70, 80})));
     EXPECT_TRUE(PairClasses::of({}, {}, l, numPrim).ranges.empty());
-}
-
-TEST(OpenCLDensityFitting, DeviceIntegralsMatchLibint) {
-    OpenCLFactory openCL;
-    if (!openCL.reason.empty())
-        GTEST_SKIP() << openCL.reason;
-    testDeviceDensityFittingCases(openCL.factory);
-}
-
-TEST(OpenCLMatrixProducts, DeviceProductsMatchHost) {
-    OpenCLFactory openCL;
-    if (!openCL.reason.empty())
-        GTEST_SKIP() << openCL.reason;
-    testDeviceMatrixProductsMatchHost(openCL.factory);
-}
-
-TEST(OpenCLMatrixProducts, HeldMatricesMatchHost) {
-    OpenCLFactory openCL;
-    if (!openCL.reason.empty())
-        GTEST_SKIP() << openCL.reason;
-    testDeviceHeldMatricesMatchHost(openCL.factory);
-}
-
-TEST(OpenCLMatrixProducts, SCFWithDeviceProductsMatchesHost) {
-    OpenCLFactory openCL;
-    if (!openCL.reason.empty())
-        GTEST_SKIP() << openCL.reason;
-    testDeviceSCFProductsMatchHost(openCL.factory);
-}
-
-TEST(OpenCLMatrixProducts, MetricInverse) {
-    OpenCLFactory openCL;
-    if (!openCL.reason.empty())
-        GTEST_SKIP() << openCL.reason;
-    testDeviceMetricInverse(openCL.factory, false);
-}
-
-TEST(OpenCLFinalOrbitals, MadeBesideTheGradient) {
-    OpenCLFactory openCL;
-    if (!openCL.reason.empty())
-        GTEST_SKIP() << openCL.reason;
-    testDeviceFinalOrbitalsBesideTheGradient(openCL.factory);
-}
-
-TEST(OpenCLPointCharges, DeviceMatrixAndGradientMatchHost) {
-    OpenCLFactory openCL;
-    if (!openCL.reason.empty())
-        GTEST_SKIP() << openCL.reason;
-    testDevicePointChargeCases(openCL.factory);
 }
 
 /** The pool of device arrays: an array given back is taken again (grown where asked for more), and two holders never
@@ -294,11 +242,4 @@ TEST(OpenCLPartitionDerivatives, SmallCellBlocksMatchTheHost) {
     testPartitionDerivativesInSmallCellBlocks(std::make_shared<CommonXCBackendFactory>(*openCL.cc, nullptr, small));
 }
 
-TEST_P(OpenCLXCBackend, MatchesTheHostThroughTheEngine) {
-    OpenCLFactory openCL;
-    if (!openCL.reason.empty())
-        GTEST_SKIP() << openCL.reason;
-    testDeviceXCMatchesHost(openCL.factory, GetParam());
-}
-
-INSTANTIATE_TEST_SUITE_P(Cases, OpenCLXCBackend, ::testing::ValuesIn(allCases()));
+GPU_XC_BACKEND_TESTS(OpenCL, OpenCLFactory, false);
