@@ -1,5 +1,5 @@
 /*
- * Least-squares benchmark (issue 4): each method of openmm-dft's SolveLeastSquares kernel
+ * Least-squares benchmark: each method of openmm-dft's SolveLeastSquares kernel
  * against LAPACK on the same machine, in the same run, on the same data.
  *
  *   BenchLeastSquares [--sizes 1000,2000,3000,4000,5000] [--rows-per-column 2] [--repeat 1]

@@ -2,8 +2,8 @@
 #define OPENMMDFT_BENCH_CUSOLVERBASELINE_H_
 
 /*
- * cuSOLVER/cuBLAS baselines for BenchLeastSquares on a CUDA GPU (issue 4: "against cuSOLVER when a GPU is
- * available"), in float or double:
+ * cuSOLVER/cuBLAS baselines for BenchLeastSquares on a CUDA GPU (the reference its ratios are taken against where
+ * a GPU is available), in float or double:
  *   "QR"        geqrf, ormqr (Q^T b), trsm (R x = Q^T b)
  *   "Cholesky"  syrk (A^T A), gemv (A^T b), potrf, potrs
  *   "Gauss"     gemm (A^T A), gemv (A^T b), getrf, getrs

@@ -1,5 +1,5 @@
 /*
- * Least squares (issue 4) on the CUDA platform (common Compute API kernels) in single, mixed and
+ * Least squares on the CUDA platform (common Compute API kernels) in single, mixed and
  * double precision; the cases and their tolerances are in platforms/common/tests/GpuLeastSquaresTestCases.h.
  * Every test skips cleanly where CUDA cannot run. As in TestCudaQMMMForce, the plugin needs
  * libcuda.so.1, so this program is not linked to it: OpenMM's CUDA platform and then the plugin
@@ -33,13 +33,4 @@ protected:
     }
 };
 
-TEST_P(CudaLeastSquares, AllMethodsAgainstDgelsd) { testAgainstDgelsd(*solver, "CUDA", GetParam(), smallCases()); }
-TEST_P(CudaLeastSquares, Large5000x1000AgainstDgelsd) { testAgainstDgelsd(*solver, "CUDA", GetParam(), largeCases()); }
-TEST_P(CudaLeastSquares, GaussSeidel) { testGaussSeidel(*solver, GetParam()); }
-TEST_P(CudaLeastSquares, ConstrainedAgainstDgglse) { testConstrained(*solver, GetParam()); }
-TEST_P(CudaLeastSquares, GivenNormalEquations) { testGivenNormalEquations(*solver, GetParam()); }
-TEST_P(CudaLeastSquares, InverseOfGivenMatrix) { testManyRightHandSides(*solver, GetParam()); }
-TEST_P(CudaLeastSquares, ErrorsAndUnsupported) { testErrors(*solver); }
-
-INSTANTIATE_TEST_SUITE_P(Precisions, CudaLeastSquares, ::testing::Values("single", "mixed", "double"),
-                         [](const ::testing::TestParamInfo<string>& info) { return info.param; });
+GPU_LEAST_SQUARES_TESTS(CudaLeastSquares, "CUDA");

@@ -1,5 +1,5 @@
 /*
- * Least squares (issue 4) on the Reference and CPU platforms.
+ * Least squares on the Reference and CPU platforms.
  *
  * Test problems are built from an SVD with chosen singular values, A = U diag(s) V^T with
  * s log-spaced from 1 to 1/cond, so cond_2(A) = cond exactly (up to rounding of A). The

@@ -1,5 +1,5 @@
 /*
- * Least squares (issue 4) on the OpenCL platform (common Compute API kernels) in single, mixed and
+ * Least squares on the OpenCL platform (common Compute API kernels) in single, mixed and
  * double precision; the cases and their tolerances are in platforms/common/tests/GpuLeastSquaresTestCases.h.
  * Skipped (not failed) where no OpenCL device/precision is available.
  */
@@ -27,13 +27,4 @@ protected:
     }
 };
 
-TEST_P(OpenCLLeastSquares, AllMethodsAgainstDgelsd) { testAgainstDgelsd(*solver, "OpenCL", GetParam(), smallCases()); }
-TEST_P(OpenCLLeastSquares, Large5000x1000AgainstDgelsd) { testAgainstDgelsd(*solver, "OpenCL", GetParam(), largeCases()); }
-TEST_P(OpenCLLeastSquares, GaussSeidel) { testGaussSeidel(*solver, GetParam()); }
-TEST_P(OpenCLLeastSquares, ConstrainedAgainstDgglse) { testConstrained(*solver, GetParam()); }
-TEST_P(OpenCLLeastSquares, GivenNormalEquations) { testGivenNormalEquations(*solver, GetParam()); }
-TEST_P(OpenCLLeastSquares, InverseOfGivenMatrix) { testManyRightHandSides(*solver, GetParam()); }
-TEST_P(OpenCLLeastSquares, ErrorsAndUnsupported) { testErrors(*solver); }
-
-INSTANTIATE_TEST_SUITE_P(Precisions, OpenCLLeastSquares, ::testing::Values("single", "mixed", "double"),
-                         [](const ::testing::TestParamInfo<string>& info) { return info.param; });
+GPU_LEAST_SQUARES_TESTS(OpenCLLeastSquares, "OpenCL");

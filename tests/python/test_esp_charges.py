@@ -1,4 +1,4 @@
-"""ESP charges of the QM region (issue 4) against PySCF.
+"""ESP charges of the QM region against PySCF.
 
 PySCF runs the same molecule, basis file, functional and grid as test_qm_region.py; its
 potential (nuclei + electrons, not the MM charges) is evaluated on the SAME points, read back

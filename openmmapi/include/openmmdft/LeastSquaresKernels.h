@@ -23,7 +23,7 @@ struct LeastSquaresProblem {
 };
 
 /**
- * The platform kernel that solves dense least-squares problems (issue 4). Each platform
+ * The platform kernel that solves dense least-squares problems. Each platform
  * provides one; LeastSquaresSolver drives it. The kernel fills x, lagrangeMultipliers (when
  * p > 0), iterations, relativeNormalResidual, rank, rankDeficient, conditionEstimate and
  * precision of the result; the solver fills the rest (residual norms, sizes, names).

@@ -2,7 +2,7 @@
 #define OPENMMDFT_GPULEASTSQUARESTESTCASES_H_
 
 /*
- * Least squares (issue 4) on a GPU platform (OpenCL or CUDA: the common Compute API kernels), in
+ * Least squares on a GPU platform (OpenCL or CUDA: the common Compute API kernels), in
  * the solver's precision, against LAPACK computed in the test: dgelsd (SVD) for plain problems,
  * dgglse for equality-constrained ones, dgesv for a given (indefinite) normal matrix.
  * Tolerances (relative 2-norm error of x, epsS = 1.2e-7, epsD = 2.2e-16, c = 20 sqrt(n)):
@@ -479,5 +479,24 @@ inline vector<AccuracyCase> largeCases() {
 }
 
 } // namespace GpuLeastSquaresTest
+
+/**
+ * Every least-squares case of a GPU platform, one list for OpenCL and CUDA: Fixture is a parameterized fixture (the
+ * precision) whose SetUp makes `solver` on the platform or skips, and platformName names it in the messages.
+ */
+#define GPU_LEAST_SQUARES_TESTS(Fixture, platformName)                                                                    \
+    TEST_P(Fixture, AllMethodsAgainstDgelsd) {                                                                            \
+        GpuLeastSquaresTest::testAgainstDgelsd(*solver, platformName, GetParam(), GpuLeastSquaresTest::smallCases());      \
+    }                                                                                                                      \
+    TEST_P(Fixture, Large5000x1000AgainstDgelsd) {                                                                        \
+        GpuLeastSquaresTest::testAgainstDgelsd(*solver, platformName, GetParam(), GpuLeastSquaresTest::largeCases());      \
+    }                                                                                                                      \
+    TEST_P(Fixture, GaussSeidel) { GpuLeastSquaresTest::testGaussSeidel(*solver, GetParam()); }                           \
+    TEST_P(Fixture, ConstrainedAgainstDgglse) { GpuLeastSquaresTest::testConstrained(*solver, GetParam()); }              \
+    TEST_P(Fixture, GivenNormalEquations) { GpuLeastSquaresTest::testGivenNormalEquations(*solver, GetParam()); }         \
+    TEST_P(Fixture, InverseOfGivenMatrix) { GpuLeastSquaresTest::testManyRightHandSides(*solver, GetParam()); }           \
+    TEST_P(Fixture, ErrorsAndUnsupported) { GpuLeastSquaresTest::testErrors(*solver); }                                   \
+    INSTANTIATE_TEST_SUITE_P(Precisions, Fixture, ::testing::Values("single", "mixed", "double"),                         \
+                             [](const ::testing::TestParamInfo<std::string>& info) { return info.param; })
 
 #endif

@@ -1,8 +1,8 @@
 #ifndef OPENMMDFT_ESPGRID_H_
 #define OPENMMDFT_ESPGRID_H_
 
-/* Points where the electrostatic potential (ESP) of the QM region is sampled for ESP charges
- * (issue 4). Platform-neutral, no QM-engine dependency.
+/* Points where the electrostatic potential (ESP) of the QM region is sampled for ESP charges.
+ * Platform-neutral, no QM-engine dependency.
  *
  * Units: OpenMM's. Positions in and points out are in nm; the published parameters (radii,
  * spacing, margin in angstrom; point density per angstrom^2) are converted once, through

@@ -1,5 +1,5 @@
 /**
- * Least squares on the GPU platforms (issue 4), written once against OpenMM's Compute API.
+ * Least squares on the GPU platforms, written once against OpenMM's Compute API.
  * The host (CommonLeastSquaresKernel.cpp) concatenates these files into one program.
  *
  * Types (set by the host from the platform's precision):
