@@ -13,21 +13,12 @@
 #include <sstream>
 
 using namespace OpenMMDFT::QM;
+using QMTest::expectThrowContaining;
 using QMTest::water;
 
 namespace {
 BasisDefinition load(const std::string& name) {
     return loadBasisDefinition(name, QMENGINE_DATA_DIR);
-}
-
-void expectThrowContaining(const std::function<void()>& f, const std::string& text) {
-    try {
-        f();
-        ADD_FAILURE() << "no exception, expected one containing '" << text << "'";
-    }
-    catch (const OpenMM::OpenMMException& e) {
-        EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-    }
 }
 } // namespace
 

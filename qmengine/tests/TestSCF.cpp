@@ -12,19 +12,8 @@
 #include <random>
 
 using namespace OpenMMDFT::QM;
+using QMTest::expectThrowContaining;
 using QMTest::water;
-
-namespace {
-void expectThrowContaining(const std::function<void()>& f, const std::string& text) {
-    try {
-        f();
-        ADD_FAILURE() << "no exception, expected one containing '" << text << "'";
-    }
-    catch (const OpenMM::OpenMMException& e) {
-        EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-    }
-}
-} // namespace
 
 TEST(SCF, WaterConvergesWithBothGuessesToTheSameEnergy) {
     QMSettings s = QMTest::testSettings();

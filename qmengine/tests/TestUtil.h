@@ -3,11 +3,25 @@
 #include "openmmdft/qm/Settings.h"
 #include "openmmdft/qm/Types.h"
 #include <Eigen/Dense>
+#include <gtest/gtest.h>
+#include <openmm/OpenMMException.h>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace QMTest {
+
+/** f() throws an OpenMMException whose message contains text (the message names the problem). */
+inline void expectThrowContaining(const std::function<void()>& f, const std::string& text) {
+    try {
+        f();
+        ADD_FAILURE() << "no exception, expected one containing '" << text << "'";
+    }
+    catch (const OpenMM::OpenMMException& e) {
+        EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+}
 using namespace OpenMMDFT::QM;
 
 constexpr double kBohrPerAngstrom = 1.0 / 0.52917721092;
