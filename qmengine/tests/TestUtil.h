@@ -22,6 +22,7 @@ inline void expectThrowContaining(const std::function<void()>& f, const std::str
         EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
     }
 }
+
 using namespace OpenMMDFT::QM;
 
 constexpr double kBohrPerAngstrom = 1.0 / 0.52917721092;

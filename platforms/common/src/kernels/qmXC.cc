@@ -396,8 +396,9 @@ KERNEL void gradientFunctions(int firstBatch, int lastBatch, GLOBAL const int* R
  * xcPartitionWeightGradient, with the same screening of cells. The points are dealt to `columns` columns of
  * PARTITION_GROUP work items each (stride columns x PARTITION_GROUP); a work group takes the next column from a
  * counter (zero at the launch's start, and again at its end: finishWork(), qmWorkCounter.cc; OpenMM launches more
- * work groups than fit at once, and with a fixed share each the late ones ran alone), its items add their terms to the column's gradient in local memory, in 64-bit fixed point (at
- * most PARTITION_MAX_ATOMS atoms, else the host does this), written to the column's place in partial (3 n x columns);
+ * work groups than fit at once, and with a fixed share each the late ones ran alone), its items add their terms to
+ * the column's gradient in local memory, in 64-bit fixed point (at most PARTITION_MAX_ATOMS atoms, else the host does
+ * this), written to the column's place in partial (3 n x columns);
  * sumPartialColumns() adds the columns in order, so the result does not depend on scheduling. (A private gradient per
  * item, summed over the group in a tree, took 3 KB of stack per item and 226 registers on sm_90. With one
  * column per work item, 32768 of them, an H200 held the kernel at 11% occupancy.) The derivative of a cell's product
